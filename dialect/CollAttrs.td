@@ -1,0 +1,26 @@
+//===- CollAttrs.td - Attributes of the coll dialect -----------*- tablegen -*-===//
+#ifndef COLL_ATTRS
+#define COLL_ATTRS
+
+include "dialect/CollBase.td"
+
+def Coll_ChunkAttr : AttrDef<Coll_Dialect, "Chunk"> {
+  let mnemonic = "chunk";
+  let summary = "a run of chunks of one rank's buffer";
+  let description = [{
+    `count` consecutive chunks starting at `index` of buffer `buffer` (`in`,
+    `out` or a scratch buffer's name) on rank `rank`. Written `in[3][5]` for
+    one chunk and `out[2][4:8]` (half-open) for a run.
+  }];
+  let parameters = (ins "::mlir::StringAttr":$buffer, "int64_t":$rank,
+                        "int64_t":$index, "int64_t":$count);
+  let hasCustomAssemblyFormat = 1;
+  let extraClassDeclaration = [{
+    /// Prints `in[3][5]` or `in[3][4:8]`, the form used inside ops.
+    void printBody(::mlir::AsmPrinter &printer) const;
+    static ::mlir::FailureOr<ChunkAttr> parseBody(::mlir::AsmParser &parser);
+    int64_t getEnd() const { return getIndex() + getCount(); }
+  }];
+}
+
+#endif // COLL_ATTRS

@@ -1,0 +1,43 @@
+//===- Elaborate.h - Coll source to global-view IR ------------------------===//
+//
+// Parses a .coll file and elaborates it (parameters, loops, conditions and
+// asserts evaluated) into `coll.algorithm` ops. Errors are reported through
+// the context's diagnostic engine at the user's line and column.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_FRONTEND_ELABORATE_H
+#define COLLC_FRONTEND_ELABORATE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/Timing.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace llvm {
+class SourceMgr;
+}
+
+namespace coll {
+
+struct ElaborateOptions {
+  /// `-D name=value` overrides of algorithm parameters.
+  std::vector<std::pair<std::string, int64_t>> defines;
+  /// Elaborate only this algorithm; all of them when empty.
+  std::string algorithm;
+  /// Upper bound on chunk operations, so that no input exhausts memory.
+  uint64_t maxOps = 1u << 24;
+};
+
+/// Imports the main buffer of `sourceMgr`, timing the parse and elaboration
+/// under `timing`. Returns null after reporting an error.
+mlir::OwningOpRef<mlir::ModuleOp> importColl(llvm::SourceMgr &sourceMgr,
+                                             mlir::MLIRContext *context,
+                                             const ElaborateOptions &options,
+                                             mlir::TimingScope &timing);
+
+} // namespace coll
+
+#endif // COLLC_FRONTEND_ELABORATE_H

@@ -1,0 +1,378 @@
+//===- Parser.cpp - Coll source text to syntax tree -----------------------===//
+//
+// Runs the ANTLR-generated parser and converts its tree into the plain AST.
+// This is the only code built with exceptions: ANTLR may throw, and nothing
+// thrown here leaves `parseFile`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Frontend/Parser.h"
+
+#include "CollLexer.h"
+#include "CollParser.h"
+#include "antlr4-runtime.h"
+
+#include <algorithm>
+#include <cstdio>
+
+using namespace coll::ast;
+
+namespace {
+
+// Limits that keep recursion in ANTLR and in the compiler bounded, whatever
+// the input.
+constexpr int kMaxNesting = 256;
+constexpr unsigned kMaxExprDepth = 512;
+
+std::string quote(const std::string &text) {
+  std::string out = "'";
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out + "'";
+}
+
+/// Thrown inside the converter, caught in parseFile.
+struct ConvertError {
+  SyntaxError error;
+};
+
+/// Records the first syntax error, worded for users rather than as ANTLR's
+/// internal messages.
+class ErrorCollector : public antlr4::BaseErrorListener {
+public:
+  bool failed = false;
+  SyntaxError first;
+
+  void syntaxError(antlr4::Recognizer *recognizer, antlr4::Token *offending,
+                   size_t line, size_t col, const std::string &msg,
+                   std::exception_ptr) override {
+    if (failed)
+      return;
+    failed = true;
+    first.loc = {static_cast<unsigned>(line), static_cast<unsigned>(col) + 1};
+    auto *parser = dynamic_cast<antlr4::Parser *>(recognizer);
+    if (!parser || !offending) {
+      first.message = lexerMessage(msg);
+      return;
+    }
+    std::string found = offending->getType() == antlr4::Token::EOF
+                            ? "end of file"
+                            : quote(offending->getText());
+    std::string expected;
+    try {
+      expected = describe(parser->getExpectedTokens(), parser->getVocabulary());
+    } catch (...) {
+    }
+    first.message = expected.empty() ? "unexpected " + found
+                                     : "expected " + expected + ", found " + found;
+    // A missing `;` or `}` is best shown right after the token it should
+    // follow, not at the start of the next line.
+    antlr4::Token *previous = parser->getTokenStream()->LT(-1);
+    if (!expected.empty() && previous && previous->getLine() < line) {
+      std::string text = previous->getText();
+      if (text.find('\n') == std::string::npos)
+        first.loc = {static_cast<unsigned>(previous->getLine()),
+                     static_cast<unsigned>(previous->getCharPositionInLine() +
+                                           text.size()) + 1};
+    }
+  }
+
+private:
+  static std::string lexerMessage(const std::string &msg) {
+    std::string::size_type at = msg.find("at: '");
+    std::string text = at == std::string::npos ? "" : msg.substr(at + 5);
+    if (!text.empty() && text.back() == '\'')
+      text.pop_back();
+    if (text.rfind("\"", 0) == 0)
+      return "unterminated string";
+    if (text.rfind("/*", 0) == 0)
+      return "unterminated comment";
+    return "unexpected character " + quote(text.substr(0, 1));
+  }
+
+  static std::string describe(const antlr4::misc::IntervalSet &set,
+                              const antlr4::dfa::Vocabulary &vocab) {
+    std::vector<std::string> names;
+    for (ssize_t t : set.toList()) {
+      std::string name;
+      if (t == antlr4::Token::EOF)
+        name = "end of file";
+      else if (t == CollParser::IDENT)
+        name = "a name";
+      else if (t == CollParser::INT)
+        name = "an integer";
+      else if (t == CollParser::STRING)
+        name = "a string";
+      else
+        name = vocab.getDisplayName(t);
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        names.push_back(name);
+    }
+    if (names.empty() || names.size() > 6)
+      return "";
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (i)
+        out += i + 1 == names.size() ? " or " : ", ";
+      out += names[i];
+    }
+    return out;
+  }
+};
+
+Loc locOf(antlr4::Token *token) {
+  return {static_cast<unsigned>(token->getLine()),
+          static_cast<unsigned>(token->getCharPositionInLine()) + 1};
+}
+Loc locOf(antlr4::ParserRuleContext *ctx) { return locOf(ctx->getStart()); }
+
+[[noreturn]] void fail(Loc loc, std::string message) {
+  throw ConvertError{{loc, std::move(message)}};
+}
+
+/// Rejects nesting that would make the recursive-descent parser recurse
+/// without bound, before it runs.
+void checkNesting(antlr4::CommonTokenStream &tokens) {
+  int depth = 0, prefixRun = 0;
+  for (antlr4::Token *token : tokens.getTokens()) {
+    std::string text = token->getText();
+    if (text == "(" || text == "[" || text == "{") {
+      if (++depth > kMaxNesting)
+        fail(locOf(token), "nesting is deeper than " +
+                               std::to_string(kMaxNesting) + " levels");
+    } else if (text == ")" || text == "]" || text == "}") {
+      depth = depth > 0 ? depth - 1 : 0;
+    }
+    if (text == "-" || text == "!" || text == "~") {
+      if (++prefixRun > kMaxNesting)
+        fail(locOf(token), "too many operators in a row");
+    } else {
+      prefixRun = 0;
+    }
+  }
+}
+
+class Converter {
+public:
+  File file(CollParser::FileContext *ctx) {
+    File out;
+    for (auto *alg : ctx->algorithm())
+      out.algorithms.push_back(algorithm(alg));
+    return out;
+  }
+
+private:
+  unsigned depth = 0;
+
+  static std::string name(CollParser::NameContext *ctx) { return ctx->getText(); }
+
+  Algorithm algorithm(CollParser::AlgorithmContext *ctx) {
+    Algorithm alg;
+    alg.loc = locOf(ctx);
+    alg.name = name(ctx->name());
+    alg.collectiveLoc = locOf(ctx->collective());
+    alg.collective = ctx->collective()->getText();
+    if (auto *params = ctx->params()) {
+      for (auto *p : params->param())
+        alg.params.push_back({locOf(p), name(p->name()), expr(p->expr())});
+    }
+    if (auto *chunks = ctx->chunksClause())
+      alg.chunks = expr(chunks->expr());
+    alg.inplace = ctx->inplaceClause() != nullptr;
+    alg.body = block(ctx->block());
+    return alg;
+  }
+
+  Block block(CollParser::BlockContext *ctx) {
+    if (++depth > kMaxExprDepth)
+      fail(locOf(ctx), "blocks are nested too deeply");
+    Block out;
+    for (auto *s : ctx->stmt())
+      out.push_back(stmt(s));
+    --depth;
+    return out;
+  }
+
+  StmtPtr stmt(CollParser::StmtContext *ctx) {
+    auto s = std::make_unique<Stmt>();
+    s->loc = locOf(ctx->stmtBody());
+    for (auto *a : ctx->annotation())
+      s->annotations.push_back({locOf(a), name(a->name()), expr(a->expr())});
+    auto *body = ctx->stmtBody();
+    if (auto *b = dynamic_cast<CollParser::BlockStmtContext *>(body)) {
+      s->kind = Stmt::Kind::Block;
+      s->body = block(b->block());
+    } else if (auto *l = dynamic_cast<CollParser::LetStmtContext *>(body)) {
+      s->kind = Stmt::Kind::Let;
+      s->name = name(l->name());
+      s->a = expr(l->expr());
+    } else if (auto *f = dynamic_cast<CollParser::ForStmtContext *>(body)) {
+      s->kind = Stmt::Kind::For;
+      s->name = name(f->name());
+      s->a = expr(f->expr(0));
+      s->b = expr(f->expr(1));
+      if (f->expr().size() > 2)
+        s->c = expr(f->expr(2));
+      s->body = block(f->block());
+    } else if (auto *i = dynamic_cast<CollParser::IfStmtContext *>(body)) {
+      s->kind = Stmt::Kind::If;
+      auto blocks = i->block();
+      auto conds = i->expr();
+      for (size_t k = 0; k < conds.size(); ++k)
+        s->arms.emplace_back(expr(conds[k]), block(blocks[k]));
+      if (blocks.size() > conds.size())
+        s->orElse = block(blocks.back());
+    } else if (auto *a = dynamic_cast<CollParser::AssertStmtContext *>(body)) {
+      s->kind = Stmt::Kind::Assert;
+      s->a = expr(a->expr());
+      s->message = unescape(a->STRING()->getText());
+    } else if (auto *sc = dynamic_cast<CollParser::ScratchStmtContext *>(body)) {
+      s->kind = Stmt::Kind::Scratch;
+      s->name = name(sc->name());
+      s->a = expr(sc->expr());
+    } else if (auto *as = dynamic_cast<CollParser::AssignStmtContext *>(body)) {
+      s->kind = Stmt::Kind::Assign;
+      s->accumulate = as->op->getText() == "+=";
+      s->dst = chunk(as->chunk());
+      for (auto *c : as->sources()->chunk())
+        s->srcs.push_back(chunk(c));
+    } else if (auto *r = dynamic_cast<CollParser::ReduceStmtContext *>(body)) {
+      s->kind = Stmt::Kind::Reduce;
+      s->dst = chunk(r->chunk(0));
+      s->name = name(r->name());
+      s->a = expr(r->expr(0));
+      s->b = expr(r->expr(1));
+      s->srcs.push_back(chunk(r->chunk(1)));
+    } else {
+      fail(s->loc, "unsupported statement");
+    }
+    return s;
+  }
+
+  ChunkRef chunk(CollParser::ChunkContext *ctx) {
+    ChunkRef ref;
+    ref.loc = locOf(ctx);
+    ref.buffer = ctx->buffer()->getText();
+    ref.rank = expr(ctx->expr(0));
+    ref.index = expr(ctx->expr(1));
+    if (ctx->expr().size() > 2)
+      ref.end = expr(ctx->expr(2));
+    return ref;
+  }
+
+  ExprPtr expr(CollParser::ExprContext *ctx) {
+    if (++depth > kMaxExprDepth)
+      fail(locOf(ctx), "expression is nested too deeply");
+    auto e = std::make_unique<Expr>();
+    e->loc = locOf(ctx);
+    if (auto *p = dynamic_cast<CollParser::PrimaryExprContext *>(ctx)) {
+      primary(p->primary(), *e);
+    } else if (auto *u = dynamic_cast<CollParser::UnaryExprContext *>(ctx)) {
+      e->kind = Expr::Kind::Unary;
+      e->name = u->op->getText();
+      e->args.push_back(expr(u->expr()));
+    } else if (auto *b = dynamic_cast<CollParser::BinaryExprContext *>(ctx)) {
+      e->kind = Expr::Kind::Binary;
+      e->name = b->op->getText();
+      e->loc = locOf(b->op);
+      e->args.push_back(expr(b->expr(0)));
+      e->args.push_back(expr(b->expr(1)));
+    } else {
+      fail(e->loc, "unsupported expression");
+    }
+    --depth;
+    return e;
+  }
+
+  void primary(CollParser::PrimaryContext *ctx, Expr &e) {
+    if (auto *i = dynamic_cast<CollParser::IntLitContext *>(ctx)) {
+      e.kind = Expr::Kind::Int;
+      e.value = integer(i->INT()->getSymbol());
+    } else if (auto *c = dynamic_cast<CollParser::CallExprContext *>(ctx)) {
+      e.kind = Expr::Kind::Call;
+      e.name = name(c->name());
+      for (auto *arg : c->expr())
+        e.args.push_back(expr(arg));
+    } else if (auto *v = dynamic_cast<CollParser::VarRefContext *>(ctx)) {
+      e.kind = Expr::Kind::Var;
+      e.name = name(v->name());
+    } else if (auto *p = dynamic_cast<CollParser::ParenExprContext *>(ctx)) {
+      ExprPtr inner = expr(p->expr());
+      Loc loc = e.loc;
+      e = std::move(*inner);
+      e.loc = loc;
+    } else {
+      fail(e.loc, "unsupported expression");
+    }
+  }
+
+  static int64_t integer(antlr4::Token *token) {
+    std::string text = token->getText();
+    bool hex = text.size() > 2 && (text[1] == 'x' || text[1] == 'X');
+    uint64_t base = hex ? 16 : 10, value = 0;
+    for (size_t i = hex ? 2 : 0; i < text.size(); ++i) {
+      char c = text[i];
+      uint64_t digit = c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+      if (value > (uint64_t(INT64_MAX) - digit) / base)
+        fail(locOf(token), "integer literal " + text + " does not fit in 64 bits");
+      value = value * base + digit;
+    }
+    return static_cast<int64_t>(value);
+  }
+
+  static std::string unescape(const std::string &quoted) {
+    std::string out;
+    for (size_t i = 1; i + 1 < quoted.size(); ++i) {
+      char c = quoted[i];
+      if (c == '\\' && i + 2 < quoted.size()) {
+        c = quoted[++i];
+        c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
+      }
+      out += c;
+    }
+    return out;
+  }
+};
+
+} // namespace
+
+bool coll::ast::parseFile(std::string_view source, File &file, SyntaxError &error) {
+  try {
+    antlr4::ANTLRInputStream input(source.data(), source.size());
+    ErrorCollector errors;
+    CollLexer lexer(&input);
+    lexer.removeErrorListeners();
+    lexer.addErrorListener(&errors);
+    antlr4::CommonTokenStream tokens(&lexer);
+    tokens.fill();
+    if (errors.failed) {
+      error = errors.first;
+      return false;
+    }
+    checkNesting(tokens);
+    CollParser parser(&tokens);
+    parser.removeErrorListeners();
+    parser.addErrorListener(&errors);
+    CollParser::FileContext *tree = parser.file();
+    if (errors.failed) {
+      error = errors.first;
+      return false;
+    }
+    file = Converter().file(tree);
+    return true;
+  } catch (ConvertError &e) {
+    error = e.error;
+  } catch (std::exception &e) {
+    error = {{1, 1}, std::string("internal parser error: ") + e.what()};
+  } catch (...) {
+    error = {{1, 1}, "internal parser error"};
+  }
+  return false;
+}

@@ -1,0 +1,161 @@
+//===- collc.cpp - The Coll compiler driver -------------------------------===//
+//
+// Parses a .coll file, elaborates it into global-view IR and proves that each
+// algorithm implements its collective. Exits 0 when every algorithm is
+// verified and 1 on any error in the user's program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/CollOps.h"
+#include "lib/Analysis/Passes.h"
+#include "lib/Frontend/Elaborate.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class Emit { None, Coll };
+
+cl::OptionCategory category("collc options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<file.coll>"), cl::Required,
+                               cl::cat(category));
+cl::opt<std::string> outputFile("o", cl::desc("Output file (default: standard output)"),
+                                cl::value_desc("file"), cl::init("-"), cl::cat(category));
+cl::list<std::string> defines("D", cl::Prefix,
+                              cl::desc("Override an algorithm parameter: -D name=value"),
+                              cl::value_desc("name=value"), cl::cat(category));
+cl::opt<std::string> algorithm("algorithm",
+                               cl::desc("Compile only this algorithm of the file"),
+                               cl::value_desc("name"), cl::cat(category));
+cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::None),
+                   cl::values(clEnumValN(Emit::None, "none",
+                                         "a one-line summary per algorithm (default)"),
+                              clEnumValN(Emit::Coll, "coll",
+                                         "the verified global-view IR")),
+                   cl::cat(category));
+cl::opt<bool> noVerify("no-verify",
+                       cl::desc("Skip the proof that each algorithm implements its "
+                                "collective (to inspect a wrong program's IR)"),
+                       cl::cat(category));
+cl::opt<bool> verifyDiagnostics(
+    "verify-diagnostics",
+    cl::desc("Check the errors against expected-error comments in the input (tests)"),
+    cl::cat(category));
+
+LogicalResult parseDefines(coll::ElaborateOptions &options) {
+  for (const std::string &d : defines) {
+    auto [name, value] = llvm::StringRef(d).split('=');
+    int64_t v;
+    if (name.empty() || value.trim().getAsInteger(0, v)) {
+      llvm::errs() << "collc: error: -D expects name=integer, got '" << d << "'\n";
+      return failure();
+    }
+    options.defines.emplace_back(name.trim().str(), v);
+  }
+  return success();
+}
+
+void printSummary(ModuleOp module, llvm::raw_ostream &os) {
+  for (auto alg : module.getOps<coll::AlgorithmOp>()) {
+    size_t ops = alg.getBody().front().getOperations().size();
+    os << alg.getSymName() << ": " << coll::stringifyCollective(alg.getCollective())
+       << " on " << alg.getRanks() << " ranks, " << alg.getChunks() << " chunk"
+       << (alg.getChunks() == 1 ? "" : "s") << ", " << ops << " chunk operation"
+       << (ops == 1 ? "" : "s") << (noVerify ? ": not verified\n" : ": verified\n");
+  }
+}
+
+int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timing) {
+  coll::ElaborateOptions options;
+  if (failed(parseDefines(options)))
+    return 1;
+  options.algorithm = algorithm;
+
+  OwningOpRef<ModuleOp> module = coll::importColl(sourceMgr, &context, options, timing);
+  if (!module)
+    return 1;
+  {
+    TimingScope verifyTiming = timing.nest("verify IR");
+    if (failed(mlir::verify(*module)))
+      return 1;
+  }
+  if (!noVerify) {
+    PassManager pm(&context);
+    pm.enableTiming(timing);
+    pm.addPass(coll::createCollVerifyPass());
+    if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
+      return 1;
+  }
+
+  std::string error;
+  auto output = openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << "collc: error: " << error << "\n";
+    return 1;
+  }
+  TimingScope outputTiming = timing.nest("output");
+  if (emit == Emit::Coll)
+    module->print(output->os());
+  else
+    printSummary(*module, output->os());
+  output->keep();
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "collc: compile a Coll collective algorithm\n\n"
+      "Parses FILE.coll, evaluates its parameters, loops and conditions, and\n"
+      "proves that each algorithm implements its declared collective.\n"
+      "Exit status: 0 when verified, 1 on any error in the program.\n");
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "collc: error: " << error << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+
+  DialectRegistry registry;
+  registry.insert<coll::CollDialect>();
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+
+  if (verifyDiagnostics) {
+    SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
+    compile(context, sourceMgr, timing);
+    return failed(handler.verify()) ? 1 : 0;
+  }
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  return compile(context, sourceMgr, timing);
+}
