@@ -8,6 +8,7 @@
 #ifndef COLLC_ANALYSIS_RANKSET_H
 #define COLLC_ANALYSIS_RANKSET_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 

@@ -136,14 +136,27 @@ private:
   /// What output position (rank, index) must hold, per the collective.
   Contribution expected(int64_t rank, int64_t index) const;
 
-  uint32_t intern(Contribution v) {
-    values.push_back(std::move(v));
-    return values.size() - 1;
+  /// Ids: 0 is "never written", 1 + rank * inSize + index the untouched
+  /// input chunks (never stored), then the results of reductions.
+  Contribution value(uint32_t id) const {
+    if (id == 0)
+      return {};
+    if (id < firstMade)
+      return {(id - 1) % inSize, RankSet::single((id - 1) / inSize)};
+    return made[id - firstMade];
+  }
+  FailureOr<uint32_t> intern(Operation *op, Contribution v) {
+    if (made.size() >= UINT32_MAX - firstMade)
+      return op->emitError() << "the program makes too many partial results to verify";
+    made.push_back(std::move(v));
+    return firstMade + made.size() - 1;
   }
 
   mutable AlgorithmOp alg;
   Layout layout;
-  std::vector<Contribution> values;    // values[0] is "never written"
+  int64_t inSize = 0;
+  uint32_t firstMade = 1;
+  std::vector<Contribution> made; // results of reductions
   std::vector<uint32_t> state;  // slot -> value
   std::vector<uint32_t> writer; // slot -> 1 + index into `ops`, 0 for none
   std::vector<Operation *> ops;
@@ -153,16 +166,18 @@ private:
 
 LogicalResult SymbolicRun::init() {
   int64_t ranks = alg.getRanks();
-  int64_t inSize = *alg.getBufferSize("in");
-  values.reserve(ranks * inSize * 2 + 1);
-  values.push_back(Contribution());
+  inSize = *alg.getBufferSize("in");
+  if (uint64_t(ranks) * inSize >= UINT32_MAX / 2)
+    return alg.emitError() << "the buffers are too large to verify";
+  firstMade = 1 + ranks * inSize;
   state.assign(layout.size(), 0);
   writer.assign(layout.size(), 0);
-  auto in = ChunkAttr::get(alg.getContext(), StringAttr::get(alg.getContext(), "in"), 0, 0, 1);
+  MLIRContext *ctx = alg.getContext();
+  StringAttr in = StringAttr::get(ctx, "in");
   for (int64_t r = 0; r < ranks; ++r) {
-    in = ChunkAttr::get(alg.getContext(), in.getBuffer(), r, 0, inSize);
+    auto chunk = ChunkAttr::get(ctx, in, r, 0, inSize);
     for (int64_t i = 0; i < inSize; ++i)
-      state[layout.slot(in, i)] = intern({i, RankSet::single(r)});
+      state[layout.slot(chunk, i)] = 1 + r * inSize + i;
   }
   return success();
 }
@@ -177,15 +192,15 @@ LogicalResult SymbolicRun::step(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr
   for (int64_t k = 0; k < dst.getCount(); ++k) {
     for (size_t s = 0; s < srcs.size(); ++s) {
       read[s] = state[layout.slot(srcs[s], k)];
-      if (values[read[s]].index < 0)
+      if (read[s] == 0)
         return op->emitError() << "reads " << chunkName(srcs[s], k)
                                << ", which has not been written yet";
     }
     uint32_t result = read[0];
     if (srcs.size() > 1) {
-      Contribution acc = values[read[0]];
+      Contribution acc = value(read[0]);
       for (size_t s = 1; s < srcs.size(); ++s) {
-        const Contribution &v = values[read[s]];
+        Contribution v = value(read[s]);
         if (v.index != acc.index)
           return op->emitError()
                  << "combines different input chunks: " << chunkName(srcs[s], k)
@@ -198,7 +213,10 @@ LogicalResult SymbolicRun::step(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr
                  << " and the other terms hold " << describe(acc);
         acc.ranks = RankSet::unite(acc.ranks, v.ranks);
       }
-      result = intern(std::move(acc));
+      FailureOr<uint32_t> id = intern(op, std::move(acc));
+      if (failed(id))
+        return failure();
+      result = *id;
     }
     uint64_t d = layout.slot(dst, k);
     state[d] = result;
@@ -243,7 +261,7 @@ LogicalResult SymbolicRun::checkPostcondition() {
                        ? r * alg.getChunks() + i
                        : i;
       uint64_t slot = layout.slot(out, r, at);
-      const Contribution &got = values[state[slot]];
+      Contribution got = value(state[slot]);
       Contribution want = expected(r, i);
       if (got.index == want.index && got.ranks == want.ranks)
         continue;

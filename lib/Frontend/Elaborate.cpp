@@ -26,10 +26,6 @@ namespace ast = coll::ast;
 namespace {
 
 constexpr int64_t kMaxRanks = 1 << 16;
-// Chunk slots over all ranks and buffers; bounds the verifier's memory.
-constexpr int64_t kMaxSlots = int64_t(1) << 26;
-// Loop iterations and statements executed; bounds compile time.
-constexpr uint64_t kMaxSteps = uint64_t(1) << 28;
 
 /// Annotations in force for a statement, inherited from enclosing blocks.
 struct Annotations {
@@ -265,8 +261,8 @@ FailureOr<int64_t> Elaborator::evalCall(const ast::Expr &e) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult Elaborator::step(ast::Loc at) {
-  if (++steps > kMaxSteps)
-    return error(at) << "the program runs too long: more than " << kMaxSteps
+  if (++steps > options.maxSteps)
+    return error(at) << "the program runs too long: more than " << options.maxSteps
                      << " statements and loop iterations";
   return success();
 }
@@ -401,7 +397,7 @@ LogicalResult Elaborator::execScratch(const ast::Stmt &s) {
   if (*size < 1)
     return error(s.a->loc) << "scratch buffer '" << s.name
                            << "' needs at least one chunk, got " << *size;
-  if (*size > kMaxSlots / ranks || (slots += *size * ranks) > kMaxSlots)
+  if (*size > options.maxSlots / ranks || (slots += *size * ranks) > options.maxSlots)
     return error(s.a->loc) << "scratch buffer '" << s.name << "' is too large";
   scratchSizes[s.name] = *size;
   scratchLocs[s.name] = s.loc;
@@ -586,8 +582,9 @@ LogicalResult Elaborator::declare(const ast::Algorithm &source) {
     FailureOr<int64_t> v = eval(*source.chunks);
     if (failed(v))
       return failure();
-    if (*v < 1 || *v > kMaxSlots)
-      return error(source.chunks->loc) << "chunks must be at least 1, got " << *v;
+    if (*v < 1 || *v > options.maxSlots)
+      return error(source.chunks->loc)
+             << "chunks must be in 1 .. " << options.maxSlots << ", got " << *v;
     chunks = *v;
   }
   if (collective == Collective::broadcast || collective == Collective::reduce) {
@@ -599,7 +596,7 @@ LogicalResult Elaborator::declare(const ast::Algorithm &source) {
   inplace = source.inplace;
   // in + out per rank, before scratch.
   int64_t perRank = *bufferSize("in") + *bufferSize("out");
-  if (chunks > kMaxSlots / ranks || perRank > kMaxSlots / ranks)
+  if (chunks > options.maxSlots / ranks || perRank > options.maxSlots / ranks)
     return error(source.loc) << "buffers of " << ranks << " ranks x " << perRank
                              << " chunks are too large";
   slots = perRank * ranks;
