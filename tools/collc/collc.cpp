@@ -124,7 +124,15 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
-  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  // libLLVM registers hundreds of code generation options; show only ours
+  // and the few MLIR ones that help users.
+  cl::HideUnrelatedOptions(category);
+  auto &registered = cl::getRegisteredOptions();
+  for (llvm::StringRef name : {"mlir-timing", "mlir-print-debuginfo"})
+    if (cl::Option *option = registered.lookup(name)) {
+      option->setHiddenFlag(cl::NotHidden);
+      option->addCategory(category);
+    }
   cl::ParseCommandLineOptions(
       argc, argv,
       "collc: compile a Coll collective algorithm\n\n"
