@@ -431,6 +431,13 @@ FailureOr<ChunkAttr> Elaborator::chunk(const ast::ChunkRef &ref) {
   FailureOr<int64_t> index = eval(*ref.index);
   if (failed(index))
     return failure();
+  auto outOfRange = [&](ast::Loc at, int64_t chunk) {
+    return error(at) << "chunk " << chunk << " of " << ref.buffer
+                     << " is out of range: " << ref.buffer << " has " << *size << " chunk"
+                     << (*size == 1 ? "" : "s") << " per rank (0 .. " << *size << ")";
+  };
+  if (*index < 0 || *index >= *size)
+    return outOfRange(ref.index->loc, *index);
   int64_t end = *index + 1;
   if (ref.end) {
     FailureOr<int64_t> e = eval(*ref.end);
@@ -441,13 +448,9 @@ FailureOr<ChunkAttr> Elaborator::chunk(const ast::ChunkRef &ref) {
       return error(ref.index->loc)
              << "chunk range " << *index << " .. " << end << " of " << ref.buffer
              << " is empty";
+    if (end > *size)
+      return outOfRange(ref.end->loc, end - 1);
   }
-  if (*index < 0 || end > *size)
-    return error(ref.index->loc)
-           << "chunk " << (*index < 0 ? *index : std::max(*index, *size))
-           << " of " << ref.buffer << " is out of range: " << ref.buffer << " has "
-           << *size << " chunk" << (*size == 1 ? "" : "s") << " per rank (0 .. "
-           << *size << ")";
   return ChunkAttr::get(context, StringAttr::get(context, ref.buffer), *rank,
                         *index, end - *index);
 }
@@ -480,9 +483,11 @@ LogicalResult Elaborator::emit(const ast::Stmt &s, ChunkAttr dst,
                                                         " overlaps the destination " +
                                                         show(dst));
   }
-  if (++ops > options.maxOps)
+  // Each source chunk costs the verifier and the lowering one step.
+  ops += uint64_t(dst.getCount()) * srcs.size();
+  if (ops > options.maxOps)
     return error(s.loc) << "the program is too large: more than " << options.maxOps
-                        << " chunk operations";
+                        << " chunks copied or reduced";
   auto [it, inserted] = stmtLocs.try_emplace(&s, builder.getUnknownLoc());
   if (inserted)
     it->second = loc(s.loc);

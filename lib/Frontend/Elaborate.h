@@ -27,9 +27,9 @@ struct ElaborateOptions {
   std::vector<std::pair<std::string, int64_t>> defines;
   /// Elaborate only this algorithm; all of them when empty.
   std::string algorithm;
-  /// Bounds that keep any input within time and memory: chunk operations
-  /// emitted, statements and loop iterations executed, and chunk slots over
-  /// all ranks and buffers (what the verifier allocates).
+  /// Bounds that keep any input within time and memory: source chunks over
+  /// all operations, statements and loop iterations executed, and chunk slots
+  /// over all ranks and buffers (what the verifier allocates).
   uint64_t maxOps = uint64_t(1) << 24;
   uint64_t maxSteps = uint64_t(1) << 28;
   int64_t maxSlots = int64_t(1) << 26;

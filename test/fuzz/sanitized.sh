@@ -11,6 +11,8 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
 fi
 ninja -C "$build" collc-fuzz >/dev/null
-# Leaks of MLIR's global registries at exit are not the front end's errors.
-ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+# Leaks of MLIR's global registries at exit are not the front end's errors;
+# LLVM's allocators poison memory by hand only in sanitized builds of LLVM,
+# which the installed libraries are not, so hand poisoning is ignored.
+ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0:abort_on_error=1 \
   "$build/bin/collc-fuzz" --seconds "$seconds" "$@"
