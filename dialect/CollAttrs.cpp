@@ -11,7 +11,8 @@ using namespace coll;
 //===----------------------------------------------------------------------===//
 
 void ChunkAttr::printBody(AsmPrinter &printer) const {
-  printer << getBuffer().getValue() << '[' << getRank() << "][" << getIndex();
+  printer.printKeywordOrString(getBuffer().getValue());
+  printer << '[' << getRank() << "][" << getIndex();
   if (getCount() != 1)
     printer << ':' << getEnd();
   printer << ']';
@@ -25,16 +26,21 @@ FailureOr<ChunkAttr> ChunkAttr::parseBody(AsmParser &parser) {
       parser.parseInteger(rank) || parser.parseRSquare() ||
       parser.parseLSquare() || parser.parseInteger(index))
     return failure();
-  end = index + 1;
-  if (succeeded(parser.parseOptionalColon()) && parser.parseInteger(end))
+  bool range = succeeded(parser.parseOptionalColon());
+  if ((range && parser.parseInteger(end)) || parser.parseRSquare())
     return failure();
-  if (parser.parseRSquare())
-    return failure();
+  if (!range && index == INT64_MAX)
+    return parser.emitError(loc, "chunk index is out of range");
+  if (!range)
+    end = index + 1;
   if (end <= index)
     return parser.emitError(loc, "chunk range must not be empty");
+  int64_t count;
+  if (__builtin_sub_overflow(end, index, &count))
+    return parser.emitError(loc, "chunk range is too long: its end is out of range");
   return ChunkAttr::get(parser.getContext(),
                         StringAttr::get(parser.getContext(), buffer), rank,
-                        index, end - index);
+                        index, count);
 }
 
 Attribute ChunkAttr::parse(AsmParser &parser, Type) {

@@ -26,7 +26,6 @@ def Coll_Collective : I32EnumAttr<"Collective", "a collective operation", [
     I32EnumAttrCase<"broadcast", 4>,
     I32EnumAttrCase<"reduce", 5>]> {
   let cppNamespace = "::coll";
-  let genSpecializedAttr = 0;
 }
 
 def Coll_Protocol : I32EnumAttr<"Protocol", "a wire protocol", [
@@ -34,15 +33,12 @@ def Coll_Protocol : I32EnumAttr<"Protocol", "a wire protocol", [
     I32EnumAttrCase<"LL", 1>,
     I32EnumAttrCase<"LL128", 2>]> {
   let cppNamespace = "::coll";
-  let genSpecializedAttr = 0;
 }
 
-def Coll_CollectiveAttr : EnumAttr<Coll_Dialect, Coll_Collective, "collective"> {
-  let assemblyFormat = "`` $value";
-}
-def Coll_ProtocolAttr : EnumAttr<Coll_Dialect, Coll_Protocol, "protocol"> {
-  let assemblyFormat = "`` $value";
-}
+// Integer-backed enums: ops print them as keywords (`allreduce`, `LL`) and
+// the generic form as integers, so both forms round-trip.
+defvar Coll_CollectiveAttr = Coll_Collective;
+defvar Coll_ProtocolAttr = Coll_Protocol;
 
 class Coll_Op<string mnemonic, list<Trait> traits = []>
     : Op<Coll_Dialect, mnemonic, traits>;

@@ -43,6 +43,34 @@ static void printChunkList(OpAsmPrinter &printer, Operation *, ArrayAttr chunks)
   });
 }
 
+/// `deps(1:3, 2:0)`: steps 3 of threadblock 1 and 0 of threadblock 2, as
+/// the flat array [1, 3, 2, 0]; nothing when there are none.
+static ParseResult parseDeps(OpAsmParser &parser, DenseI64ArrayAttr &deps) {
+  if (failed(parser.parseOptionalKeyword("deps")))
+    return success();
+  SmallVector<int64_t> flat;
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Paren, [&]() -> ParseResult {
+        int64_t tb, step;
+        if (parser.parseInteger(tb) || parser.parseColon() || parser.parseInteger(step))
+          return failure();
+        flat.append({tb, step});
+        return success();
+      }))
+    return failure();
+  deps = parser.getBuilder().getDenseI64ArrayAttr(flat);
+  return success();
+}
+
+static void printDeps(OpAsmPrinter &printer, Operation *, DenseI64ArrayAttr deps) {
+  if (!deps || deps.empty())
+    return;
+  printer << "deps(";
+  ArrayRef<int64_t> flat = deps.asArrayRef();
+  for (size_t i = 0; i + 1 < flat.size(); i += 2)
+    printer << (i ? ", " : "") << flat[i] << ':' << flat[i + 1];
+  printer << ')';
+}
+
 #define GET_OP_CLASSES
 #include "dialect/CollOps.cpp.inc"
 
@@ -50,40 +78,67 @@ static void printChunkList(OpAsmPrinter &printer, Operation *, ArrayAttr chunks)
 // AlgorithmOp
 //===----------------------------------------------------------------------===//
 
-std::optional<int64_t> AlgorithmOp::getBufferSize(StringRef name) {
-  int64_t chunks = getChunks(), all = getRanks() * chunks;
-  Collective c = getCollective();
+std::optional<int64_t> coll::bufferSize(Collective c, int64_t ranks, int64_t chunks,
+                                        DictionaryAttr scratch, StringRef name) {
+  int64_t all = ranks * chunks;
   if (name == "in")
     return c == Collective::reducescatter || c == Collective::alltoall ? all : chunks;
   if (name == "out")
     return c == Collective::allgather || c == Collective::alltoall ? all : chunks;
-  if (auto scratch = getScratchAttr())
+  if (scratch)
     if (auto size = llvm::dyn_cast_or_null<IntegerAttr>(scratch.get(name)))
       return size.getInt();
   return std::nullopt;
 }
 
-LogicalResult AlgorithmOp::verify() {
-  if (getRanks() < 1)
-    return emitOpError("needs at least one rank, got ") << getRanks();
-  if (getChunks() < 1)
-    return emitOpError("needs at least one chunk, got ") << getChunks();
-  if (auto root = getRoot()) {
-    if (*root < 0 || *root >= getRanks())
-      return emitOpError("root ") << *root << " is not a rank of " << getRanks();
-  }
-  if (auto scratch = getScratchAttr()) {
+LogicalResult coll::verifyCollectiveHeader(Operation *op, int64_t ranks, int64_t chunks,
+                                           std::optional<int64_t> root,
+                                           DictionaryAttr scratch) {
+  // Bounds that keep every product of sizes far from overflow.
+  if (ranks < 1 || ranks > (int64_t(1) << 20))
+    return op->emitOpError("ranks must be in 1 .. 1048576, got ") << ranks;
+  if (chunks < 1 || chunks > (int64_t(1) << 40) / ranks)
+    return op->emitOpError("chunks must be in 1 .. ")
+           << (int64_t(1) << 40) / ranks << " for " << ranks << " ranks, got " << chunks;
+  if (root && (*root < 0 || *root >= ranks))
+    return op->emitOpError("root ") << *root << " is not a rank of " << ranks;
+  if (scratch) {
     for (NamedAttribute entry : scratch) {
       auto size = llvm::dyn_cast<IntegerAttr>(entry.getValue());
-      if (!size || size.getInt() < 1)
-        return emitOpError("scratch buffer '")
-               << entry.getName().getValue() << "' needs a positive size";
+      if (!size || size.getInt() < 1 || size.getInt() > (int64_t(1) << 40) / ranks)
+        return op->emitOpError("scratch buffer '")
+               << entry.getName().getValue() << "' needs a size in 1 .. "
+               << (int64_t(1) << 40) / ranks;
       if (entry.getName() == "in" || entry.getName() == "out")
-        return emitOpError("scratch buffer may not be named '")
+        return op->emitOpError("scratch buffer may not be named '")
                << entry.getName().getValue() << "'";
     }
   }
   return success();
+}
+
+PhysicalRange coll::physicalRange(Collective c, int64_t chunks, bool inplace,
+                                  ChunkAttr chunk) {
+  StringRef name = chunk.getBuffer().getValue();
+  PhysicalRange r{name, chunk.getRank(), chunk.getIndex(), chunk.getEnd()};
+  if (!inplace || (name != "in" && name != "out"))
+    return r;
+  if ((c == Collective::allgather && name == "in") ||
+      (c == Collective::reducescatter && name == "out")) {
+    r.begin += r.rank * chunks;
+    r.end += r.rank * chunks;
+  }
+  r.buffer = c == Collective::allgather ? "out" : "in";
+  return r;
+}
+
+std::optional<int64_t> AlgorithmOp::getBufferSize(StringRef name) {
+  return bufferSize(getCollective(), getRanks(), getChunks(), getScratchAttr(), name);
+}
+
+LogicalResult AlgorithmOp::verify() {
+  return verifyCollectiveHeader(*this, getRanks(), getChunks(), getRoot(),
+                                getScratchAttr());
 }
 
 //===----------------------------------------------------------------------===//
@@ -108,21 +163,32 @@ static LogicalResult verifyChunk(Operation *op, ChunkAttr chunk) {
   return success();
 }
 
+static PhysicalRange physical(Operation *op, ChunkAttr chunk) {
+  auto alg = op->getParentOfType<AlgorithmOp>();
+  return physicalRange(alg.getCollective(), alg.getChunks(), alg.getInplace(), chunk);
+}
+
+static LogicalResult verifyAnnotations(Operation *op, IntegerAttr channel,
+                                       IntegerAttr pipeline) {
+  if (channel && channel.getInt() < 0)
+    return op->emitOpError("channel must not be negative");
+  if (pipeline && pipeline.getInt() < 1)
+    return op->emitOpError("pipeline depth must be positive");
+  return success();
+}
+
+static const char *plural(int64_t n) { return n == 1 ? " chunk" : " chunks"; }
+
 LogicalResult CopyOp::verify() {
   ChunkAttr src = getSrc(), dst = getDst();
   if (failed(verifyChunk(*this, src)) || failed(verifyChunk(*this, dst)))
     return failure();
   if (src.getCount() != dst.getCount())
-    return emitOpError("copies ") << src.getCount() << " chunks into "
+    return emitOpError("copies ") << src.getCount() << plural(src.getCount()) << " into "
                                   << dst.getCount();
-  if (src.getBuffer() == dst.getBuffer() && src.getRank() == dst.getRank() &&
-      src.getIndex() < dst.getEnd() && dst.getIndex() < src.getEnd())
+  if (physical(*this, src).overlaps(physical(*this, dst)))
     return emitOpError("source and destination overlap");
-  if (auto ch = getChannel(); ch && *ch < 0)
-    return emitOpError("channel must not be negative");
-  if (auto depth = getPipeline(); depth && *depth < 1)
-    return emitOpError("pipeline depth must be positive");
-  return success();
+  return verifyAnnotations(*this, getChannelAttr(), getPipelineAttr());
 }
 
 LogicalResult ReduceOp::verify() {
@@ -131,6 +197,7 @@ LogicalResult ReduceOp::verify() {
   ChunkAttr dst = getDst();
   if (failed(verifyChunk(*this, dst)))
     return failure();
+  PhysicalRange to = physical(*this, dst);
   for (Attribute a : getSrcs()) {
     auto src = llvm::dyn_cast<ChunkAttr>(a);
     if (!src)
@@ -138,18 +205,13 @@ LogicalResult ReduceOp::verify() {
     if (failed(verifyChunk(*this, src)))
       return failure();
     if (src.getCount() != dst.getCount())
-      return emitOpError("reduces ") << src.getCount() << " chunks into "
-                                     << dst.getCount();
+      return emitOpError("reduces ") << src.getCount() << plural(src.getCount())
+                                     << " into " << dst.getCount();
     // A source is either the destination itself (`a += b`) or disjoint from
     // it; a partial overlap would make the result depend on chunk order.
-    if (src != dst && src.getBuffer() == dst.getBuffer() &&
-        src.getRank() == dst.getRank() && src.getIndex() < dst.getEnd() &&
-        dst.getIndex() < src.getEnd())
+    PhysicalRange from = physical(*this, src);
+    if (from.overlaps(to) && (from.begin != to.begin || from.end != to.end))
       return emitOpError("source partially overlaps the destination");
   }
-  if (auto ch = getChannel(); ch && *ch < 0)
-    return emitOpError("channel must not be negative");
-  if (auto depth = getPipeline(); depth && *depth < 1)
-    return emitOpError("pipeline depth must be positive");
-  return success();
+  return verifyAnnotations(*this, getChannelAttr(), getPipelineAttr());
 }

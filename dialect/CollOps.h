@@ -18,4 +18,28 @@
 #define GET_OP_CLASSES
 #include "dialect/CollOps.h.inc"
 
+namespace coll {
+/// Chunks per rank of buffer `name` (`in`, `out` or a scratch buffer) of a
+/// collective, or nullopt when there is no such buffer.
+std::optional<int64_t> bufferSize(Collective c, int64_t ranks, int64_t chunks,
+                                  mlir::DictionaryAttr scratch, llvm::StringRef name);
+/// Where chunks `c` live once the in-place aliasing of `in` and `out` is
+/// resolved: allreduce, alltoall, broadcast and reduce alias one to one;
+/// in-place allgather places `in[r]` at `out[r][r*C ...]`, reducescatter
+/// places `out[r]` at `in[r][r*C ...]`.
+struct PhysicalRange {
+  llvm::StringRef buffer;
+  int64_t rank, begin, end;
+  bool overlaps(const PhysicalRange &o) const {
+    return buffer == o.buffer && rank == o.rank && begin < o.end && o.begin < end;
+  }
+};
+PhysicalRange physicalRange(Collective c, int64_t chunks, bool inplace, ChunkAttr chunk);
+
+/// The checks shared by coll.algorithm and coll.plan.
+mlir::LogicalResult verifyCollectiveHeader(mlir::Operation *op, int64_t ranks,
+                                           int64_t chunks, std::optional<int64_t> root,
+                                           mlir::DictionaryAttr scratch);
+} // namespace coll
+
 #endif // COLLC_DIALECT_COLLOPS_H

@@ -6,6 +6,7 @@ include "dialect/CollBase.td"
 include "dialect/CollAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"
+include "dialect/CollPlanOps.td"
 
 def Coll_AlgorithmOp : Coll_Op<"algorithm", [
     Symbol, SingleBlock, NoTerminator, IsolatedFromAbove]> {

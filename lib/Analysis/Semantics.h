@@ -7,6 +7,7 @@
 namespace coll {
 
 class AlgorithmOp;
+struct CollectiveShape;
 
 /// Executes `alg` symbolically over every rank's buffers and checks the
 /// postcondition of its collective. Reports, at the statement responsible,
@@ -14,6 +15,9 @@ class AlgorithmOp;
 /// input chunks or count a rank twice, and at the algorithm any output chunk
 /// that ends wrong.
 mlir::LogicalResult verifySemantics(AlgorithmOp alg);
+
+/// Whether a collective's buffers are small enough to execute symbolically.
+bool fitsSymbolicExecution(const CollectiveShape &shape);
 
 } // namespace coll
 

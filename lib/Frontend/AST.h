@@ -25,7 +25,8 @@ struct Loc {
 struct Expr {
   enum class Kind { Int, Var, Unary, Binary, Call };
   Kind kind;
-  Loc loc;
+  Loc loc;                                 // where the expression starts
+  Loc opLoc;                               // Binary: the operator
   int64_t value = 0;                       // Int
   std::string name;                        // Var, Call; operator for Unary/Binary
   std::vector<std::unique_ptr<Expr>> args; // operands / call arguments

@@ -55,7 +55,12 @@ private:
   // Names
   const Binding *lookup(StringRef name) const;
   LogicalResult define(StringRef name, int64_t value, ast::Loc at);
-  void popTo(size_t size) { vars.resize(size); }
+  void popTo(size_t size) {
+    while (vars.size() > size) {
+      byName.erase(vars.back().name);
+      vars.pop_back();
+    }
+  }
 
   // Expressions
   FailureOr<int64_t> eval(const ast::Expr &e);
@@ -75,6 +80,7 @@ private:
   // Chunks
   std::optional<int64_t> bufferSize(StringRef name) const;
   FailureOr<ChunkAttr> chunk(const ast::ChunkRef &ref);
+  PhysicalRange physical(ChunkAttr c) const;
   LogicalResult emit(const ast::Stmt &s, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
                      ArrayRef<ast::Loc> srcLocs, const Annotations &ann);
 
@@ -86,7 +92,9 @@ private:
   const ElaborateOptions &options;
   llvm::StringSet<> &usedDefines;
 
+  // Names never shadow each other, so each has at most one live binding.
   std::vector<Binding> vars;
+  llvm::StringMap<unsigned> byName;
   AlgorithmOp alg;
   Collective collective = Collective::allreduce;
   int64_t ranks = 0, chunks = 1, slots = 0;
@@ -104,10 +112,8 @@ private:
 //===----------------------------------------------------------------------===//
 
 const Elaborator::Binding *Elaborator::lookup(StringRef name) const {
-  for (auto it = vars.rbegin(); it != vars.rend(); ++it)
-    if (it->name == name)
-      return &*it;
-  return nullptr;
+  auto it = byName.find(name);
+  return it == byName.end() ? nullptr : &vars[it->second];
 }
 
 LogicalResult Elaborator::define(StringRef name, int64_t value, ast::Loc at) {
@@ -116,6 +122,7 @@ LogicalResult Elaborator::define(StringRef name, int64_t value, ast::Loc at) {
     diag.attachNote(loc(previous->loc)) << "previous definition is here";
     return failure();
   }
+  byName[name] = vars.size();
   vars.push_back({name.str(), value, at});
   return success();
 }
@@ -169,7 +176,7 @@ FailureOr<int64_t> Elaborator::evalBinary(const ast::Expr &e) {
     return failure();
   int64_t a = *lhs, b = *rhs, r = 0;
   auto overflow = [&]() {
-    return error(e.loc) << "integer overflow in " << a << " " << op << " " << b;
+    return error(e.opLoc) << "integer overflow in " << a << " " << op << " " << b;
   };
   if (op == "&&" || op == "||")
     return int64_t(b != 0);
@@ -181,7 +188,7 @@ FailureOr<int64_t> Elaborator::evalBinary(const ast::Expr &e) {
     return __builtin_mul_overflow(a, b, &r) ? FailureOr<int64_t>(overflow()) : r;
   if (op == "/" || op == "%") {
     if (b == 0)
-      return error(e.loc) << (op == "/" ? "division" : "remainder") << " by zero";
+      return error(e.opLoc) << (op == "/" ? "division" : "remainder") << " by zero";
     if (a == INT64_MIN && b == -1)
       return op == "/" ? FailureOr<int64_t>(overflow()) : int64_t(0);
     int64_t q = a / b, m = a % b;
@@ -191,7 +198,7 @@ FailureOr<int64_t> Elaborator::evalBinary(const ast::Expr &e) {
   }
   if (op == "<<" || op == ">>") {
     if (b < 0 || b > 63)
-      return error(e.loc) << "shift amount " << b << " is out of range [0, 63]";
+      return error(e.opLoc) << "shift amount " << b << " is out of range [0, 63]";
     if (op == ">>")
       return a >> b;
     __int128 wide = static_cast<__int128>(a) * (static_cast<__int128>(1) << b);
@@ -217,7 +224,7 @@ FailureOr<int64_t> Elaborator::evalBinary(const ast::Expr &e) {
     return int64_t(a > b);
   if (op == ">=")
     return int64_t(a >= b);
-  return error(e.loc) << "unknown operator '" << op << "'";
+  return error(e.opLoc) << "unknown operator '" << op << "'";
 }
 
 FailureOr<int64_t> Elaborator::evalCall(const ast::Expr &e) {
@@ -463,9 +470,9 @@ static std::string show(ChunkAttr c) {
   return s + "]";
 }
 
-static bool overlap(ChunkAttr a, ChunkAttr b) {
-  return a.getBuffer() == b.getBuffer() && a.getRank() == b.getRank() &&
-         a.getIndex() < b.getEnd() && b.getIndex() < a.getEnd();
+
+PhysicalRange Elaborator::physical(ChunkAttr c) const {
+  return physicalRange(collective, chunks, inplace, c);
 }
 
 LogicalResult Elaborator::emit(const ast::Stmt &s, ChunkAttr dst,
@@ -474,14 +481,24 @@ LogicalResult Elaborator::emit(const ast::Stmt &s, ChunkAttr dst,
   for (size_t i = 0; i < srcs.size(); ++i) {
     if (srcs[i].getCount() != dst.getCount())
       return error(srcLocs[i]) << "source " << show(srcs[i]) << " has "
-                               << srcs[i].getCount() << " chunks but the destination "
+                               << srcs[i].getCount() << " chunk"
+                               << (srcs[i].getCount() == 1 ? "" : "s")
+                               << " but the destination "
                                << show(dst) << " has " << dst.getCount();
-    bool accumulateInto = srcs.size() > 1 && srcs[i] == dst;
-    if (!accumulateInto && overlap(srcs[i], dst))
-      return error(srcLocs[i]) << (srcs[i] == dst ? "copies " + show(dst) + " onto itself"
-                                                  : "source " + show(srcs[i]) +
-                                                        " overlaps the destination " +
-                                                        show(dst));
+    // Overlap is judged on memory, so `in` and `out` of an in-place
+    // algorithm count as the same buffer.
+    PhysicalRange from = physical(srcs[i]), to = physical(dst);
+    if (!from.overlaps(to))
+      continue;
+    bool same = from.begin == to.begin && from.end == to.end;
+    if (same && srcs.size() > 1)
+      continue; // `a += b`: the destination is one of the terms
+    if (same)
+      return error(srcLocs[i]) << "copies " << show(srcs[i]) << " onto itself"
+                               << (srcs[i] == dst ? "" : " (in place, " + show(dst) +
+                                                             " is the same memory)");
+    return error(srcLocs[i]) << "source " << show(srcs[i]) << " overlaps the destination "
+                             << show(dst);
   }
   // Each source chunk costs the verifier and the lowering one step.
   ops += uint64_t(dst.getCount()) * srcs.size();
@@ -531,8 +548,9 @@ LogicalResult Elaborator::execReduce(const ast::Stmt &s, const Annotations &ann)
     return failure();
   if (*hi <= *lo)
     return error(s.a->loc) << "reduce over an empty range " << *lo << " .. " << *hi;
-  if (*hi - *lo > ranks * 64)
-    return error(s.a->loc) << "reduce over " << *hi - *lo << " terms is too large";
+  if (static_cast<__int128>(*hi) - *lo > ranks * 64)
+    return error(s.a->loc) << "reduce over " << *lo << " .. " << *hi
+                           << " has too many terms (more than 64 per rank)";
   SmallVector<ChunkAttr, 8> srcs;
   SmallVector<ast::Loc, 8> locs;
   for (int64_t p = *lo; p < *hi; ++p) {
@@ -545,6 +563,13 @@ LogicalResult Elaborator::execReduce(const ast::Stmt &s, const Annotations &ann)
     popTo(mark);
     srcs.push_back(*src);
     locs.push_back(s.srcs[0].loc);
+  }
+  // A one-term reduction of the destination itself (a group of one) is a
+  // no-op, not a copy onto itself.
+  if (srcs.size() == 1) {
+    PhysicalRange from = physical(srcs[0]), to = physical(*dst);
+    if (from.overlaps(to) && from.begin == to.begin && from.end == to.end)
+      return success();
   }
   return emit(s, *dst, srcs, locs, ann);
 }
@@ -562,10 +587,11 @@ LogicalResult Elaborator::declare(const ast::Algorithm &source) {
               "broadcast or reduce";
   collective = *c;
   for (const ast::Param &p : source.params) {
-    auto override = llvm::find_if(options.defines,
+    // The last -D of a name wins, as with a C compiler.
+    auto override = llvm::find_if(llvm::reverse(options.defines),
                                   [&](const auto &d) { return d.first == p.name; });
     int64_t value;
-    if (override != options.defines.end()) {
+    if (override != llvm::reverse(options.defines).end()) {
       value = override->second;
       usedDefines.insert(p.name);
     } else {
@@ -642,7 +668,7 @@ LogicalResult Elaborator::run(const ast::Algorithm &source, ModuleOp module) {
 
 OwningOpRef<ModuleOp> coll::importColl(llvm::SourceMgr &sourceMgr, MLIRContext *context,
                                        const ElaborateOptions &options,
-                                       TimingScope &timing) {
+                                       TimingScope &timing, std::string *unusedDefine) {
   context->getOrLoadDialect<CollDialect>();
   const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   StringAttr file = StringAttr::get(context, buffer->getBufferIdentifier());
@@ -686,9 +712,8 @@ OwningOpRef<ModuleOp> coll::importColl(llvm::SourceMgr &sourceMgr, MLIRContext *
   }
   for (const auto &[name, value] : options.defines)
     if (!usedDefines.contains(name)) {
-      emitError(UnknownLoc::get(context))
-          << "-D " << name << "=" << value << ": no algorithm has a parameter named '"
-          << name << "'";
+      if (unusedDefine)
+        *unusedDefine = name;
       return nullptr;
     }
   return module;

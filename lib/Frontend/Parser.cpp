@@ -22,12 +22,12 @@ namespace {
 // Limits that keep recursion in ANTLR and in the compiler bounded, whatever
 // the input.
 constexpr int kMaxNesting = 256;
-constexpr unsigned kMaxExprDepth = 512;
+constexpr unsigned kMaxExprDepth = 4096;
 
 std::string quote(const std::string &text) {
   std::string out = "'";
   for (unsigned char c : text) {
-    if (c >= 0x20 && c < 0x7f) {
+    if ((c >= 0x20 && c < 0x7f) || c >= 0x80) { // input is valid UTF-8
       out += static_cast<char>(c);
     } else {
       char buf[8];
@@ -36,6 +36,73 @@ std::string quote(const std::string &text) {
     }
   }
   return out + "'";
+}
+
+/// Maps ANTLR's columns (code points) to byte columns, which is what editors
+/// and MLIR's diagnostics count.
+class Columns {
+public:
+  explicit Columns(std::string_view text) : text(text) {
+    starts.push_back(0);
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n')
+        starts.push_back(i + 1);
+  }
+
+  /// 1-based byte column of the 0-based code point `col` on 1-based `line`.
+  unsigned byteColumn(size_t line, size_t col) const {
+    if (line == 0 || line > starts.size())
+      return col + 1;
+    size_t at = starts[line - 1];
+    for (size_t cp = 0; cp < col && at < text.size() && text[at] != '\n'; ++cp) {
+      ++at;
+      while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xc0) == 0x80)
+        ++at;
+    }
+    return at - starts[line - 1] + 1;
+  }
+
+  /// Line and byte column of byte `offset`.
+  Loc locate(size_t offset) const {
+    size_t line = std::upper_bound(starts.begin(), starts.end(), offset) - starts.begin();
+    return {static_cast<unsigned>(line), static_cast<unsigned>(offset - starts[line - 1] + 1)};
+  }
+
+private:
+  std::string_view text;
+  std::vector<size_t> starts;
+};
+
+thread_local const Columns *columns = nullptr;
+
+Loc makeLoc(size_t line, size_t col) {
+  return {static_cast<unsigned>(line),
+          columns ? columns->byteColumn(line, col) : static_cast<unsigned>(col) + 1};
+}
+
+/// The offset of the first byte that is not valid UTF-8, or npos. ANTLR's
+/// input stream would throw on it.
+size_t invalidUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = text[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > text.size())
+      return i;
+    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char d = text[i + k];
+      if ((d & 0xc0) != 0x80)
+        return i;
+      cp = cp << 6 | (d & 0x3f);
+    }
+    bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+                    (len == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+      return i;
+    i += len;
+  }
+  return std::string_view::npos;
 }
 
 /// Thrown inside the converter, caught in parseFile.
@@ -56,7 +123,7 @@ public:
     if (failed)
       return;
     failed = true;
-    first.loc = {static_cast<unsigned>(line), static_cast<unsigned>(col) + 1};
+    first.loc = makeLoc(line, col);
     auto *parser = dynamic_cast<antlr4::Parser *>(recognizer);
     if (!parser || !offending) {
       first.message = lexerMessage(msg);
@@ -75,12 +142,15 @@ public:
     // A missing `;` or `}` is best shown right after the token it should
     // follow, not at the start of the next line.
     antlr4::Token *previous = parser->getTokenStream()->LT(-1);
-    if (!expected.empty() && previous && previous->getLine() < line) {
+    bool wantsTerminator = expected.find("';'") != std::string::npos;
+    if (wantsTerminator && previous && previous->getLine() < line) {
       std::string text = previous->getText();
+      size_t codePoints = 0;
+      for (unsigned char c : text)
+        codePoints += (c & 0xc0) != 0x80;
       if (text.find('\n') == std::string::npos)
-        first.loc = {static_cast<unsigned>(previous->getLine()),
-                     static_cast<unsigned>(previous->getCharPositionInLine() +
-                                           text.size()) + 1};
+        first.loc = makeLoc(previous->getLine(),
+                            previous->getCharPositionInLine() + codePoints);
     }
   }
 
@@ -94,7 +164,11 @@ private:
       return "unterminated string";
     if (text.rfind("/*", 0) == 0)
       return "unterminated comment";
-    return "unexpected character " + quote(text.substr(0, 1));
+    // The first character, whole: it may take several bytes in UTF-8.
+    size_t len = 1;
+    while (len < text.size() && (static_cast<unsigned char>(text[len]) & 0xc0) == 0x80)
+      ++len;
+    return "unexpected character " + quote(text.substr(0, len));
   }
 
   static std::string describe(const antlr4::misc::IntervalSet &set,
@@ -128,8 +202,7 @@ private:
 };
 
 Loc locOf(antlr4::Token *token) {
-  return {static_cast<unsigned>(token->getLine()),
-          static_cast<unsigned>(token->getCharPositionInLine()) + 1};
+  return makeLoc(token->getLine(), token->getCharPositionInLine());
 }
 Loc locOf(antlr4::ParserRuleContext *ctx) { return locOf(ctx->getStart()); }
 
@@ -141,8 +214,15 @@ Loc locOf(antlr4::ParserRuleContext *ctx) { return locOf(ctx->getStart()); }
 /// without bound, before it runs.
 void checkNesting(antlr4::CommonTokenStream &tokens) {
   int depth = 0, prefixRun = 0;
+  antlr4::Token *last = nullptr;
   for (antlr4::Token *token : tokens.getTokens()) {
     std::string text = token->getText();
+    // A complete /* */ comment is skipped by the lexer, so `/` right before
+    // `*` can only open one that never ends.
+    if (text == "*" && last && last->getText() == "/" &&
+        last->getStopIndex() + 1 == token->getStartIndex())
+      fail(locOf(last), "unterminated comment");
+    last = token;
     if (text == "(" || text == "[" || text == "{") {
       if (++depth > kMaxNesting)
         fail(locOf(token), "nesting is deeper than " +
@@ -281,7 +361,7 @@ private:
     } else if (auto *b = dynamic_cast<CollParser::BinaryExprContext *>(ctx)) {
       e->kind = Expr::Kind::Binary;
       e->name = b->op->getText();
-      e->loc = locOf(b->op);
+      e->opLoc = locOf(b->op);
       e->args.push_back(expr(b->expr(0)));
       e->args.push_back(expr(b->expr(1)));
     } else {
@@ -304,10 +384,8 @@ private:
       e.kind = Expr::Kind::Var;
       e.name = name(v->name());
     } else if (auto *p = dynamic_cast<CollParser::ParenExprContext *>(ctx)) {
-      ExprPtr inner = expr(p->expr());
-      Loc loc = e.loc;
-      e = std::move(*inner);
-      e.loc = loc;
+      // The parentheses leave no node: errors point into them.
+      e = std::move(*expr(p->expr()));
     } else {
       fail(e.loc, "unsupported expression");
     }
@@ -344,6 +422,18 @@ private:
 } // namespace
 
 bool coll::ast::parseFile(std::string_view source, File &file, SyntaxError &error) {
+  Columns map(source);
+  if (size_t bad = invalidUtf8(source); bad != std::string_view::npos) {
+    char hex[8];
+    std::snprintf(hex, sizeof(hex), "0x%02x", static_cast<unsigned char>(source[bad]));
+    error = {map.locate(bad), std::string("invalid UTF-8 byte ") + hex +
+                                  "; Coll source is UTF-8 text"};
+    return false;
+  }
+  struct Scope {
+    explicit Scope(const Columns *c) { columns = c; }
+    ~Scope() { columns = nullptr; }
+  } scope(&map);
   try {
     antlr4::ANTLRInputStream input(source.data(), source.size());
     ErrorCollector errors;

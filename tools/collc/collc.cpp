@@ -59,12 +59,13 @@ cl::opt<bool> verifyDiagnostics(
 LogicalResult parseDefines(coll::ElaborateOptions &options) {
   for (const std::string &d : defines) {
     auto [name, value] = llvm::StringRef(d).split('=');
+    name = name.trim();
     int64_t v;
     if (name.empty() || value.trim().getAsInteger(0, v)) {
       llvm::errs() << "collc: error: -D expects name=integer, got '" << d << "'\n";
       return failure();
     }
-    options.defines.emplace_back(name.trim().str(), v);
+    options.defines.emplace_back(name.str(), v);
   }
   return success();
 }
@@ -72,10 +73,17 @@ LogicalResult parseDefines(coll::ElaborateOptions &options) {
 void printSummary(ModuleOp module, llvm::raw_ostream &os) {
   for (auto alg : module.getOps<coll::AlgorithmOp>()) {
     size_t ops = alg.getBody().front().getOperations().size();
+    auto count = [&](uint64_t n, const char *what) {
+      os << n << ' ' << what << (n == 1 ? "" : "s");
+    };
     os << alg.getSymName() << ": " << coll::stringifyCollective(alg.getCollective())
-       << " on " << alg.getRanks() << " ranks, " << alg.getChunks() << " chunk"
-       << (alg.getChunks() == 1 ? "" : "s") << ", " << ops << " chunk operation"
-       << (ops == 1 ? "" : "s") << (noVerify ? ": not verified\n" : ": verified\n");
+       << " on ";
+    count(alg.getRanks(), "rank");
+    os << ", ";
+    count(alg.getChunks(), "chunk");
+    os << ", ";
+    count(ops, "chunk operation");
+    os << (noVerify ? ": not verified\n" : ": verified\n");
   }
 }
 
@@ -85,7 +93,19 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     return 1;
   options.algorithm = algorithm;
 
-  OwningOpRef<ModuleOp> module = coll::importColl(sourceMgr, &context, options, timing);
+  std::string unused;
+  OwningOpRef<ModuleOp> module =
+      coll::importColl(sourceMgr, &context, options, timing, &unused);
+  if (!unused.empty()) {
+    auto define = llvm::find_if(options.defines,
+                                [&](const auto &d) { return d.first == unused; });
+    llvm::errs() << "collc: error: -D " << unused << "=" << define->second << ": ";
+    if (algorithm.empty())
+      llvm::errs() << "no algorithm has a parameter named '" << unused << "'\n";
+    else
+      llvm::errs() << "algorithm '" << algorithm << "' has no parameter named '" << unused
+                   << "'\n";
+  }
   if (!module)
     return 1;
   {

@@ -1,0 +1,160 @@
+//===- CollPlanOps.cpp - Verifiers of the rank-stream ops -----------------===//
+#include "dialect/CollOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace coll;
+
+//===----------------------------------------------------------------------===//
+// PlanOp, RankOp, ThreadblockOp
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> PlanOp::getBufferSize(StringRef name) {
+  return bufferSize(getCollective(), getRanks(), getChunks(), getScratchAttr(), name);
+}
+
+LogicalResult PlanOp::verify() {
+  if (failed(verifyCollectiveHeader(*this, getRanks(), getChunks(), getRoot(),
+                                    getScratchAttr())))
+    return failure();
+  if (auto map = getRankMapAttr(); map && int64_t(map.size()) != getRanks())
+    return emitOpError("rank_map has ") << map.size() << " entries for "
+                                        << getRanks() << " ranks";
+  if (getMinBytes() && getMaxBytes() && *getMinBytes() >= *getMaxBytes())
+    return emitOpError("empty message-size range");
+  llvm::DenseSet<int64_t> seen;
+  for (Operation &op : getBody().front()) {
+    auto rank = llvm::dyn_cast<RankOp>(op);
+    if (!rank)
+      return op.emitOpError("is not allowed directly in a coll.plan");
+    if (!seen.insert(rank.getRank()).second)
+      return rank.emitOpError("rank ") << rank.getRank() << " appears twice";
+  }
+  return success();
+}
+
+LogicalResult RankOp::verify() {
+  auto plan = (*this)->getParentOfType<PlanOp>();
+  int64_t rank = getRankAttr().getInt();
+  if (rank < 0 || rank >= int64_t(plan.getRanks()))
+    return emitOpError("rank ") << rank << " is out of range [0, "
+                                << plan.getRanks() << ")";
+  llvm::DenseSet<int64_t> ids;
+  for (Operation &op : getBody().front()) {
+    auto tb = llvm::dyn_cast<ThreadblockOp>(op);
+    if (!tb)
+      return op.emitOpError("is not allowed directly in a coll.rank");
+    if (!ids.insert(tb.getId()).second)
+      return tb.emitOpError("threadblock ") << tb.getId() << " appears twice";
+  }
+  return success();
+}
+
+LogicalResult ThreadblockOp::verify() {
+  int64_t rank = (*this)->getParentOfType<RankOp>().getRank();
+  int64_t ranks = (*this)->getParentOfType<PlanOp>().getRanks();
+  for (auto [what, peer] : {std::pair{"recv", getRecvAttr()}, {"send", getSendAttr()}}) {
+    if (!peer)
+      continue;
+    int64_t p = peer.getInt();
+    if (p < 0 || p >= ranks || p == rank)
+      return emitOpError(what) << " peer " << p << " is not another rank of " << ranks;
+  }
+  if (getChannelAttr().getInt() < 0)
+    return emitOpError("channel must not be negative");
+  if (getIdAttr().getInt() < 0)
+    return emitOpError("id must not be negative");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Steps
+//===----------------------------------------------------------------------===//
+
+/// What every step checks: its chunks are the rank's own and in range, its
+/// threadblock has the peers it talks to, and its deps name earlier-made
+/// steps of other threadblocks of the rank.
+static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
+                                ArrayRef<Attribute> chunks, DenseI64ArrayAttr deps) {
+  auto tb = op->getParentOfType<ThreadblockOp>();
+  auto rank = tb->getParentOfType<RankOp>();
+  auto plan = rank->getParentOfType<PlanOp>();
+  if (recvs && !tb.getRecv())
+    return op->emitOpError("receives, but its threadblock has no receive peer");
+  if (sends && !tb.getSend())
+    return op->emitOpError("sends, but its threadblock has no send peer");
+  for (Attribute a : chunks) {
+    auto chunk = llvm::dyn_cast<ChunkAttr>(a);
+    if (!chunk)
+      return op->emitOpError("operands must be chunks");
+    StringRef buffer = chunk.getBuffer().getValue();
+    std::optional<int64_t> size = plan.getBufferSize(buffer);
+    if (!size)
+      return op->emitOpError("uses unknown buffer '") << buffer << "'";
+    if (chunk.getRank() != rank.getRank())
+      return op->emitOpError("uses a chunk of rank ")
+             << chunk.getRank() << " on rank " << rank.getRank();
+    if (chunk.getCount() < 1 || chunk.getIndex() < 0 || chunk.getEnd() > *size)
+      return op->emitOpError("chunks [")
+             << chunk.getIndex() << ", " << chunk.getEnd() << ") of " << buffer
+             << " are out of range [0, " << *size << ")";
+  }
+  if (!deps)
+    return success();
+  ArrayRef<int64_t> flat = deps.asArrayRef();
+  if (flat.size() % 2)
+    return op->emitOpError("deps must be threadblock:step pairs");
+  for (size_t i = 0; i < flat.size(); i += 2) {
+    if (flat[i] == tb.getId())
+      return op->emitOpError("depends on its own threadblock ") << flat[i];
+    ThreadblockOp other;
+    for (auto t : rank.getBody().front().getOps<ThreadblockOp>())
+      if (t.getId() == flat[i])
+        other = t;
+    if (!other)
+      return op->emitOpError("depends on unknown threadblock ") << flat[i];
+    int64_t steps = other.getBody().front().getOperations().size();
+    if (flat[i + 1] < 0 || flat[i + 1] >= steps)
+      return op->emitOpError("depends on step ")
+             << flat[i + 1] << " of threadblock " << flat[i] << ", which has "
+             << steps << " steps";
+  }
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyStep(*this, false, true, {getSrc()}, getDepsAttr());
+}
+LogicalResult RecvOp::verify() {
+  return verifyStep(*this, true, false, {getDst()}, getDepsAttr());
+}
+LogicalResult RecvCopySendOp::verify() {
+  return verifyStep(*this, true, true, {getDst()}, getDepsAttr());
+}
+LogicalResult RecvReduceSendOp::verify() {
+  return verifyStep(*this, true, true, {getSrc()}, getDepsAttr());
+}
+LogicalResult RecvReduceCopyOp::verify() {
+  if (getSrc().getCount() != getDst().getCount())
+    return emitOpError("source and destination differ in size");
+  return verifyStep(*this, true, false, {getSrc(), getDst()}, getDepsAttr());
+}
+LogicalResult RecvReduceCopySendOp::verify() {
+  if (getSrc().getCount() != getDst().getCount())
+    return emitOpError("source and destination differ in size");
+  return verifyStep(*this, true, true, {getSrc(), getDst()}, getDepsAttr());
+}
+LogicalResult LocalCopyOp::verify() {
+  if (getSrc().getCount() != getDst().getCount())
+    return emitOpError("source and destination differ in size");
+  return verifyStep(*this, false, false, {getSrc(), getDst()}, getDepsAttr());
+}
+LogicalResult LocalReduceOp::verify() {
+  SmallVector<Attribute> all(getSrcs().begin(), getSrcs().end());
+  for (Attribute a : getSrcs())
+    if (auto c = llvm::dyn_cast<ChunkAttr>(a); c && c.getCount() != getDst().getCount())
+      return emitOpError("sources and destination differ in size");
+  all.push_back(getDst());
+  return verifyStep(*this, false, false, all, getDepsAttr());
+}

@@ -1,0 +1,124 @@
+//===- CollPlanOps.td - Rank streams: the executable plan ------*- tablegen -*-===//
+//
+// IR level 2: per rank, per threadblock, ordered primitive steps. A
+// threadblock serves at most one receive peer and one send peer on one
+// channel; steps run in order, and `deps` name steps of other threadblocks
+// of the same rank that must finish first, as `deps(tb:step, ...)`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLL_PLAN_OPS
+#define COLL_PLAN_OPS
+
+include "dialect/CollBase.td"
+include "dialect/CollAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+
+def Coll_PlanOp : Coll_Op<"plan", [
+    Symbol, SingleBlock, NoTerminator, IsolatedFromAbove]> {
+  let summary = "an algorithm lowered to per-rank streams of primitives";
+  let description = [{
+    Made from a `coll.algorithm` by `coll-to-rank-streams`; holds one
+    `coll.rank` per rank. `min_bytes`/`max_bytes` give the message sizes this
+    variant is for (set by `coll-select-protocol`), `rank_map` the physical
+    GPU of each logical rank (set by `coll-map-ranks`).
+
+    ```mlir
+    coll.plan @ring : allreduce ranks(2) chunks(2) inplace {
+      coll.rank 0 {
+        coll.threadblock 0 recv(1) send(1) channel(0) {
+          coll.send in[0][1]
+          coll.recv_reduce_copy_send in[0][0] -> in[0][0]
+          coll.recv -> in[0][1]
+        }
+      }
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       Coll_CollectiveAttr:$collective,
+                       I64Attr:$ranks,
+                       I64Attr:$chunks,
+                       OptionalAttr<I64Attr>:$root,
+                       UnitAttr:$inplace,
+                       OptionalAttr<DictionaryAttr>:$scratch,
+                       OptionalAttr<DenseI64ArrayAttr>:$rank_map,
+                       OptionalAttr<I64Attr>:$min_bytes,
+                       OptionalAttr<I64Attr>:$max_bytes);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `:` $collective `ranks` `(` $ranks `)` `chunks` `(` $chunks `)`
+    (`root` `(` $root^ `)`)? (`inplace` $inplace^)? (`scratch` $scratch^)?
+    (`rank_map` $rank_map^)? (`bytes` `[` $min_bytes^ `,` $max_bytes `)`)?
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    std::optional<int64_t> getBufferSize(::llvm::StringRef name);
+    int64_t getRootRank() { return getRoot().value_or(0); }
+  }];
+}
+
+def Coll_RankOp : Coll_Op<"rank", [
+    HasParent<"PlanOp">, SingleBlock, NoTerminator]> {
+  let summary = "the threadblocks of one rank";
+  let arguments = (ins I64Attr:$rank);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$rank attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Coll_ThreadblockOp : Coll_Op<"threadblock", [
+    HasParent<"RankOp">, SingleBlock, NoTerminator]> {
+  let summary = "one CUDA block: ordered steps on one channel";
+  let description = [{
+    Receives only from `recv` and sends only to `send` (absent when it does
+    not), on `channel`, with `protocol` on its connections.
+  }];
+  let arguments = (ins I64Attr:$id,
+                       OptionalAttr<I64Attr>:$recv,
+                       OptionalAttr<I64Attr>:$send,
+                       I64Attr:$channel,
+                       OptionalAttr<Coll_ProtocolAttr>:$protocol);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $id (`recv` `(` $recv^ `)`)? (`send` `(` $send^ `)`)? `channel` `(` $channel `)`
+    (`protocol` `(` $protocol^ `)`)? attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+}
+
+class Coll_StepOp<string mnemonic, string summaryText, dag chunks, string format>
+    : Coll_Op<mnemonic, [HasParent<"ThreadblockOp">]> {
+  let summary = summaryText;
+  let arguments = !con(chunks, (ins OptionalAttr<DenseI64ArrayAttr>:$deps));
+  let assemblyFormat = format # " custom<Deps>($deps) attr-dict";
+  let hasVerifier = 1;
+}
+
+def Coll_SendOp : Coll_StepOp<"send", "send local chunks to the send peer",
+    (ins Coll_ChunkAttr:$src), "custom<Chunk>($src)">;
+def Coll_RecvOp : Coll_StepOp<"recv", "receive chunks from the receive peer",
+    (ins Coll_ChunkAttr:$dst), "`->` custom<Chunk>($dst)">;
+def Coll_RecvCopySendOp : Coll_StepOp<"recv_copy_send",
+    "receive chunks, store them and forward them to the send peer",
+    (ins Coll_ChunkAttr:$dst), "`->` custom<Chunk>($dst)">;
+def Coll_RecvReduceSendOp : Coll_StepOp<"recv_reduce_send",
+    "receive chunks, reduce them with local ones and send the result on",
+    (ins Coll_ChunkAttr:$src), "custom<Chunk>($src)">;
+def Coll_RecvReduceCopyOp : Coll_StepOp<"recv_reduce_copy",
+    "receive chunks, reduce them with local ones and store the result",
+    (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
+    "custom<Chunk>($src) `->` custom<Chunk>($dst)">;
+def Coll_RecvReduceCopySendOp : Coll_StepOp<"recv_reduce_copy_send",
+    "receive, reduce with local chunks, store and send the result on",
+    (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
+    "custom<Chunk>($src) `->` custom<Chunk>($dst)">;
+def Coll_LocalCopyOp : Coll_StepOp<"local_copy", "copy chunks within the rank",
+    (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
+    "custom<Chunk>($src) `->` custom<Chunk>($dst)">;
+def Coll_LocalReduceOp : Coll_StepOp<"local_reduce", "reduce chunks within the rank",
+    (ins ArrayAttr:$srcs, Coll_ChunkAttr:$dst),
+    "custom<ChunkList>($srcs) `->` custom<Chunk>($dst)">;
+
+#endif // COLL_PLAN_OPS

@@ -1,0 +1,49 @@
+// Negative values of the integer attributes must be rejected with the value
+// as written. (Known bug: the I64Attr accessors return uint64_t, so the
+// checks `channel < 0`, `pipeline < 1`, `ranks < 1`, `chunks < 1` and
+// `root < 0` never see a negative number.)
+// RUN: collc-opt %s -split-input-file -verify-diagnostics
+
+coll.algorithm @a : allreduce ranks(2) chunks(1) {
+  // expected-error@+1 {{'coll.copy' op channel must not be negative}}
+  coll.copy in[0][0] -> out[0][0] channel(-1)
+}
+
+// -----
+
+coll.algorithm @a : allreduce ranks(2) chunks(1) {
+  // expected-error@+1 {{'coll.reduce' op channel must not be negative}}
+  coll.reduce in[0][0], in[1][0] -> out[0][0] channel(-5)
+}
+
+// -----
+
+coll.algorithm @a : allreduce ranks(2) chunks(1) {
+  // expected-error@+1 {{'coll.copy' op pipeline depth must be positive}}
+  coll.copy in[0][0] -> out[0][0] pipeline(-1)
+}
+
+// -----
+
+coll.algorithm @a : allreduce ranks(2) chunks(1) {
+  // expected-error@+1 {{'coll.reduce' op pipeline depth must be positive}}
+  coll.reduce in[0][0], in[1][0] -> out[0][0] pipeline(-2)
+}
+
+// -----
+
+// expected-error@+1 {{'coll.algorithm' op ranks must be in 1 .. 1048576, got -1}}
+coll.algorithm @a : allreduce ranks(-1) chunks(1) {
+}
+
+// -----
+
+// expected-error@+1 {{'coll.algorithm' op chunks must be in 1 .. 549755813888 for 2 ranks, got -3}}
+coll.algorithm @a : allreduce ranks(2) chunks(-3) {
+}
+
+// -----
+
+// expected-error@+1 {{'coll.algorithm' op root -1 is not a rank of 2}}
+coll.algorithm @a : broadcast ranks(2) chunks(1) root(-1) {
+}
