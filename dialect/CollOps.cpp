@@ -64,7 +64,7 @@ static ParseResult parseDeps(OpAsmParser &parser, DenseI64ArrayAttr &deps) {
 static void printDeps(OpAsmPrinter &printer, Operation *, DenseI64ArrayAttr deps) {
   if (!deps || deps.empty())
     return;
-  printer << "deps(";
+  printer << " deps(";
   ArrayRef<int64_t> flat = deps.asArrayRef();
   for (size_t i = 0; i + 1 < flat.size(); i += 2)
     printer << (i ? ", " : "") << flat[i] << ':' << flat[i + 1];

@@ -36,6 +36,18 @@ struct PhysicalRange {
 };
 PhysicalRange physicalRange(Collective c, int64_t chunks, bool inplace, ChunkAttr chunk);
 
+/// What a rank-stream step does: whether it receives from its threadblock's
+/// receive peer and sends to its send peer, the local chunks it reads (its
+/// reduction operands, or what it sends) and the chunks it writes.
+struct StepEffects {
+  bool receives = false, sends = false, reduces = false;
+  llvm::SmallVector<ChunkAttr, 2> reads;
+  ChunkAttr writes;
+  mlir::DenseI64ArrayAttr deps;
+};
+/// The effects of a step op; nullopt for any other op.
+std::optional<StepEffects> stepEffects(mlir::Operation *op);
+
 /// The checks shared by coll.algorithm and coll.plan.
 mlir::LogicalResult verifyCollectiveHeader(mlir::Operation *op, int64_t ranks,
                                            int64_t chunks, std::optional<int64_t> root,

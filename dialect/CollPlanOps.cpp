@@ -158,3 +158,47 @@ LogicalResult LocalReduceOp::verify() {
   all.push_back(getDst());
   return verifyStep(*this, false, false, all, getDepsAttr());
 }
+
+std::optional<StepEffects> coll::stepEffects(Operation *op) {
+  StepEffects e;
+  if (auto s = llvm::dyn_cast<SendOp>(op)) {
+    e.sends = true;
+    e.reads.push_back(s.getSrc());
+    e.deps = s.getDepsAttr();
+  } else if (auto s = llvm::dyn_cast<RecvOp>(op)) {
+    e.receives = true;
+    e.writes = s.getDst();
+    e.deps = s.getDepsAttr();
+  } else if (auto s = llvm::dyn_cast<RecvCopySendOp>(op)) {
+    e.receives = e.sends = true;
+    e.writes = s.getDst();
+    e.deps = s.getDepsAttr();
+  } else if (auto s = llvm::dyn_cast<RecvReduceSendOp>(op)) {
+    e.receives = e.sends = e.reduces = true;
+    e.reads.push_back(s.getSrc());
+    e.deps = s.getDepsAttr();
+  } else if (auto s = llvm::dyn_cast<RecvReduceCopyOp>(op)) {
+    e.receives = e.reduces = true;
+    e.reads.push_back(s.getSrc());
+    e.writes = s.getDst();
+    e.deps = s.getDepsAttr();
+  } else if (auto s = llvm::dyn_cast<RecvReduceCopySendOp>(op)) {
+    e.receives = e.sends = e.reduces = true;
+    e.reads.push_back(s.getSrc());
+    e.writes = s.getDst();
+    e.deps = s.getDepsAttr();
+  } else if (auto s = llvm::dyn_cast<LocalCopyOp>(op)) {
+    e.reads.push_back(s.getSrc());
+    e.writes = s.getDst();
+    e.deps = s.getDepsAttr();
+  } else if (auto s = llvm::dyn_cast<LocalReduceOp>(op)) {
+    e.reduces = true;
+    for (Attribute a : s.getSrcs())
+      e.reads.push_back(llvm::cast<ChunkAttr>(a));
+    e.writes = s.getDst();
+    e.deps = s.getDepsAttr();
+  } else {
+    return std::nullopt;
+  }
+  return e;
+}

@@ -92,7 +92,7 @@ class Coll_StepOp<string mnemonic, string summaryText, dag chunks, string format
     : Coll_Op<mnemonic, [HasParent<"ThreadblockOp">]> {
   let summary = summaryText;
   let arguments = !con(chunks, (ins OptionalAttr<DenseI64ArrayAttr>:$deps));
-  let assemblyFormat = format # " custom<Deps>($deps) attr-dict";
+  let assemblyFormat = format # " `` custom<Deps>($deps) attr-dict";
   let hasVerifier = 1;
 }
 

@@ -1,6 +1,7 @@
 //===- collc-opt.cpp - mlir-opt for the coll dialect and its passes -------===//
 #include "dialect/CollDialect.h"
 #include "lib/Analysis/Passes.h"
+#include "lib/Lowering/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -9,6 +10,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<coll::CollDialect>();
   coll::registerCollAnalysisPasses();
+  coll::registerCollLoweringPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "collc optimizer driver\n", registry));
 }

@@ -9,6 +9,7 @@
 #include "dialect/CollOps.h"
 #include "lib/Analysis/Passes.h"
 #include "lib/Frontend/Elaborate.h"
+#include "lib/Lowering/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -27,7 +28,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { None, Coll };
+enum class Emit { None, Coll, Plan };
 
 cl::OptionCategory category("collc options");
 
@@ -45,7 +46,10 @@ cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::None),
                    cl::values(clEnumValN(Emit::None, "none",
                                          "a one-line summary per algorithm (default)"),
                               clEnumValN(Emit::Coll, "coll",
-                                         "the verified global-view IR")),
+                                         "the verified global-view IR"),
+                              clEnumValN(Emit::Plan, "plan",
+                                         "per-rank threadblock streams, fused and "
+                                         "verified (deadlock-free, correct)")),
                    cl::cat(category));
 cl::opt<bool> noVerify("no-verify",
                        cl::desc("Skip the proof that each algorithm implements its "
@@ -120,6 +124,15 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
       return 1;
   }
+  if (emit == Emit::Plan) {
+    PassManager pm(&context);
+    pm.enableTiming(timing);
+    pm.addPass(coll::createCollToRankStreamsPass());
+    pm.addPass(coll::createCollFusePass());
+    pm.addPass(coll::createCollVerifyPlanPass());
+    if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
+      return 1;
+  }
 
   std::string error;
   auto output = openOutputFile(outputFile, &error);
@@ -128,7 +141,7 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     return 1;
   }
   TimingScope outputTiming = timing.nest("output");
-  if (emit == Emit::Coll)
+  if (emit != Emit::None)
     module->print(output->os());
   else
     printSummary(*module, output->os());

@@ -1,0 +1,52 @@
+//===- Passes.td - Lowering passes of collc --------------------*- tablegen -*-===//
+#ifndef COLL_LOWERING_PASSES
+#define COLL_LOWERING_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def CollToRankStreamsPass : Pass<"coll-to-rank-streams", "::mlir::ModuleOp"> {
+  let summary = "Lower each global-view algorithm to per-rank threadblock streams";
+  let description = [{
+    Replaces every `coll.algorithm` by a `coll.plan`: each copy between ranks
+    becomes a send and a receive, each reduction a receive-reduce (or a local
+    reduce), ordered by data-dependency depth so that independent chunks
+    pipeline as in NCCL's ring. Every connection (peer, direction, channel)
+    belongs to one threadblock, which serves at most one receive and one send
+    peer; a receive whose data is forwarded next shares a threadblock with
+    that send so that `coll-fuse` can join them. Steps that touch a chunk
+    another threadblock of the rank also touches carry explicit `deps`.
+  }];
+  let dependentDialects = ["::coll::CollDialect"];
+}
+
+def CollFusePass : Pass<"coll-fuse", "::mlir::ModuleOp"> {
+  let summary = "Fuse receives with the sends and reductions that follow them";
+  let description = [{
+    In each threadblock, a receive followed by a send of the received chunks
+    becomes `recv_copy_send`; a receive-reduce followed by a send of the
+    result becomes `recv_reduce_copy_send`, or `recv_reduce_send` when the
+    stored result is never read before it is overwritten (and is not part of
+    the collective's output).
+  }];
+  let dependentDialects = ["::coll::CollDialect"];
+}
+
+def CollVerifyPlanPass : Pass<"coll-verify-plan", "::mlir::ModuleOp"> {
+  let summary = "Prove that each plan runs without deadlock and computes its collective";
+  let description = [{
+    Executes every `coll.plan` with FIFOs of depth one (a plan that finishes
+    so finishes with any deeper FIFO): every receive must find its send on
+    the same connection in the same order with the same size, no step may wait
+    forever (a cycle through threadblock order, dependencies and FIFO
+    back-pressure), and the final buffers must satisfy the postcondition.
+    Errors name the rank, threadblock and step.
+  }];
+  let options = [
+    Option<"mscclLimits", "msccl-limits", "bool", /*default=*/"false",
+           "Also enforce the MSCCL runtime's limits (32 channels, 32 send and "
+           "32 receive threadblocks per channel, 256 steps per threadblock)">
+  ];
+  let dependentDialects = ["::coll::CollDialect"];
+}
+
+#endif // COLL_LOWERING_PASSES

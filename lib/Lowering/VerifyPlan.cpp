@@ -1,0 +1,302 @@
+//===- VerifyPlan.cpp - Run a plan symbolically with FIFOs of depth one ----===//
+//
+// A plan that passes can neither deadlock nor compute a wrong result: every
+// threadblock runs its steps in order, waiting for its deps, for a message on
+// its receive connection and for room on its send connection (one message:
+// the tightest FIFO, so any deeper one also finishes), and the buffers it
+// leaves satisfy the collective's postcondition. A step that receives and
+// sends takes its slice off the receive FIFO before it waits for room to
+// send: the primitives must release a receive slot once its data is
+// consumed, which is what keeps a ring of fused steps moving at depth one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/CollOps.h"
+#include "lib/Analysis/Semantics.h"
+#include "lib/Analysis/SymbolicState.h"
+#include "lib/Lowering/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <deque>
+#include <map>
+
+namespace coll {
+#define GEN_PASS_DEF_COLLVERIFYPLANPASS
+#include "lib/Lowering/Passes.h.inc"
+} // namespace coll
+
+using namespace mlir;
+using namespace coll;
+
+namespace {
+
+struct Threadblock {
+  int64_t rank, id, recv, send, channel;
+  SmallVector<Operation *> steps;
+  size_t next = 0;
+  SmallVector<size_t, 2> waiters; // threadblocks blocked on this one's progress
+  /// The current step has received and computed, and waits for room to send.
+  std::optional<SmallVector<uint32_t>> holding;
+};
+
+struct Message {
+  SmallVector<uint32_t> values;
+  Operation *sender;
+};
+
+/// (from, to, channel)
+using ConnectionKey = std::tuple<int64_t, int64_t, int64_t>;
+
+struct Fifo {
+  std::deque<Message> messages;
+  SmallVector<size_t, 2> waiters;
+};
+
+class PlanRun {
+public:
+  PlanRun(PlanOp plan, bool mscclLimits)
+      : plan(plan), mscclLimits(mscclLimits), state(CollectiveShape::of(plan)) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult collect();
+  LogicalResult step(size_t t, bool &blocked);
+  std::string where(const Threadblock &tb, size_t pos) const {
+    return "rank " + std::to_string(tb.rank) + ", threadblock " + std::to_string(tb.id) +
+           ", step " + std::to_string(pos) + " (" +
+           tb.steps[pos]->getName().stripDialect().str() + ")";
+  }
+  void wake(SmallVector<size_t, 2> &waiters) {
+    for (size_t w : waiters)
+      ready.push_back(w);
+    waiters.clear();
+  }
+
+  PlanOp plan;
+  bool mscclLimits;
+  SymbolicState state;
+  std::vector<Threadblock> tbs;
+  std::map<std::pair<int64_t, int64_t>, size_t> tbIndex; // (rank, id)
+  std::map<ConnectionKey, Fifo> fifos;
+  std::deque<size_t> ready;
+  std::vector<Operation *> writers;
+};
+
+} // namespace
+
+LogicalResult PlanRun::collect() {
+  std::map<ConnectionKey, size_t> sender, receiver; // connection -> threadblock
+  std::map<int64_t, std::pair<int, int>> perChannel; // channel -> max send, recv tbs
+  for (auto rank : plan.getBody().front().getOps<RankOp>()) {
+    std::map<int64_t, std::pair<int, int>> mine;
+    for (auto tbOp : rank.getBody().front().getOps<ThreadblockOp>()) {
+      Threadblock tb;
+      tb.rank = rank.getRankAttr().getInt();
+      tb.id = tbOp.getIdAttr().getInt();
+      tb.recv = tbOp.getRecvAttr() ? tbOp.getRecvAttr().getInt() : -1;
+      tb.send = tbOp.getSendAttr() ? tbOp.getSendAttr().getInt() : -1;
+      tb.channel = tbOp.getChannelAttr().getInt();
+      for (Operation &op : tbOp.getBody().front())
+        tb.steps.push_back(&op);
+      size_t index = tbs.size();
+      tbIndex[{tb.rank, tb.id}] = index;
+      // A connection carries one ordered stream: one threadblock per end.
+      if (tb.send >= 0) {
+        auto [it, fresh] = sender.try_emplace({tb.rank, tb.send, tb.channel}, index);
+        if (!fresh)
+          return tbOp.emitError() << "rank " << tb.rank << " sends to rank " << tb.send
+                                  << " on channel " << tb.channel << " from threadblocks "
+                                  << tbs[it->second].id << " and " << tb.id
+                                  << "; a connection belongs to one threadblock";
+        ++mine[tb.channel].first;
+      }
+      if (tb.recv >= 0) {
+        auto [it, fresh] = receiver.try_emplace({tb.recv, tb.rank, tb.channel}, index);
+        if (!fresh)
+          return tbOp.emitError() << "rank " << tb.rank << " receives from rank " << tb.recv
+                                  << " on channel " << tb.channel << " in threadblocks "
+                                  << tbs[it->second].id << " and " << tb.id
+                                  << "; a connection belongs to one threadblock";
+        ++mine[tb.channel].second;
+      }
+      if (mscclLimits && tb.steps.size() > 256)
+        return tbOp.emitError() << "rank " << tb.rank << ", threadblock " << tb.id << " has "
+                                << tb.steps.size()
+                                << " steps; the MSCCL runtime allows 256";
+      tbs.push_back(std::move(tb));
+    }
+    for (auto &[channel, counts] : mine) {
+      auto &most = perChannel[channel];
+      most = {std::max(most.first, counts.first), std::max(most.second, counts.second)};
+    }
+  }
+  if (mscclLimits) {
+    if (perChannel.size() > 32 || (!perChannel.empty() && perChannel.rbegin()->first >= 32))
+      return plan.emitError() << "the plan uses channels up to "
+                              << perChannel.rbegin()->first
+                              << "; the MSCCL runtime allows 32 channels";
+    for (auto &[channel, counts] : perChannel)
+      if (counts.first > 32 || counts.second > 32)
+        return plan.emitError() << "channel " << channel << " has " << counts.first
+                                << " sending and " << counts.second
+                                << " receiving threadblocks on one rank; the MSCCL "
+                                   "runtime allows 32 of each";
+  }
+  return success();
+}
+
+LogicalResult PlanRun::step(size_t t, bool &blocked) {
+  Threadblock &tb = tbs[t];
+  Operation *op = tb.steps[tb.next];
+  StepEffects e = *stepEffects(op);
+  blocked = true;
+  Fifo *out = e.sends ? &fifos[{tb.rank, tb.send, tb.channel}] : nullptr;
+  auto finish = [&](SmallVector<uint32_t> values) {
+    if (out && !out->messages.empty()) {
+      // Hold the slice: the receive side is already released.
+      tb.holding = std::move(values);
+      out->waiters.push_back(t);
+      return;
+    }
+    if (out) {
+      out->messages.push_back({std::move(values), op});
+      wake(out->waiters);
+    }
+    tb.holding.reset();
+    ++tb.next;
+    wake(tb.waiters);
+    blocked = false;
+  };
+  if (tb.holding) {
+    finish(*tb.holding);
+    return success();
+  }
+  // Deps: step p of threadblock u is done once u has moved past it.
+  if (e.deps) {
+    ArrayRef<int64_t> deps = e.deps.asArrayRef();
+    for (size_t d = 0; d + 1 < deps.size(); d += 2) {
+      Threadblock &other = tbs[tbIndex.at({tb.rank, deps[d]})];
+      if (other.next <= size_t(deps[d + 1])) {
+        other.waiters.push_back(t);
+        return success();
+      }
+    }
+  }
+  Fifo *in = e.receives ? &fifos[{tb.recv, tb.rank, tb.channel}] : nullptr;
+  if (in && in->messages.empty()) {
+    in->waiters.push_back(t);
+    return success();
+  }
+
+  const SlotLayout &slots = state.layout();
+  int64_t count = e.writes ? e.writes.getCount() : e.reads[0].getCount();
+  Message msg;
+  if (in) {
+    msg = std::move(in->messages.front());
+    in->messages.pop_front();
+    wake(in->waiters);
+    if (int64_t(msg.values.size()) != count) {
+      InFlightDiagnostic diag = op->emitError()
+                                << where(tb, tb.next) << " expects " << count
+                                << " chunks from rank " << tb.recv << " but the matching "
+                                << "send carries " << msg.values.size();
+      diag.attachNote(msg.sender->getLoc()) << "the send is here";
+      return failure();
+    }
+  }
+  writers.push_back(op);
+  SmallVector<uint32_t> result(count);
+  SmallVector<uint32_t, 4> terms;
+  for (int64_t k = 0; k < count; ++k) {
+    terms.clear();
+    if (in)
+      terms.push_back(msg.values[k]);
+    for (ChunkAttr c : e.reads) {
+      uint32_t v = state.get(slots.slot(c, k));
+      if (v == 0)
+        return op->emitError() << where(tb, tb.next) << " reads " << chunkName(c, k)
+                               << ", which has not been written yet";
+      terms.push_back(v);
+    }
+    if (terms.size() == 1) {
+      result[k] = terms[0];
+      continue;
+    }
+    std::string why;
+    FailureOr<uint32_t> v = state.combine(
+        terms,
+        [&](size_t s) {
+          if (in && s == 0)
+            return "the chunk received from rank " + std::to_string(tb.recv);
+          return chunkName(e.reads[s - (in ? 1 : 0)], k);
+        },
+        why);
+    if (failed(v))
+      return op->emitError() << where(tb, tb.next) << " " << why;
+    result[k] = *v;
+  }
+  if (e.writes)
+    for (int64_t k = 0; k < count; ++k)
+      state.set(slots.slot(e.writes, k), result[k], writers.size());
+  finish(std::move(result));
+  return success();
+}
+
+LogicalResult PlanRun::run() {
+  if (failed(collect()))
+    return failure();
+  for (size_t t = 0; t < tbs.size(); ++t)
+    ready.push_back(t);
+  while (!ready.empty()) {
+    size_t t = ready.front();
+    ready.pop_front();
+    bool blocked = false;
+    while (!blocked && tbs[t].next < tbs[t].steps.size())
+      if (failed(step(t, blocked)))
+        return failure();
+  }
+  for (Threadblock &tb : tbs) {
+    if (tb.next == tb.steps.size())
+      continue;
+    Operation *op = tb.steps[tb.next];
+    StepEffects e = *stepEffects(op);
+    InFlightDiagnostic diag = op->emitError() << "deadlock: " << where(tb, tb.next)
+                                              << " waits forever";
+    if (tb.holding)
+      diag << " for room to send to rank " << tb.send << " on channel " << tb.channel;
+    else if (e.receives && fifos[{tb.recv, tb.rank, tb.channel}].messages.empty())
+      diag << " for a message from rank " << tb.recv << " on channel " << tb.channel;
+    else
+      diag << " for a step of another threadblock it depends on";
+    return failure();
+  }
+  for (auto &[key, fifo] : fifos)
+    if (!fifo.messages.empty())
+      return fifo.messages.front().sender->emitError()
+             << "rank " << std::get<0>(key) << " sends to rank " << std::get<1>(key)
+             << " on channel " << std::get<2>(key) << " a message nobody receives";
+  return state.checkPostcondition(plan, [&](uint32_t w) { return writers[w - 1]->getLoc(); });
+}
+
+namespace {
+struct CollVerifyPlanPass : coll::impl::CollVerifyPlanPassBase<CollVerifyPlanPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    bool ok = true;
+    for (auto plan : getOperation().getOps<PlanOp>()) {
+      if (!fitsSymbolicExecution(CollectiveShape::of(plan))) {
+        plan.emitError("the buffers are too large to verify");
+        ok = false;
+        continue;
+      }
+      ok &= succeeded(PlanRun(plan, mscclLimits).run());
+    }
+    if (!ok)
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace
