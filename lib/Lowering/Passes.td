@@ -4,6 +4,25 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CollMapRanksPass : Pass<"coll-map-ranks", "::mlir::ModuleOp"> {
+  let summary = "Place logical ranks on the GPUs of a topology";
+  let description = [{
+    Chooses the physical GPU of each logical rank so that heavy traffic stays
+    on fast links: ranks start in node-major order of the topology's GPUs
+    (so a scrambled numbering does not matter), then pairwise swaps lower
+    the α-β cost of the algorithm's traffic (bytes x per-byte cost of the
+    path, which makes cross-rail network traffic dearer than rail-local).
+    The result is the `rank_map` attribute, which `coll-to-rank-streams`
+    carries into the plan. A preset without `:nodes=` grows to fit.
+  }];
+  let options = [
+    Option<"topology", "topology", "std::string", /*default=*/"\"hgx-h100\"",
+           "A preset name (hgx-h100, hgx-h200, dgx-a100, pcie-8, gb200-nvl72, "
+           "with :nodes=N) or a JSON file">
+  ];
+  let dependentDialects = ["::coll::CollDialect"];
+}
+
 def CollToRankStreamsPass : Pass<"coll-to-rank-streams", "::mlir::ModuleOp"> {
   let summary = "Lower each global-view algorithm to per-rank threadblock streams";
   let description = [{

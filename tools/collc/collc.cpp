@@ -10,6 +10,7 @@
 #include "lib/Analysis/Passes.h"
 #include "lib/Frontend/Elaborate.h"
 #include "lib/Lowering/Passes.h"
+#include "lib/Synthesis/Topology.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -23,12 +24,14 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <set>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { None, Coll, Plan };
+enum class Emit { None, Coll, Plan, RankMap };
 
 cl::OptionCategory category("collc options");
 
@@ -49,8 +52,15 @@ cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::None),
                                          "the verified global-view IR"),
                               clEnumValN(Emit::Plan, "plan",
                                          "per-rank threadblock streams, fused and "
-                                         "verified (deadlock-free, correct)")),
+                                         "verified (deadlock-free, correct)"),
+                              clEnumValN(Emit::RankMap, "rank-map",
+                                         "the GPU of each rank on --topology")),
                    cl::cat(category));
+cl::opt<std::string> topology(
+    "topology",
+    cl::desc("Place ranks on this machine: a preset (hgx-h100, hgx-h200, dgx-a100, "
+             "pcie-8, gb200-nvl72, optionally :nodes=N) or a JSON file"),
+    cl::value_desc("name|file"), cl::cat(category));
 cl::opt<bool> noVerify("no-verify",
                        cl::desc("Skip the proof that each algorithm implements its "
                                 "collective (to inspect a wrong program's IR)"),
@@ -91,6 +101,47 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
   }
 }
 
+/// One line per rank, then how much traffic crosses nodes and rails.
+void printRankMap(ModuleOp module, llvm::raw_ostream &os) {
+  for (auto alg : module.getOps<coll::AlgorithmOp>()) {
+    auto map = alg->getAttrOfType<DenseI64ArrayAttr>("rank_map");
+    auto spec = alg->getAttrOfType<StringAttr>("topology");
+    llvm::Expected<coll::Topology> topo = coll::loadTopology(spec.getValue());
+    if (!map || !topo) {
+      llvm::consumeError(topo.takeError());
+      continue;
+    }
+    os << alg.getSymName() << " on " << spec.getValue() << ":\n";
+    for (auto [rank, gpu] : llvm::enumerate(map.asArrayRef())) {
+      const coll::Gpu &g = topo->gpus[gpu];
+      os << "  rank " << rank << " -> gpu " << gpu << " (node " << g.node << ", local "
+         << g.local << ", nic " << g.nic << ")\n";
+    }
+    std::set<std::pair<int64_t, int64_t>> links;
+    for (Operation &op : alg.getBody().front()) {
+      auto add = [&](coll::ChunkAttr a, coll::ChunkAttr b) {
+        if (a.getRank() != b.getRank())
+          links.insert({std::min(a.getRank(), b.getRank()), std::max(a.getRank(), b.getRank())});
+      };
+      if (auto copy = llvm::dyn_cast<coll::CopyOp>(op))
+        add(copy.getSrc(), copy.getDst());
+      else if (auto reduce = llvm::dyn_cast<coll::ReduceOp>(op))
+        for (coll::ChunkAttr src : reduce.getSources())
+          add(src, reduce.getDst());
+    }
+    int inter = 0, crossRail = 0;
+    for (auto [a, b] : links) {
+      int ga = map[a], gb = map[b];
+      if (topo->gpus[ga].node != topo->gpus[gb].node) {
+        ++inter;
+        crossRail += !topo->sameRail(ga, gb);
+      }
+    }
+    os << "  rank pairs that communicate: " << links.size() << ", across nodes: " << inter
+       << ", of which across rails: " << crossRail << "\n";
+  }
+}
+
 int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timing) {
   coll::ElaborateOptions options;
   if (failed(parseDefines(options)))
@@ -124,6 +175,16 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
       return 1;
   }
+  if (!topology.empty() || emit == Emit::RankMap) {
+    PassManager pm(&context);
+    pm.enableTiming(timing);
+    coll::CollMapRanksPassOptions mapOptions;
+    if (!topology.empty())
+      mapOptions.topology = topology;
+    pm.addPass(coll::createCollMapRanksPass(mapOptions));
+    if (failed(pm.run(*module)))
+      return 1;
+  }
   if (emit == Emit::Plan) {
     PassManager pm(&context);
     pm.enableTiming(timing);
@@ -141,7 +202,9 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     return 1;
   }
   TimingScope outputTiming = timing.nest("output");
-  if (emit != Emit::None)
+  if (emit == Emit::RankMap)
+    printRankMap(*module, output->os());
+  else if (emit != Emit::None)
     module->print(output->os());
   else
     printSummary(*module, output->os());

@@ -1,0 +1,87 @@
+//===- Topology.h - Machines that collectives run on ----------------------===//
+//
+// Nodes of GPUs, the NVLink domain that joins them (NVSwitch, point-to-point
+// links or none), the NICs that serve them (rails), the network above, and the
+// latency and bandwidth of each class of link and protocol. Read from JSON
+// (docs/topology.md) or built from a named preset.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_SYNTHESIS_TOPOLOGY_H
+#define COLLC_SYNTHESIS_TOPOLOGY_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace coll {
+
+enum class LinkClass { Local = 0, NVLink = 1, PCIe = 2, Net = 3 };
+constexpr int kNumProtocols = 3; // Simple, LL, LL128: the order of coll::Protocol
+
+llvm::StringRef linkClassName(LinkClass c);
+
+/// Per-hop latency (µs) of each protocol on a link class, and the link's
+/// bandwidth (GB/s, one direction).
+struct LinkParams {
+  std::array<double, kNumProtocols> latencyUs{};
+  double bandwidthGBps = 0;
+};
+
+struct Gpu {
+  int node = 0;  // which node (server) it sits in
+  int local = 0; // index inside the node
+  int nic = 0;   // NIC (rail) inside the node that serves it
+};
+
+struct Topology {
+  std::string name;
+  int nodes = 1;
+  int gpusPerNode = 1;
+  /// GPUs that reach each other over NVLink: a node, or a rack (NVL72).
+  int nvlinkDomain = 1;
+  enum class NVLinkKind { None, Switch, PointToPoint } nvlink = NVLinkKind::None;
+  /// For point-to-point NVLink: links between local GPUs i and j.
+  std::vector<std::vector<int>> nvlinkLinks;
+  LinkParams nvlinkParams, pcieParams, netParams;
+  int nicsPerNode = 1;
+  /// Bandwidth of the network above the NICs over that of the NICs below
+  /// (1 = non-blocking; 2 = 2:1 oversubscribed).
+  double oversubscription = 1.0;
+  /// Fixed cost of a kernel step per protocol (µs), NCCL's base latency.
+  std::array<double, kNumProtocols> baseLatencyUs{};
+  /// Payload fraction of the wire per protocol.
+  std::array<double, kNumProtocols> efficiency{};
+  /// Physical GPU id -> placement.
+  std::vector<Gpu> gpus;
+
+  int size() const { return static_cast<int>(gpus.size()); }
+  LinkClass linkClass(int a, int b) const;
+  /// Bandwidth (GB/s) of a lone transfer from GPU a to GPU b.
+  double bandwidth(int a, int b) const;
+  /// Per-hop latency (µs) of protocol p between a and b.
+  double latency(int a, int b, int protocol) const;
+  /// Whether a and b are on different nodes but the same rail.
+  bool sameRail(int a, int b) const { return gpus[a].nic == gpus[b].nic; }
+  /// LL128 needs 128-byte stores that arrive whole and in order: NVLink only.
+  bool allowsLL128(int a, int b) const { return linkClass(a, b) <= LinkClass::NVLink; }
+};
+
+/// Parses the JSON form; errors name the line and column or the JSON path.
+llvm::Expected<Topology> parseTopology(llvm::StringRef json);
+
+/// A preset by name, with options: `hgx-h100`, `hgx-h200`, `dgx-a100`,
+/// `pcie-8`, `gb200-nvl72`, each taking `:nodes=N` (and `:oversub=X`).
+llvm::Expected<Topology> presetTopology(llvm::StringRef spec);
+
+/// The names `presetTopology` accepts.
+std::vector<std::string> presetNames();
+
+/// `spec` is a preset name or the path of a JSON file.
+llvm::Expected<Topology> loadTopology(llvm::StringRef spec);
+
+} // namespace coll
+
+#endif // COLLC_SYNTHESIS_TOPOLOGY_H
