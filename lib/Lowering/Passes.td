@@ -50,6 +50,31 @@ def CollFusePass : Pass<"coll-fuse", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
+def CollSelectProtocolPass : Pass<"coll-select-protocol", "::mlir::ModuleOp"> {
+  let summary = "Choose Simple, LL or LL128 per message-size range";
+  let description = [{
+    Estimates each plan's time per protocol with the α-β cost model of its
+    topology (the plan's `rank_map` and `topology`, or `topology`):
+    `base + depth x hop latency + bytes on the busiest port / (bandwidth x
+    payload efficiency)`, where depth is the longest threadblock. The
+    message-size axis splits where the cheapest protocol changes, and the
+    plan is replaced by one copy per range (`@name_LL`, ...) with `bytes
+    [min, max)` and the protocol on every threadblock. LL128 is only chosen
+    when every connection is NVLink.
+    `protocol` forces one protocol for all sizes; `message-size` keeps only
+    the range that holds that size.
+  }];
+  let options = [
+    Option<"topology", "topology", "std::string", /*default=*/"\"\"",
+           "Topology when the plan has none (default hgx-h100)">,
+    Option<"protocol", "protocol", "std::string", /*default=*/"\"\"",
+           "Force Simple, LL or LL128">,
+    Option<"messageSize", "message-size", "int64_t", /*default=*/"-1",
+           "Keep only the variant for this many bytes per rank">
+  ];
+  let dependentDialects = ["::coll::CollDialect"];
+}
+
 def CollVerifyPlanPass : Pass<"coll-verify-plan", "::mlir::ModuleOp"> {
   let summary = "Prove that each plan runs without deadlock and computes its collective";
   let description = [{

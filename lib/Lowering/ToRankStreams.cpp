@@ -365,6 +365,8 @@ PlanOp Lowering::run() {
                              alg.getScratchAttr(),
                              alg->getAttrOfType<DenseI64ArrayAttr>("rank_map"),
                              IntegerAttr(), IntegerAttr());
+  if (auto topology = alg->getAttrOfType<StringAttr>("topology"))
+    plan->setAttr("topology", topology);
   builder.setInsertionPointToEnd(&plan.getBody().emplaceBlock());
   for (int64_t r = 0; r < ranks; ++r) {
     auto rankOp = RankOp::create(builder, alg.getLoc(), builder.getI64IntegerAttr(r));

@@ -89,6 +89,7 @@ private:
 
 LogicalResult PlanRun::collect() {
   std::map<ConnectionKey, size_t> sender, receiver; // connection -> threadblock
+  std::map<std::pair<int64_t, int64_t>, ThreadblockOp> tbOps;
   std::map<int64_t, std::pair<int, int>> perChannel; // channel -> max send, recv tbs
   for (auto rank : plan.getBody().front().getOps<RankOp>()) {
     std::map<int64_t, std::pair<int, int>> mine;
@@ -103,6 +104,7 @@ LogicalResult PlanRun::collect() {
         tb.steps.push_back(&op);
       size_t index = tbs.size();
       tbIndex[{tb.rank, tb.id}] = index;
+      tbOps[{tb.rank, tb.id}] = tbOp;
       // A connection carries one ordered stream: one threadblock per end.
       if (tb.send >= 0) {
         auto [it, fresh] = sender.try_emplace({tb.rank, tb.send, tb.channel}, index);
@@ -132,6 +134,18 @@ LogicalResult PlanRun::collect() {
       auto &most = perChannel[channel];
       most = {std::max(most.first, counts.first), std::max(most.second, counts.second)};
     }
+  }
+  // Both ends of a connection must use one protocol.
+  for (auto &[key, from] : sender) {
+    auto to = receiver.find(key);
+    if (to == receiver.end())
+      continue;
+    ThreadblockOp a = tbOps[{tbs[from].rank, tbs[from].id}];
+    ThreadblockOp b = tbOps[{tbs[to->second].rank, tbs[to->second].id}];
+    if (a.getProtocolAttr() != b.getProtocolAttr())
+      return b.emitError() << "rank " << tbs[to->second].rank << ", threadblock "
+                           << tbs[to->second].id << " receives from rank "
+                           << std::get<0>(key) << " with another protocol than its sender";
   }
   if (mscclLimits) {
     if (perChannel.size() > 32 || (!perChannel.empty() && perChannel.rbegin()->first >= 32))

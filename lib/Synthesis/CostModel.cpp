@@ -32,7 +32,7 @@ double CostModel::roundTime(llvm::ArrayRef<Transfer> transfers, int protocol) co
     if (t.from == t.to || t.bytes <= 0)
       continue;
     latency = std::max(latency, topo.latency(t.from, t.to, protocol));
-    double bw = topo.bandwidth(t.from, t.to) * topo.efficiency[protocol];
+    double bw = topo.payloadBandwidth(t.from, t.to, protocol);
     auto add = [&](uint64_t key, double bandwidth) {
       auto &entry = load[key];
       entry.first += t.bytes;

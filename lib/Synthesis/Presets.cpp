@@ -84,6 +84,8 @@ llvm::Expected<Topology> coll::presetTopology(llvm::StringRef spec) {
                                          "'; expected nodes=N or oversub=X");
     }
   }
+  // NCCL's llMaxBw on Hopper: 141, 45 and 35 GB/s for 1, 2 and more nodes.
+  t.maxBandwidthGBps[1] = t.nodes == 1 ? 141 : t.nodes == 2 ? 45 : 35;
   t.nvlinkLinks.assign(t.gpusPerNode, std::vector<int>(t.gpusPerNode, 0));
   for (int n = 0; n < t.nodes; ++n)
     for (int l = 0; l < t.gpusPerNode; ++l)

@@ -204,6 +204,7 @@ llvm::Expected<Topology> coll::parseTopology(llvm::StringRef text) {
       const Object *po = r.object(protocols, kProtocolNames[p], "$.protocols");
       t.efficiency[p] = r.number(po, "efficiency", path, t.efficiency[p], 1e-3);
       t.baseLatencyUs[p] = r.number(po, "baseLatency", path, t.baseLatencyUs[p]);
+      t.maxBandwidthGBps[p] = r.number(po, "maxBandwidth", path, t.maxBandwidthGBps[p], 1e-9);
     }
 
   // GPUs: listed explicitly (to describe a scrambled numbering), or in order.

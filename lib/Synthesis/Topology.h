@@ -12,6 +12,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -54,6 +55,9 @@ struct Topology {
   std::array<double, kNumProtocols> baseLatencyUs{};
   /// Payload fraction of the wire per protocol.
   std::array<double, kNumProtocols> efficiency{};
+  /// Ceiling on one connection's payload bandwidth per protocol (GB/s): LL
+  /// cannot keep a fast link busy (NCCL's llMaxBw).
+  std::array<double, kNumProtocols> maxBandwidthGBps{1e9, 1e9, 1e9};
   /// Physical GPU id -> placement.
   std::vector<Gpu> gpus;
 
@@ -61,6 +65,10 @@ struct Topology {
   LinkClass linkClass(int a, int b) const;
   /// Bandwidth (GB/s) of a lone transfer from GPU a to GPU b.
   double bandwidth(int a, int b) const;
+  /// Payload bandwidth (GB/s) of protocol p from a to b.
+  double payloadBandwidth(int a, int b, int protocol) const {
+    return std::min(bandwidth(a, b) * efficiency[protocol], maxBandwidthGBps[protocol]);
+  }
   /// Per-hop latency (µs) of protocol p between a and b.
   double latency(int a, int b, int protocol) const;
   /// Whether a and b are on different nodes but the same rail.

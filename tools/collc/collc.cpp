@@ -61,6 +61,13 @@ cl::opt<std::string> topology(
     cl::desc("Place ranks on this machine: a preset (hgx-h100, hgx-h200, dgx-a100, "
              "pcie-8, gb200-nvl72, optionally :nodes=N) or a JSON file"),
     cl::value_desc("name|file"), cl::cat(category));
+cl::opt<std::string> protocol("protocol",
+                              cl::desc("Force the wire protocol: Simple, LL or LL128"),
+                              cl::value_desc("name"), cl::cat(category));
+cl::opt<int64_t> messageSize(
+    "message-size",
+    cl::desc("Keep only the plan variant for this many bytes per rank (--emit=plan)"),
+    cl::value_desc("bytes"), cl::init(-1), cl::cat(category));
 cl::opt<bool> noVerify("no-verify",
                        cl::desc("Skip the proof that each algorithm implements its "
                                 "collective (to inspect a wrong program's IR)"),
@@ -190,6 +197,11 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     pm.enableTiming(timing);
     pm.addPass(coll::createCollToRankStreamsPass());
     pm.addPass(coll::createCollFusePass());
+    coll::CollSelectProtocolPassOptions select;
+    select.topology = topology;
+    select.protocol = protocol;
+    select.messageSize = messageSize;
+    pm.addPass(coll::createCollSelectProtocolPass(select));
     pm.addPass(coll::createCollVerifyPlanPass());
     if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
       return 1;

@@ -1,0 +1,177 @@
+//===- SelectProtocol.cpp - Simple, LL or LL128 per message size ----------===//
+//
+// After this pass every plan is a set of variants, each for a message-size
+// range [min_bytes, max_bytes) with a protocol on every threadblock, chosen
+// by the α-β cost model: LL for latency-bound sizes, Simple (or LL128 on
+// NVLink) for bandwidth-bound ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/CollOps.h"
+#include "lib/Lowering/Passes.h"
+#include "lib/Synthesis/CostModel.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <map>
+
+namespace coll {
+#define GEN_PASS_DEF_COLLSELECTPROTOCOLPASS
+#include "lib/Lowering/Passes.h.inc"
+} // namespace coll
+
+using namespace mlir;
+using namespace coll;
+
+namespace {
+
+constexpr int64_t kNoLimit = int64_t(1) << 62;
+
+/// time(bytes) = fixed + perByte * bytes, in µs, for one protocol.
+struct Line {
+  double fixed, perByte;
+  double at(double bytes) const { return fixed + perByte * bytes; }
+};
+
+struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelectProtocolPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    for (auto plan : llvm::make_early_inc_range(getOperation().getOps<PlanOp>()))
+      if (failed(select(plan)))
+        return signalPassFailure();
+  }
+
+  /// The cost of `plan` with protocol p as a line in the message size.
+  Line estimate(PlanOp plan, const Topology &topo, ArrayRef<int64_t> map, int p,
+                bool &allNVLink) {
+    CostModel cost(topo);
+    double inChunks = *plan.getBufferSize("in");
+    size_t depth = 0;
+    double hop = 0;
+    // Chunks through each port, and the port's payload bandwidth.
+    std::map<std::pair<int, int64_t>, std::pair<double, double>> ports;
+    allNVLink = true;
+    for (auto rank : plan.getBody().front().getOps<RankOp>())
+      for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
+        size_t steps = tb.getBody().front().getOperations().size();
+        depth = std::max(depth, steps);
+        if (!tb.getSendAttr())
+          continue;
+        int from = map[rank.getRankAttr().getInt()];
+        int to = map[tb.getSendAttr().getInt()];
+        allNVLink &= topo.allowsLL128(from, to);
+        int proto = p;
+        hop = std::max(hop, topo.latency(from, to, proto));
+        double chunks = 0;
+        for (Operation &op : tb.getBody().front()) {
+          std::optional<StepEffects> e = stepEffects(&op);
+          if (e && e->sends)
+            chunks += e->writes ? e->writes.getCount() : e->reads[0].getCount();
+        }
+        double bw = topo.payloadBandwidth(from, to, proto);
+        bool net = topo.linkClass(from, to) == LinkClass::Net;
+        auto &out = ports[{net ? 1 : 0, net ? int64_t(topo.gpus[from].node) * 64 +
+                                                  topo.gpus[from].nic
+                                            : from}];
+        out.first += chunks;
+        out.second = bw;
+      }
+    double perByte = 0;
+    for (auto &[key, load] : ports)
+      perByte = std::max(perByte, load.first / inChunks / load.second * 1e-3);
+    return {topo.baseLatencyUs[p] + depth * hop, perByte};
+  }
+
+  LogicalResult select(PlanOp plan) {
+    // The plan's own topology (from coll-map-ranks, which may have grown
+    // it) comes first.
+    std::string spec = topology;
+    if (auto attr = plan->getAttrOfType<StringAttr>("topology"))
+      spec = attr.getValue().str();
+    if (spec.empty())
+      spec = "hgx-h100:nodes=" +
+             std::to_string((plan.getRanks() + 7) / 8);
+    llvm::Expected<Topology> topo = loadTopology(spec);
+    if (!topo)
+      return plan.emitError() << "topology: " << llvm::toString(topo.takeError());
+    SmallVector<int64_t> map;
+    if (auto m = plan.getRankMapAttr())
+      map.assign(m.asArrayRef().begin(), m.asArrayRef().end());
+    else
+      for (int64_t r = 0; r < int64_t(plan.getRanks()); ++r)
+        map.push_back(r);
+    if (int64_t(topo->size()) <= *llvm::max_element(map))
+      return plan.emitError() << "topology " << topo->name << " has " << topo->size()
+                              << " GPUs but the plan needs " << map.size();
+
+    // Candidates and their cost lines.
+    SmallVector<std::pair<Protocol, Line>> candidates;
+    bool allNVLink = true;
+    for (Protocol p : {Protocol::Simple, Protocol::LL, Protocol::LL128}) {
+      if (!protocol.empty() && protocol != stringifyProtocol(p))
+        continue;
+      Line line = estimate(plan, *topo, map, int(p), allNVLink);
+      // Both ends of a connection must speak one protocol, so LL128 is for
+      // plans whose connections are all NVLink.
+      if (p == Protocol::LL128 && !allNVLink) {
+        if (protocol.empty())
+          continue;
+        return plan.emitError() << "LL128 needs NVLink on every connection, and "
+                                << topo->name << " gives this plan others";
+      }
+      candidates.push_back({p, line});
+    }
+    if (candidates.empty())
+      return plan.emitError() << "unknown protocol '" << protocol
+                              << "'; expected Simple, LL or LL128";
+
+    // The cheapest protocol changes only where two lines cross.
+    SmallVector<double> cuts = {0};
+    for (auto &[p, a] : candidates)
+      for (auto &[q, b] : candidates)
+        if (a.perByte > b.perByte && b.fixed > a.fixed) {
+          double x = (b.fixed - a.fixed) / (a.perByte - b.perByte);
+          if (x > 0 && x < double(kNoLimit))
+            cuts.push_back(x);
+        }
+    llvm::sort(cuts);
+    SmallVector<std::tuple<int64_t, int64_t, Protocol>> ranges;
+    for (size_t i = 0; i < cuts.size(); ++i) {
+      double lo = cuts[i], hi = i + 1 < cuts.size() ? cuts[i + 1] : double(kNoLimit);
+      double probe = i + 1 < cuts.size() ? (lo + hi) / 2 : lo * 2 + 1;
+      Protocol best = candidates[0].first;
+      double bestTime = candidates[0].second.at(probe);
+      for (auto &[p, line] : candidates)
+        if (line.at(probe) < bestTime) {
+          best = p;
+          bestTime = line.at(probe);
+        }
+      // Byte boundaries on whole 4 KiB pages, so ranges stay readable.
+      int64_t from = i == 0 ? 0 : llvm::alignTo(int64_t(lo), 4096);
+      if (!ranges.empty() && std::get<2>(ranges.back()) == best)
+        continue;
+      if (!ranges.empty())
+        std::get<1>(ranges.back()) = from;
+      ranges.push_back({from, kNoLimit, best});
+    }
+
+    OpBuilder builder(plan);
+    for (auto [lo, hi, p] : ranges) {
+      if (messageSize >= 0 && (messageSize < lo || messageSize >= hi))
+        continue;
+      auto variant = llvm::cast<PlanOp>(builder.clone(*plan));
+      variant.setSymName((plan.getSymName() + "_" + stringifyProtocol(p)).str());
+      variant.setMinBytesAttr(builder.getI64IntegerAttr(lo));
+      variant.setMaxBytesAttr(builder.getI64IntegerAttr(hi));
+      for (auto rank : variant.getBody().front().getOps<RankOp>())
+        for (auto tb : rank.getBody().front().getOps<ThreadblockOp>())
+          tb.setProtocolAttr(ProtocolAttr::get(&getContext(), p));
+    }
+    plan.erase();
+    return success();
+  }
+};
+
+} // namespace
