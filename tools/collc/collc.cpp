@@ -11,6 +11,7 @@
 #include "lib/Frontend/Elaborate.h"
 #include "lib/Lowering/Passes.h"
 #include "lib/Synthesis/Topology.h"
+#include "lib/Target/MscclXml.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -31,7 +32,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { None, Coll, Plan, RankMap };
+enum class Emit { None, Coll, Plan, RankMap, MscclXml };
 
 cl::OptionCategory category("collc options");
 
@@ -54,7 +55,10 @@ cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::None),
                                          "per-rank threadblock streams, fused and "
                                          "verified (deadlock-free, correct)"),
                               clEnumValN(Emit::RankMap, "rank-map",
-                                         "the GPU of each rank on --topology")),
+                                         "the GPU of each rank on --topology"),
+                              clEnumValN(Emit::MscclXml, "msccl-xml",
+                                         "MSCCL-IR XML for the MSCCL/RCCL runtimes, one "
+                                         "<algo> per size range (--message-size picks one)")),
                    cl::cat(category));
 cl::opt<std::string> topology(
     "topology",
@@ -192,7 +196,7 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     if (failed(pm.run(*module)))
       return 1;
   }
-  if (emit == Emit::Plan) {
+  if (emit == Emit::Plan || emit == Emit::MscclXml) {
     PassManager pm(&context);
     pm.enableTiming(timing);
     pm.addPass(coll::createCollToRankStreamsPass());
@@ -202,7 +206,9 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     select.protocol = protocol;
     select.messageSize = messageSize;
     pm.addPass(coll::createCollSelectProtocolPass(select));
-    pm.addPass(coll::createCollVerifyPlanPass());
+    coll::CollVerifyPlanPassOptions verifyPlan;
+    verifyPlan.mscclLimits = emit == Emit::MscclXml;
+    pm.addPass(coll::createCollVerifyPlanPass(verifyPlan));
     if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
       return 1;
   }
@@ -214,8 +220,13 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     return 1;
   }
   TimingScope outputTiming = timing.nest("output");
-  if (emit == Emit::RankMap)
+  if (emit == Emit::RankMap) {
     printRankMap(*module, output->os());
+  } else if (emit == Emit::MscclXml) {
+    for (auto plan : module->getOps<coll::PlanOp>())
+      if (failed(coll::writeMscclXml(plan, output->os())))
+        return 1;
+  }
   else if (emit != Emit::None)
     module->print(output->os());
   else
