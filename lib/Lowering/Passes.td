@@ -23,6 +23,27 @@ def CollMapRanksPass : Pass<"coll-map-ranks", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
+def CollPipelinePass : Pass<"coll-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Split chunks into sub-chunks and replicate over parallel instances";
+  let description = [{
+    Every chunk becomes `instances x pipeline` sub-chunks. Instance j moves
+    sub-chunks j*P .. (j+1)*P of every chunk with the whole program, on its
+    own channels (channel c becomes c + j * channels), as MSCCLang's
+    instances do; within an instance each op is split into P ops of one
+    sub-chunk range each (an op's `@pipeline(p)` asks for p pieces; P is the
+    least common multiple of the option and every annotation), so that
+    neighbours start forwarding the first piece while later ones arrive.
+    A rank then injects P pieces before it forwards any, so the plan
+    records `fifo_depth = P`, the slots its connections need.
+  }];
+  let options = [
+    Option<"pipeline", "pipeline", "int64_t", /*default=*/"1", "Sub-chunks per chunk">,
+    Option<"instances", "instances", "int64_t", /*default=*/"1",
+           "Parallel copies of the program on separate channels">
+  ];
+  let dependentDialects = ["::coll::CollDialect"];
+}
+
 def CollToRankStreamsPass : Pass<"coll-to-rank-streams", "::mlir::ModuleOp"> {
   let summary = "Lower each global-view algorithm to per-rank threadblock streams";
   let description = [{
@@ -78,8 +99,9 @@ def CollSelectProtocolPass : Pass<"coll-select-protocol", "::mlir::ModuleOp"> {
 def CollVerifyPlanPass : Pass<"coll-verify-plan", "::mlir::ModuleOp"> {
   let summary = "Prove that each plan runs without deadlock and computes its collective";
   let description = [{
-    Executes every `coll.plan` with FIFOs of depth one (a plan that finishes
-    so finishes with any deeper FIFO): every receive must find its send on
+    Executes every `coll.plan` with FIFOs of depth one, or of the plan's
+    `fifo_depth` when it was pipelined (a plan that finishes so finishes with
+    any deeper FIFO): every receive must find its send on
     the same connection in the same order with the same size, no step may wait
     forever (a cycle through threadblock order, dependencies and FIFO
     back-pressure), and the final buffers must satisfy the postcondition.

@@ -172,6 +172,9 @@ void Lowering::lowerOps() {
       level = std::max({level, written[d], read[d]});
     }
     ++level;
+    // A pipelined piece starts no earlier than its wavefront (coll-pipeline).
+    if (auto piece = op.getAttrOfType<IntegerAttr>("coll.piece"))
+      level = std::max<uint32_t>(level, piece.getInt() + 1);
     for (int64_t k = 0; k < dst.getCount(); ++k) {
       for (ChunkAttr s : srcs) {
         uint32_t &r = read[slots.slot(s, k)];
@@ -271,6 +274,13 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
     s->tb = tbOf[key];
     mine[s->tb].steps.push_back(s);
   }
+  // Ordering a threadblock for fusion can run a step after one with a larger
+  // key; with several threadblocks and deps between them that risks a wait
+  // cycle, so such ranks keep plain key order (fusing what is adjacent).
+  if (mine.size() > 1)
+    for (Threadblock &tb : mine)
+      for (Step *s : tb.steps)
+        partner.erase(s);
   for (Threadblock &tb : mine)
     orderThreadblock(tb);
 }
@@ -365,8 +375,9 @@ PlanOp Lowering::run() {
                              alg.getScratchAttr(),
                              alg->getAttrOfType<DenseI64ArrayAttr>("rank_map"),
                              IntegerAttr(), IntegerAttr());
-  if (auto topology = alg->getAttrOfType<StringAttr>("topology"))
-    plan->setAttr("topology", topology);
+  for (StringRef carried : {"topology", "fifo_depth"})
+    if (Attribute a = alg->getAttr(carried))
+      plan->setAttr(carried, a);
   builder.setInsertionPointToEnd(&plan.getBody().emplaceBlock());
   for (int64_t r = 0; r < ranks; ++r) {
     auto rankOp = RankOp::create(builder, alg.getLoc(), builder.getI64IntegerAttr(r));

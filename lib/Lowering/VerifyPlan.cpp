@@ -56,8 +56,9 @@ struct Fifo {
 
 class PlanRun {
 public:
-  PlanRun(PlanOp plan, bool mscclLimits)
-      : plan(plan), mscclLimits(mscclLimits), state(CollectiveShape::of(plan)) {}
+  PlanRun(PlanOp plan, bool mscclLimits, int64_t depth)
+      : plan(plan), mscclLimits(mscclLimits), depth(depth),
+        state(CollectiveShape::of(plan)) {}
 
   LogicalResult run();
 
@@ -77,6 +78,7 @@ private:
 
   PlanOp plan;
   bool mscclLimits;
+  size_t depth; // FIFO slots per connection
   SymbolicState state;
   std::vector<Threadblock> tbs;
   std::map<std::pair<int64_t, int64_t>, size_t> tbIndex; // (rank, id)
@@ -169,7 +171,7 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
   blocked = true;
   Fifo *out = e.sends ? &fifos[{tb.rank, tb.send, tb.channel}] : nullptr;
   auto finish = [&](SmallVector<uint32_t> values) {
-    if (out && !out->messages.empty()) {
+    if (out && out->messages.size() >= depth) {
       // Hold the slice: the receive side is already released.
       tb.holding = std::move(values);
       out->waiters.push_back(t);
@@ -306,7 +308,11 @@ struct CollVerifyPlanPass : coll::impl::CollVerifyPlanPassBase<CollVerifyPlanPas
         ok = false;
         continue;
       }
-      ok &= succeeded(PlanRun(plan, mscclLimits).run());
+      // Pipelined plans say how many slots they need (coll-pipeline).
+      int64_t depth = 1;
+      if (auto need = plan->getAttrOfType<IntegerAttr>("fifo_depth"))
+        depth = std::max<int64_t>(depth, need.getInt());
+      ok &= succeeded(PlanRun(plan, mscclLimits, depth).run());
     }
     if (!ok)
       signalPassFailure();

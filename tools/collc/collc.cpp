@@ -72,6 +72,12 @@ cl::opt<int64_t> messageSize(
     "message-size",
     cl::desc("Keep only the plan variant for this many bytes per rank (--emit=plan)"),
     cl::value_desc("bytes"), cl::init(-1), cl::cat(category));
+cl::opt<int64_t> pipelineDepth(
+    "pipeline", cl::desc("Split every chunk into this many pipelined sub-chunks"),
+    cl::value_desc("k"), cl::init(1), cl::cat(category));
+cl::opt<int64_t> instanceCount(
+    "instances", cl::desc("Run this many copies of the program on separate channels"),
+    cl::value_desc("k"), cl::init(1), cl::cat(category));
 cl::opt<bool> noVerify("no-verify",
                        cl::desc("Skip the proof that each algorithm implements its "
                                 "collective (to inspect a wrong program's IR)"),
@@ -199,6 +205,10 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   if (emit == Emit::Plan || emit == Emit::MscclXml) {
     PassManager pm(&context);
     pm.enableTiming(timing);
+    coll::CollPipelinePassOptions split;
+    split.pipeline = pipelineDepth;
+    split.instances = instanceCount;
+    pm.addPass(coll::createCollPipelinePass(split));
     pm.addPass(coll::createCollToRankStreamsPass());
     pm.addPass(coll::createCollFusePass());
     coll::CollSelectProtocolPassOptions select;
