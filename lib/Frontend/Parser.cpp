@@ -44,22 +44,37 @@ class Columns {
 public:
   explicit Columns(std::string_view text) : text(text) {
     starts.push_back(0);
-    for (size_t i = 0; i < text.size(); ++i)
-      if (text[i] == '\n')
+    ascii.push_back(true);
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '\n') {
         starts.push_back(i + 1);
+        ascii.push_back(true);
+      } else if (static_cast<unsigned char>(text[i]) >= 0x80) {
+        ascii.back() = false;
+      }
+    }
   }
 
   /// 1-based byte column of the 0-based code point `col` on 1-based `line`.
+  /// ASCII lines map directly; others resume from the last position asked
+  /// for, since tokens arrive in order, so a long line costs linear time.
   unsigned byteColumn(size_t line, size_t col) const {
-    if (line == 0 || line > starts.size())
+    if (line == 0 || line > starts.size() || ascii[line - 1])
       return col + 1;
-    size_t at = starts[line - 1];
-    for (size_t cp = 0; cp < col && at < text.size() && text[at] != '\n'; ++cp) {
-      ++at;
-      while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xc0) == 0x80)
-        ++at;
+    size_t start = starts[line - 1];
+    if (cacheLine != line || cacheCol > col) {
+      cacheLine = line;
+      cacheCol = 0;
+      cacheAt = start;
     }
-    return at - starts[line - 1] + 1;
+    while (cacheCol < col && cacheAt < text.size() && text[cacheAt] != '\n') {
+      ++cacheAt;
+      while (cacheAt < text.size() &&
+             (static_cast<unsigned char>(text[cacheAt]) & 0xc0) == 0x80)
+        ++cacheAt;
+      ++cacheCol;
+    }
+    return cacheAt - start + 1;
   }
 
   /// Line and byte column of byte `offset`.
@@ -71,6 +86,8 @@ public:
 private:
   std::string_view text;
   std::vector<size_t> starts;
+  std::vector<bool> ascii;
+  mutable size_t cacheLine = 0, cacheCol = 0, cacheAt = 0;
 };
 
 thread_local const Columns *columns = nullptr;
