@@ -59,6 +59,23 @@ def CollToRankStreamsPass : Pass<"coll-to-rank-streams", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
+def CollAssignChannelsPass : Pass<"coll-assign-channels", "::mlir::ModuleOp"> {
+  let summary = "Number channels densely and keep threadblocks within the limits";
+  let description = [{
+    Channels come from `@channel` and from instances; this pass renumbers the
+    ones a plan uses as 0, 1, ... in order of first use and checks the limits
+    of the runtime: at most `max-channels` channels (32, as MSCCL; NCCL's own
+    maximum is 64) and at most `max-threadblocks` threadblocks on a rank (one
+    CUDA block each, all co-resident: 128 leaves room on a 132-SM H100/H200).
+  }];
+  let options = [
+    Option<"maxChannels", "max-channels", "int64_t", /*default=*/"32", "Channels per plan">,
+    Option<"maxThreadblocks", "max-threadblocks", "int64_t", /*default=*/"128",
+           "Threadblocks per rank">
+  ];
+  let dependentDialects = ["::coll::CollDialect"];
+}
+
 def CollFusePass : Pass<"coll-fuse", "::mlir::ModuleOp"> {
   let summary = "Fuse receives with the sends and reductions that follow them";
   let description = [{

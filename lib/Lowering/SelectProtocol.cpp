@@ -43,6 +43,47 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
         return signalPassFailure();
   }
 
+  /// Sets protocol p on every threadblock that @protocol did not fix, after
+  /// spreading fixed protocols along connections: both ends of a connection
+  /// speak one protocol.
+  LogicalResult applyProtocol(PlanOp plan, Protocol p) {
+    // (rank, peer, channel, sends) -> threadblock
+    std::map<std::tuple<int64_t, int64_t, int64_t, bool>, ThreadblockOp> ends;
+    SmallVector<ThreadblockOp> all;
+    for (auto rank : plan.getBody().front().getOps<RankOp>())
+      for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
+        all.push_back(tb);
+        int64_t r = rank.getRankAttr().getInt(), ch = tb.getChannelAttr().getInt();
+        if (tb.getSendAttr())
+          ends[{r, tb.getSendAttr().getInt(), ch, true}] = tb;
+        if (tb.getRecvAttr())
+          ends[{r, tb.getRecvAttr().getInt(), ch, false}] = tb;
+      }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto &[key, tb] : ends) {
+        auto [r, peer, ch, sends] = key;
+        auto other = ends.find({peer, r, ch, !sends});
+        if (other == ends.end())
+          continue;
+        ProtocolAttr a = tb.getProtocolAttr(), b = other->second.getProtocolAttr();
+        if (a && b && a != b)
+          return tb.emitError() << "rank " << r << " and rank " << peer << " on channel " << ch
+                                << " need both " << stringifyProtocol(a.getValue()) << " and "
+                                << stringifyProtocol(b.getValue())
+                                << " from @protocol; put those statements on another channel";
+        if (a && !b) {
+          other->second.setProtocolAttr(a);
+          changed = true;
+        }
+      }
+    }
+    for (ThreadblockOp tb : all)
+      if (!tb.getProtocolAttr())
+        tb.setProtocolAttr(ProtocolAttr::get(&getContext(), p));
+    return success();
+  }
+
   /// The cost of `plan` with protocol p as a line in the message size.
   Line estimate(PlanOp plan, const Topology &topo, ArrayRef<int64_t> map, int p,
                 bool &allNVLink) {
@@ -165,9 +206,8 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
       variant.setSymName((plan.getSymName() + "_" + stringifyProtocol(p)).str());
       variant.setMinBytesAttr(builder.getI64IntegerAttr(lo));
       variant.setMaxBytesAttr(builder.getI64IntegerAttr(hi));
-      for (auto rank : variant.getBody().front().getOps<RankOp>())
-        for (auto tb : rank.getBody().front().getOps<ThreadblockOp>())
-          tb.setProtocolAttr(ProtocolAttr::get(&getContext(), p));
+      if (failed(applyProtocol(variant, p)))
+        return failure();
     }
     plan.erase();
     return success();

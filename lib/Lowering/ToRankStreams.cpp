@@ -43,6 +43,7 @@ struct Step {
   uint64_t level, order, sub;
   Location loc;
   int tb = -1, pos = -1;
+  ProtocolAttr protocol; // from the statement's @protocol
 
   bool receives() const { return kind == StepKind::Recv || kind == StepKind::RecvReduceCopy; }
   auto key() const { return std::make_tuple(level, order, sub); }
@@ -77,6 +78,7 @@ private:
   CollectiveShape shape;
   SlotLayout slots;
   std::deque<Step> all; // stable addresses
+  ProtocolAttr protocol; // of the op being lowered
   uint64_t sub = 0;
 
   struct Threadblock {
@@ -93,6 +95,7 @@ private:
 Step &Lowering::add(StepKind kind, int64_t rank, Location loc, uint64_t level,
                     uint64_t order, int64_t channel) {
   all.push_back(Step{kind, rank, -1, channel, {}, {}, {}, level, order, sub++, loc});
+  all.back().protocol = protocol;
   return all.back();
 }
 
@@ -157,10 +160,12 @@ void Lowering::lowerOps() {
       dst = copy.getDst();
       srcs.push_back(copy.getSrc());
       channel = copy.getChannelAttr();
+      protocol = copy.getProtocolAttr();
     } else if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
       dst = reduce.getDst();
       srcs.append(reduce.getSources().begin(), reduce.getSources().end());
       channel = reduce.getChannelAttr();
+      protocol = reduce.getProtocolAttr();
     } else {
       continue;
     }
@@ -423,9 +428,24 @@ PlanOp Lowering::run() {
     for (size_t t = 0; t < tbs[r].size(); ++t) {
       Threadblock &tb = tbs[r][t];
       auto opt = [&](int64_t v) { return v < 0 ? IntegerAttr() : inRank.getI64IntegerAttr(v); };
+      // A threadblock runs one protocol: that of its @protocol statements.
+      ProtocolAttr forced;
+      for (Step *s : tb.steps)
+        if (s->protocol) {
+          if (forced && forced != s->protocol) {
+            emitError(s->loc) << "@protocol(" << stringifyProtocol(s->protocol.getValue())
+                                      << ") conflicts with @protocol("
+                                      << stringifyProtocol(forced.getValue())
+                                      << ") of another statement on the same threadblock of rank "
+                              << r << "; put them on different channels";
+            plan.erase();
+            return nullptr;
+          }
+          forced = s->protocol;
+        }
       auto tbOp = ThreadblockOp::create(inRank, alg.getLoc(), inRank.getI64IntegerAttr(t),
                                         opt(tb.recv), opt(tb.send),
-                                        inRank.getI64IntegerAttr(tb.channel), ProtocolAttr());
+                                        inRank.getI64IntegerAttr(tb.channel), forced);
       OpBuilder b = OpBuilder::atBlockEnd(&tbOp.getBody().emplaceBlock());
       for (Step *s : tb.steps) {
         auto it = deps.find(s);
@@ -458,8 +478,10 @@ namespace {
 struct CollToRankStreamsPass : coll::impl::CollToRankStreamsPassBase<CollToRankStreamsPass> {
   void runOnOperation() override {
     for (auto alg : llvm::make_early_inc_range(getOperation().getOps<AlgorithmOp>())) {
-      Lowering(alg).run();
+      PlanOp plan = Lowering(alg).run();
       alg.erase();
+      if (!plan)
+        return signalPassFailure();
     }
   }
 };

@@ -210,6 +210,7 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     split.instances = instanceCount;
     pm.addPass(coll::createCollPipelinePass(split));
     pm.addPass(coll::createCollToRankStreamsPass());
+    pm.addPass(coll::createCollAssignChannelsPass());
     pm.addPass(coll::createCollFusePass());
     coll::CollSelectProtocolPassOptions select;
     select.topology = topology;
