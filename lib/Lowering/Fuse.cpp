@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <deque>
 
@@ -131,6 +132,13 @@ struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
       return false;
     };
 
+    llvm::DenseSet<std::pair<int64_t, int64_t>> waitedOn; // (tb id, step)
+    for (auto &steps : tbs)
+      for (Operation *op : steps)
+        if (auto deps = stepEffects(op)->deps)
+          for (size_t d = 0; d + 1 < deps.size(); d += 2)
+            waitedOn.insert({deps[d], deps[d + 1]});
+
     // Fuse within each threadblock, remembering where each old step went.
     SmallVector<SmallVector<int64_t>> newPos(tbs.size());
     for (size_t t = 0; t < tbs.size(); ++t) {
@@ -140,7 +148,9 @@ struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
       for (size_t p = 0; p < steps.size(); ++p) {
         newPos[t][p] = out;
         auto send = p + 1 < steps.size() ? llvm::dyn_cast<SendOp>(steps[p + 1]) : SendOp();
-        bool fusable = send && !send.getDepsAttr();
+        // A receive that other threadblocks wait for must not also wait for
+        // room to send: that could close a cycle.
+        bool fusable = send && !send.getDepsAttr() && !waitedOn.contains({ids[t], int64_t(p)});
         if (fusable) {
           OpBuilder b(steps[p]);
           Operation *fused = nullptr;

@@ -193,6 +193,13 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
       int64_t from = i == 0 ? 0 : llvm::alignTo(int64_t(lo), 4096);
       if (!ranges.empty() && std::get<2>(ranges.back()) == best)
         continue;
+      // Rounding can close a range entirely; the later protocol wins there.
+      if (!ranges.empty() && from <= std::get<0>(ranges.back())) {
+        std::get<2>(ranges.back()) = best;
+        if (ranges.size() > 1 && std::get<2>(ranges[ranges.size() - 2]) == best)
+          ranges.pop_back();
+        continue;
+      }
       if (!ranges.empty())
         std::get<1>(ranges.back()) = from;
       ranges.push_back({from, kNoLimit, best});

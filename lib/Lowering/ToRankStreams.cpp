@@ -88,6 +88,8 @@ private:
   std::vector<std::vector<Threadblock>> tbs; // per rank
   /// A receive -> the send that forwards what it wrote, in one threadblock.
   llvm::DenseMap<Step *, Step *> partner;
+  bool pairing = true;
+  bool mayDeadlock() const;
 };
 
 } // namespace
@@ -237,7 +239,8 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
             if (free && !classes.isEquivalent(a, b))
               classes.unionSets(a, b);
             if (classes.isEquivalent(a, b))
-              partner[r] = s;
+              if (pairing)
+                partner[r] = s;
           }
         }
       }
@@ -340,11 +343,12 @@ void Lowering::orderThreadblock(Threadblock &tb) {
     if (pick == units.size()) {
       // The paired receive at the head of its order waits for a send that
       // is not yet due: split the pair.
-      for (Unit &u : units)
-        if (u.recv == recvHead && u.send) {
-          units.push_back({nullptr, u.send, nullptr});
-          partner.erase(u.recv);
-          u.send = nullptr;
+      for (size_t i = 0; i < units.size(); ++i)
+        if (units[i].recv == recvHead && units[i].send) {
+          Step *send = units[i].send;
+          partner.erase(units[i].recv);
+          units[i].send = nullptr;
+          units.push_back({nullptr, send, nullptr}); // may reallocate: last
           break;
         }
       continue;
@@ -360,6 +364,50 @@ void Lowering::orderThreadblock(Threadblock &tb) {
   tb.steps = std::move(ordered);
 }
 
+bool Lowering::mayDeadlock() const {
+  // Threadblocks run their sends and receives in order over FIFOs of the
+  // plan's depth; a receive frees its slot before the next step may wait to
+  // send, as the fused primitives do.
+  size_t depth = 1;
+  if (auto d = alg->getAttrOfType<IntegerAttr>("fifo_depth"))
+    depth = std::max<int64_t>(1, d.getInt());
+  std::vector<std::pair<const Threadblock *, size_t>> run; // threadblock, next step
+  for (const auto &rank : tbs)
+    for (const Threadblock &tb : rank)
+      run.push_back({&tb, 0});
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<size_t, SmallVector<size_t>>> fifo;
+  std::deque<size_t> ready;
+  for (size_t i = 0; i < run.size(); ++i)
+    ready.push_back(i);
+  while (!ready.empty()) {
+    size_t i = ready.front();
+    ready.pop_front();
+    auto &[tb, next] = run[i];
+    while (next < tb->steps.size()) {
+      const Step *s = tb->steps[next];
+      auto key = s->receives() ? std::make_tuple(s->peer, s->rank, s->channel)
+                               : std::make_tuple(s->rank, s->peer, s->channel);
+      if (s->peer >= 0) {
+        auto &[count, waiters] = fifo[key];
+        bool blocked = s->receives() ? count == 0 : count >= depth;
+        if (blocked) {
+          waiters.push_back(i);
+          break;
+        }
+        count += s->receives() ? -1 : 1;
+        for (size_t w : waiters)
+          ready.push_back(w);
+        waiters.clear();
+      }
+      ++next;
+    }
+  }
+  for (auto &[tb, next] : run)
+    if (next < tb->steps.size())
+      return true;
+  return false;
+}
+
 PlanOp Lowering::run() {
   lowerOps();
   int64_t ranks = shape.ranks;
@@ -371,6 +419,16 @@ PlanOp Lowering::run() {
     std::stable_sort(byRank[r].begin(), byRank[r].end(),
                      [](const Step *a, const Step *b) { return a->key() < b->key(); });
     assignThreadblocks(r, byRank[r]);
+  }
+  // Ordering for fusion lets a threadblock run a step before one with a
+  // smaller key. If that can stall the connections, fall back to key order,
+  // which cannot (every wait points to a smaller key).
+  if (!partner.empty() && mayDeadlock()) {
+    pairing = false;
+    partner.clear();
+    tbs.assign(ranks, {});
+    for (int64_t r = 0; r < ranks; ++r)
+      assignThreadblocks(r, byRank[r]);
   }
 
   OpBuilder builder(alg);

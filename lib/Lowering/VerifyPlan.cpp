@@ -39,11 +39,17 @@ struct Threadblock {
   SmallVector<size_t, 2> waiters; // threadblocks blocked on this one's progress
   /// The current step has received and computed, and waits for room to send.
   std::optional<SmallVector<uint32_t>> holding;
+  /// Vector clock over the rank's threadblocks (by local index): how many
+  /// steps of each are known to have finished; and its value after each step.
+  size_t local = 0;
+  SmallVector<uint32_t> clock;
+  std::vector<SmallVector<uint32_t>> after;
 };
 
 struct Message {
   SmallVector<uint32_t> values;
   Operation *sender;
+  std::string from; // rank, threadblock and step of the sender
 };
 
 /// (from, to, channel)
@@ -85,6 +91,11 @@ private:
   std::map<ConnectionKey, Fifo> fifos;
   std::deque<size_t> ready;
   std::vector<Operation *> writers;
+  /// The last step to write each slot and the steps that read it since, as
+  /// (threadblock, step), to find accesses that nothing orders.
+  llvm::DenseMap<uint64_t, std::pair<size_t, size_t>> lastWrite;
+  llvm::DenseMap<uint64_t, SmallVector<std::pair<size_t, size_t>, 2>> readsSince;
+  LogicalResult checkOrdered(size_t t, Operation *op, const StepEffects &e);
 };
 
 } // namespace
@@ -95,8 +106,10 @@ LogicalResult PlanRun::collect() {
   std::map<int64_t, std::pair<int, int>> perChannel; // channel -> max send, recv tbs
   for (auto rank : plan.getBody().front().getOps<RankOp>()) {
     std::map<int64_t, std::pair<int, int>> mine;
+    size_t firstOfRank = tbs.size();
     for (auto tbOp : rank.getBody().front().getOps<ThreadblockOp>()) {
       Threadblock tb;
+      tb.local = tbs.size() - firstOfRank;
       tb.rank = rank.getRankAttr().getInt();
       tb.id = tbOp.getIdAttr().getInt();
       tb.recv = tbOp.getRecvAttr() ? tbOp.getRecvAttr().getInt() : -1;
@@ -131,6 +144,10 @@ LogicalResult PlanRun::collect() {
                                 << tb.steps.size()
                                 << " steps; the MSCCL runtime allows 256";
       tbs.push_back(std::move(tb));
+    }
+    for (size_t t = firstOfRank; t < tbs.size(); ++t) {
+      tbs[t].clock.assign(tbs.size() - firstOfRank, 0);
+      tbs[t].after.resize(tbs[t].steps.size());
     }
     for (auto &[channel, counts] : mine) {
       auto &most = perChannel[channel];
@@ -178,10 +195,12 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
       return;
     }
     if (out) {
-      out->messages.push_back({std::move(values), op});
+      out->messages.push_back({std::move(values), op, where(tb, tb.next)});
       wake(out->waiters);
     }
     tb.holding.reset();
+    tb.clock[tb.local] = tb.next + 1;
+    tb.after[tb.next] = tb.clock;
     ++tb.next;
     wake(tb.waiters);
     blocked = false;
@@ -206,6 +225,17 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
     in->waiters.push_back(t);
     return success();
   }
+  if (e.deps) {
+    ArrayRef<int64_t> deps = e.deps.asArrayRef();
+    for (size_t d = 0; d + 1 < deps.size(); d += 2) {
+      const SmallVector<uint32_t> &seen =
+          tbs[tbIndex.at({tb.rank, deps[d]})].after[deps[d + 1]];
+      for (size_t k = 0; k < seen.size(); ++k)
+        tb.clock[k] = std::max(tb.clock[k], seen[k]);
+    }
+  }
+  if (failed(checkOrdered(t, op, e)))
+    return failure();
 
   const SlotLayout &slots = state.layout();
   int64_t count = e.writes ? e.writes.getCount() : e.reads[0].getCount();
@@ -223,6 +253,9 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
       return failure();
     }
   }
+  if (e.writes && slots.isReadOnly(e.writes))
+    return op->emitError() << where(tb, tb.next) << " writes " << chunkName(e.writes, 0)
+                           << ", but 'in' is read-only in a collective that is not in place";
   writers.push_back(op);
   SmallVector<uint32_t> result(count);
   SmallVector<uint32_t, 4> terms;
@@ -261,6 +294,41 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
   return success();
 }
 
+LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, const StepEffects &e) {
+  Threadblock &tb = tbs[t];
+  const SlotLayout &slots = state.layout();
+  auto ordered = [&](std::pair<size_t, size_t> other) {
+    return other.first == t || tb.clock[tbs[other.first].local] > other.second;
+  };
+  auto race = [&](ChunkAttr c, int64_t k, std::pair<size_t, size_t> other) {
+    return op->emitError() << "race: " << where(tb, tb.next) << " and "
+                           << where(tbs[other.first], other.second) << " both access "
+                           << chunkName(c, k)
+                           << " and nothing orders them; add a dependency";
+  };
+  for (ChunkAttr c : e.reads)
+    for (int64_t k = 0; k < c.getCount(); ++k) {
+      uint64_t slot = slots.slot(c, k);
+      auto w = lastWrite.find(slot);
+      if (w != lastWrite.end() && !ordered(w->second))
+        return race(c, k, w->second);
+      readsSince[slot].push_back({t, tb.next});
+    }
+  if (e.writes)
+    for (int64_t k = 0; k < e.writes.getCount(); ++k) {
+      uint64_t slot = slots.slot(e.writes, k);
+      auto w = lastWrite.find(slot);
+      if (w != lastWrite.end() && !ordered(w->second))
+        return race(e.writes, k, w->second);
+      for (auto reader : readsSince[slot])
+        if (!ordered(reader))
+          return race(e.writes, k, reader);
+      readsSince[slot].clear();
+      lastWrite[slot] = {t, tb.next};
+    }
+  return success();
+}
+
 LogicalResult PlanRun::run() {
   if (failed(collect()))
     return failure();
@@ -292,7 +360,7 @@ LogicalResult PlanRun::run() {
   for (auto &[key, fifo] : fifos)
     if (!fifo.messages.empty())
       return fifo.messages.front().sender->emitError()
-             << "rank " << std::get<0>(key) << " sends to rank " << std::get<1>(key)
+             << fifo.messages.front().from << " sends to rank " << std::get<1>(key)
              << " on channel " << std::get<2>(key) << " a message nobody receives";
   return state.checkPostcondition(plan, [&](uint32_t w) { return writers[w - 1]->getLoc(); });
 }

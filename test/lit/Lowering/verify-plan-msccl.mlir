@@ -1395,7 +1395,7 @@ coll.plan @steps257 : allgather ranks(2) chunks(128) {
       coll.recv -> out[0][254]
       coll.send in[0][127]
       coll.recv -> out[0][255]
-      coll.local_copy in[0][0] -> out[0][0]
+      coll.local_copy in[0][0] -> out[0][0] deps(1:0)
     }
     coll.threadblock 1 channel(0) {
       coll.local_copy in[0][0:128] -> out[0][0:128]

@@ -11,7 +11,7 @@ coll.plan @missing_recv : allgather ranks(2) chunks(1) {
   coll.rank 0 {
     coll.threadblock 0 recv(1) send(1) channel(0) {
       coll.send in[0][0]
-      // expected-error@+1 {{rank 0 sends to rank 1 on channel 0 a message nobody receives}}
+      // expected-error@+1 {{(send) sends to rank 1 on channel 0 a message nobody receives}}
       coll.send in[0][0]
       coll.recv -> out[0][1]
     }
@@ -153,7 +153,7 @@ coll.plan @head_on : allgather ranks(2) chunks(2) {
 coll.plan @no_receiver : allgather ranks(2) chunks(1) {
   coll.rank 0 {
     coll.threadblock 0 send(1) channel(0) {
-      // expected-error@+1 {{rank 0 sends to rank 1 on channel 0 a message nobody receives}}
+      // expected-error@+1 {{(send) sends to rank 1 on channel 0 a message nobody receives}}
       coll.send in[0][0]
     }
   }
