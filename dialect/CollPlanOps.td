@@ -73,17 +73,23 @@ def Coll_ThreadblockOp : Coll_Op<"threadblock", [
   let summary = "one CUDA block: ordered steps on one channel";
   let description = [{
     Receives only from `recv` and sends only to `send` (absent when it does
-    not), on `channel`, with `protocol` on its connections.
+    not), on `channel`, with `protocol` on its connections. `direct_recv` /
+    `direct_send`: that connection moves data by load/store in the peer's
+    registered buffer window (NVLink P2P or a symmetric LSA window) instead
+    of through FIFO slots, with the same step-by-step handshake.
   }];
   let arguments = (ins I64Attr:$id,
                        OptionalAttr<I64Attr>:$recv,
                        OptionalAttr<I64Attr>:$send,
                        I64Attr:$channel,
-                       OptionalAttr<Coll_ProtocolAttr>:$protocol);
+                       OptionalAttr<Coll_ProtocolAttr>:$protocol,
+                       UnitAttr:$direct_recv,
+                       UnitAttr:$direct_send);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $id (`recv` `(` $recv^ `)`)? (`send` `(` $send^ `)`)? `channel` `(` $channel `)`
-    (`protocol` `(` $protocol^ `)`)? attr-dict-with-keyword $body
+    (`protocol` `(` $protocol^ `)`)? (`direct_recv` $direct_recv^)?
+    (`direct_send` $direct_send^)? attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
 }

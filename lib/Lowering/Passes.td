@@ -108,7 +108,9 @@ def CollSelectProtocolPass : Pass<"coll-select-protocol", "::mlir::ModuleOp"> {
     Option<"protocol", "protocol", "std::string", /*default=*/"\"\"",
            "Force Simple, LL or LL128">,
     Option<"messageSize", "message-size", "int64_t", /*default=*/"-1",
-           "Keep only the variant for this many bytes per rank">
+           "Keep only the variant for this many bytes per rank">,
+    Option<"direct", "direct", "bool", /*default=*/"true",
+           "Use direct load/store on NVLink switch connections running Simple">
   ];
   let dependentDialects = ["::coll::CollDialect"];
 }

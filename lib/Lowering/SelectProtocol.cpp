@@ -84,6 +84,34 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
     return success();
   }
 
+  /// Marks direct each connection that joins two GPUs of one NVLink switch
+  /// domain and runs Simple at both ends: there the sender can store straight
+  /// into the receiver's buffer window.
+  void markDirect(PlanOp plan, const Topology &topo, ArrayRef<int64_t> map) {
+    std::map<std::tuple<int64_t, int64_t, int64_t>, ThreadblockOp> senders, receivers;
+    for (auto rank : plan.getBody().front().getOps<RankOp>())
+      for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
+        int64_t r = rank.getRankAttr().getInt(), ch = tb.getChannelAttr().getInt();
+        if (tb.getSendAttr())
+          senders[{r, tb.getSendAttr().getInt(), ch}] = tb;
+        if (tb.getRecvAttr())
+          receivers[{tb.getRecvAttr().getInt(), r, ch}] = tb;
+      }
+    auto simple = [](ThreadblockOp tb) {
+      return tb.getProtocolAttr() && tb.getProtocolAttr().getValue() == Protocol::Simple;
+    };
+    for (auto &[key, from] : senders) {
+      auto to = receivers.find(key);
+      auto [a, b, ch] = key;
+      if (to == receivers.end() || !simple(from) || !simple(to->second) ||
+          topo.nvlink != Topology::NVLinkKind::Switch ||
+          topo.linkClass(map[a], map[b]) != LinkClass::NVLink)
+        continue;
+      from.setDirectSend(true);
+      to->second.setDirectRecv(true);
+    }
+  }
+
   /// The cost of `plan` with protocol p as a line in the message size.
   Line estimate(PlanOp plan, const Topology &topo, ArrayRef<int64_t> map, int p,
                 bool &allNVLink) {
@@ -215,6 +243,8 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
       variant.setMaxBytesAttr(builder.getI64IntegerAttr(hi));
       if (failed(applyProtocol(variant, p)))
         return failure();
+      if (direct)
+        markDirect(variant, *topo, map);
     }
     plan.erase();
     return success();

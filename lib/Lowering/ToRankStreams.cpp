@@ -503,7 +503,8 @@ PlanOp Lowering::run() {
         }
       auto tbOp = ThreadblockOp::create(inRank, alg.getLoc(), inRank.getI64IntegerAttr(t),
                                         opt(tb.recv), opt(tb.send),
-                                        inRank.getI64IntegerAttr(tb.channel), forced);
+                                        inRank.getI64IntegerAttr(tb.channel), forced,
+                                        UnitAttr(), UnitAttr());
       OpBuilder b = OpBuilder::atBlockEnd(&tbOp.getBody().emplaceBlock());
       for (Step *s : tb.steps) {
         auto it = deps.find(s);

@@ -154,7 +154,7 @@ LogicalResult PlanRun::collect() {
       most = {std::max(most.first, counts.first), std::max(most.second, counts.second)};
     }
   }
-  // Both ends of a connection must use one protocol.
+  // Both ends of a connection must use one protocol and one transfer mode.
   for (auto &[key, from] : sender) {
     auto to = receiver.find(key);
     if (to == receiver.end())
@@ -165,6 +165,10 @@ LogicalResult PlanRun::collect() {
       return b.emitError() << "rank " << tbs[to->second].rank << ", threadblock "
                            << tbs[to->second].id << " receives from rank "
                            << std::get<0>(key) << " with another protocol than its sender";
+    if (a.getDirectSend() != b.getDirectRecv())
+      return b.emitError() << "rank " << tbs[to->second].rank << ", threadblock "
+                           << tbs[to->second].id << " and its sender, rank "
+                           << std::get<0>(key) << ", disagree on direct transfer";
   }
   if (mscclLimits) {
     if (perChannel.size() > 32 || (!perChannel.empty() && perChannel.rbegin()->first >= 32))
