@@ -11,6 +11,7 @@ usage: bench/compile_time.py [--collc build/bin/collc] [--ranks 8,16,...]
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -27,9 +28,8 @@ def run(collc, source, ranks):
                             text=True)
     out, err = proc.communicate()
     wall = time.monotonic() - start
-    # wait4 inside communicate() has reaped the child; its peak RSS is the
-    # maximum over children so far, which grows with the rank count here.
-    import resource
+    # The peak RSS of children is a maximum over all so far; it grows with
+    # the rank count here, so it is this run's.
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if proc.returncode != 0 or "verified" not in out:
         sys.exit(f"collc failed at {ranks} ranks:\n{out}{err}")

@@ -132,6 +132,21 @@ PhysicalRange coll::physicalRange(Collective c, int64_t chunks, bool inplace,
   return r;
 }
 
+std::optional<TransferChunks> coll::transferChunks(Operation *op) {
+  TransferChunks t;
+  if (auto copy = llvm::dyn_cast<CopyOp>(op)) {
+    t = {copy.getDst(), {copy.getSrc()}, copy.getChannelAttr(), copy.getPipelineAttr(),
+         copy.getProtocolAttr()};
+  } else if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+    t = {reduce.getDst(), {}, reduce.getChannelAttr(), reduce.getPipelineAttr(),
+         reduce.getProtocolAttr()};
+    t.srcs.append(reduce.getSources().begin(), reduce.getSources().end());
+  } else {
+    return std::nullopt;
+  }
+  return t;
+}
+
 std::optional<int64_t> AlgorithmOp::getBufferSize(StringRef name) {
   return bufferSize(getCollective(), getRanks(), getChunks(), getScratchAttr(), name);
 }

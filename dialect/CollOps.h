@@ -36,6 +36,17 @@ struct PhysicalRange {
 };
 PhysicalRange physicalRange(Collective c, int64_t chunks, bool inplace, ChunkAttr chunk);
 
+/// What a global-view op moves: `dst` <- the reduction of `srcs` (one source
+/// for coll.copy), with the op's annotations.
+struct TransferChunks {
+  ChunkAttr dst;
+  llvm::SmallVector<ChunkAttr, 4> srcs;
+  mlir::IntegerAttr channel, pipeline;
+  ProtocolAttr protocol;
+};
+/// The chunks of a coll.copy or coll.reduce; nullopt for any other op.
+std::optional<TransferChunks> transferChunks(mlir::Operation *op);
+
 /// What a rank-stream step does: whether it receives from its threadblock's
 /// receive peer and sends to its send peer, the local chunks it reads (its
 /// reduction operands, or what it sends) and the chunks it writes.

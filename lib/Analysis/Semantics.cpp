@@ -35,20 +35,13 @@ LogicalResult coll::verifySemantics(AlgorithmOp alg) {
   SymbolicState state(shape);
   const SlotLayout &layout = state.layout();
   std::vector<Operation *> ops; // writer id - 1 -> op, for notes
-  SmallVector<ChunkAttr, 4> srcs;
   SmallVector<uint32_t, 4> read;
   for (Operation &op : alg.getBody().front()) {
-    ChunkAttr dst;
-    srcs.clear();
-    if (auto copy = llvm::dyn_cast<CopyOp>(op)) {
-      dst = copy.getDst();
-      srcs.push_back(copy.getSrc());
-    } else if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
-      dst = reduce.getDst();
-      srcs.append(reduce.getSources().begin(), reduce.getSources().end());
-    } else {
+    std::optional<TransferChunks> t = transferChunks(&op);
+    if (!t)
       continue;
-    }
+    ChunkAttr dst = t->dst;
+    ArrayRef<ChunkAttr> srcs = t->srcs;
     ops.push_back(&op);
     if (layout.isReadOnly(dst))
       return op.emitError() << "writes " << chunkName(dst, 0)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/CollOps.h"
+#include "lib/Analysis/Traffic.h"
 #include "lib/Lowering/Passes.h"
 #include "lib/Synthesis/CostModel.h"
 
@@ -31,21 +32,8 @@ namespace {
 using Traffic = std::vector<SmallVector<std::pair<int64_t, double>, 4>>;
 
 Traffic trafficOf(AlgorithmOp alg) {
-  llvm::DenseMap<std::pair<int64_t, int64_t>, double> pairs;
-  auto add = [&](ChunkAttr src, ChunkAttr dst) {
-    if (src.getRank() != dst.getRank())
-      pairs[{std::min(src.getRank(), dst.getRank()), std::max(src.getRank(), dst.getRank())}] +=
-          dst.getCount();
-  };
-  for (Operation &op : alg.getBody().front()) {
-    if (auto copy = llvm::dyn_cast<CopyOp>(op))
-      add(copy.getSrc(), copy.getDst());
-    else if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
-      for (ChunkAttr src : reduce.getSources())
-        add(src, reduce.getDst());
-  }
   Traffic traffic(alg.getRanks());
-  for (auto &[key, chunks] : pairs) {
+  for (auto &[key, chunks] : rankPairTraffic(alg)) {
     traffic[key.first].push_back({key.second, chunks});
     traffic[key.second].push_back({key.first, chunks});
   }

@@ -39,56 +39,50 @@ struct CollPipelinePass : coll::impl::CollPipelinePassBase<CollPipelinePass> {
 
   LogicalResult split(AlgorithmOp alg) {
     Block &body = alg.getBody().front();
+    SmallVector<std::pair<Operation *, TransferChunks>> old;
     int64_t depth = pipeline, channels = 1;
-    for (Operation &op : body) {
-      if (auto p = op.getAttrOfType<IntegerAttr>("pipeline"))
-        depth = std::lcm(depth, p.getInt());
-      if (auto c = op.getAttrOfType<IntegerAttr>("channel"))
-        channels = std::max(channels, c.getInt() + 1);
-    }
+    int64_t widest = 1; // chunks of the widest op, each to become a message
+    for (Operation &op : body)
+      if (std::optional<TransferChunks> t = transferChunks(&op)) {
+        if (t->pipeline)
+          depth = std::lcm(depth, t->pipeline.getInt());
+        if (t->channel)
+          channels = std::max(channels, t->channel.getInt() + 1);
+        widest = std::max(widest, t->dst.getCount());
+        old.push_back({&op, *t});
+      }
     int64_t factor = depth * instances;
     if (factor == 1)
       return success();
     if (factor > (int64_t(1) << 40) / (int64_t(alg.getChunks()) * int64_t(alg.getRanks())))
       return alg.emitError() << "pipeline x instances = " << factor << " is too large";
 
-    int64_t widest = 1; // chunks of the widest op, each now its own message
-    for (Operation &op : body)
-      widest = std::max<int64_t>(widest, llvm::isa<CopyOp>(op)
-                                             ? llvm::cast<CopyOp>(op).getDst().getCount()
-                                             : llvm::cast<ReduceOp>(op).getDst().getCount());
     MLIRContext *ctx = &getContext();
-    OpBuilder b(ctx);
-    auto sub = [&](ChunkAttr c, int64_t chunk, int64_t from, int64_t count) {
-      return ChunkAttr::get(ctx, c.getBuffer(), c.getRank(), chunk * factor + from, count);
-    };
-    SmallVector<Operation *> old;
-    for (Operation &op : body)
-      old.push_back(&op);
-    b.setInsertionPointToEnd(&body);
+    OpBuilder b = OpBuilder::atBlockEnd(&body);
     for (int64_t j = 0; j < instances; ++j) {
-      for (Operation *op : old) {
-        auto p = op->getAttrOfType<IntegerAttr>("pipeline");
-        int64_t pieces = p ? p.getInt() : pipeline, width = depth / pieces;
-        auto channel = op->getAttrOfType<IntegerAttr>("channel");
-        IntegerAttr ch = b.getI64IntegerAttr((channel ? channel.getInt() : 0) + j * channels);
-        auto protocol = op->getAttrOfType<ProtocolAttr>("protocol");
-        ChunkAttr dst = llvm::isa<CopyOp>(op) ? llvm::cast<CopyOp>(op).getDst()
-                                              : llvm::cast<ReduceOp>(op).getDst();
-        for (int64_t t = 0; t < dst.getCount(); ++t)
+      for (auto &[op, t] : old) {
+        int64_t pieces = t.pipeline ? t.pipeline.getInt() : int64_t(pipeline);
+        int64_t width = depth / pieces;
+        IntegerAttr ch =
+            b.getI64IntegerAttr((t.channel ? t.channel.getInt() : 0) + j * channels);
+        for (int64_t k = 0; k < t.dst.getCount(); ++k)
           for (int64_t q = 0; q < pieces; ++q) {
+            // Chunk k of the op, piece q of instance j.
             int64_t from = j * depth + q * width;
-            auto place = [&](ChunkAttr c) { return sub(c, c.getIndex() + t, from, width); };
+            auto place = [&](ChunkAttr c) {
+              return ChunkAttr::get(ctx, c.getBuffer(), c.getRank(),
+                                    (c.getIndex() + k) * factor + from, width);
+            };
             Operation *made;
-            if (auto copy = llvm::dyn_cast<CopyOp>(op)) {
-              made = CopyOp::create(b, op->getLoc(), place(copy.getSrc()), place(dst), ch,
-                                    protocol, IntegerAttr());
+            if (llvm::isa<CopyOp>(op)) {
+              made = CopyOp::create(b, op->getLoc(), place(t.srcs[0]), place(t.dst), ch,
+                                    t.protocol, IntegerAttr());
             } else {
               SmallVector<Attribute> srcs;
-              for (ChunkAttr s : llvm::cast<ReduceOp>(op).getSources())
-                srcs.push_back(place(s));
-              made = ReduceOp::create(b, op->getLoc(), b.getArrayAttr(srcs), place(dst), ch,
-                                      protocol, IntegerAttr());
+              for (ChunkAttr src : t.srcs)
+                srcs.push_back(place(src));
+              made = ReduceOp::create(b, op->getLoc(), b.getArrayAttr(srcs), place(t.dst), ch,
+                                      t.protocol, IntegerAttr());
             }
             // Piece q starts q steps late: a wavefront, so that a rank
             // forwards piece q before it sends piece q + 1.
@@ -97,7 +91,7 @@ struct CollPipelinePass : coll::impl::CollPipelinePassBase<CollPipelinePass> {
           }
       }
     }
-    for (Operation *op : old)
+    for (auto &[op, t] : old)
       op->erase();
     alg.setChunksAttr(b.getI64IntegerAttr(alg.getChunks() * factor));
     // A rank may inject every piece of its own data before it can forward

@@ -153,24 +153,14 @@ void Lowering::lowerOps() {
   // Dependency depth of every op over the chunk slots it reads and writes.
   std::vector<uint32_t> written(slots.size(), 0), read(slots.size(), 0);
   uint64_t order = 0;
-  SmallVector<ChunkAttr, 4> srcs;
   for (Operation &op : alg.getBody().front()) {
-    ChunkAttr dst;
-    srcs.clear();
-    IntegerAttr channel;
-    if (auto copy = llvm::dyn_cast<CopyOp>(op)) {
-      dst = copy.getDst();
-      srcs.push_back(copy.getSrc());
-      channel = copy.getChannelAttr();
-      protocol = copy.getProtocolAttr();
-    } else if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
-      dst = reduce.getDst();
-      srcs.append(reduce.getSources().begin(), reduce.getSources().end());
-      channel = reduce.getChannelAttr();
-      protocol = reduce.getProtocolAttr();
-    } else {
+    std::optional<TransferChunks> t = transferChunks(&op);
+    if (!t)
       continue;
-    }
+    ChunkAttr dst = t->dst;
+    ArrayRef<ChunkAttr> srcs = t->srcs;
+    IntegerAttr channel = t->channel;
+    protocol = t->protocol;
     uint32_t level = 0;
     for (int64_t k = 0; k < dst.getCount(); ++k) {
       for (ChunkAttr s : srcs)

@@ -8,6 +8,7 @@
 
 #include "dialect/CollOps.h"
 #include "lib/Analysis/Passes.h"
+#include "lib/Analysis/Traffic.h"
 #include "lib/Frontend/Elaborate.h"
 #include "lib/Lowering/Passes.h"
 #include "lib/Synthesis/Topology.h"
@@ -25,7 +26,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
-#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -134,20 +134,10 @@ void printRankMap(ModuleOp module, llvm::raw_ostream &os) {
       os << "  rank " << rank << " -> gpu " << gpu << " (node " << g.node << ", local "
          << g.local << ", nic " << g.nic << ")\n";
     }
-    std::set<std::pair<int64_t, int64_t>> links;
-    for (Operation &op : alg.getBody().front()) {
-      auto add = [&](coll::ChunkAttr a, coll::ChunkAttr b) {
-        if (a.getRank() != b.getRank())
-          links.insert({std::min(a.getRank(), b.getRank()), std::max(a.getRank(), b.getRank())});
-      };
-      if (auto copy = llvm::dyn_cast<coll::CopyOp>(op))
-        add(copy.getSrc(), copy.getDst());
-      else if (auto reduce = llvm::dyn_cast<coll::ReduceOp>(op))
-        for (coll::ChunkAttr src : reduce.getSources())
-          add(src, reduce.getDst());
-    }
+    auto links = coll::rankPairTraffic(alg);
     int inter = 0, crossRail = 0;
-    for (auto [a, b] : links) {
+    for (auto &[pair, chunks] : links) {
+      auto [a, b] = pair;
       int ga = map[a], gb = map[b];
       if (topo->gpus[ga].node != topo->gpus[gb].node) {
         ++inter;
