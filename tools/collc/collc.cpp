@@ -12,7 +12,9 @@
 #include "lib/Frontend/Elaborate.h"
 #include "lib/Lowering/Passes.h"
 #include "lib/Synthesis/Topology.h"
+#include "lib/Target/Kernel.h"
 #include "lib/Target/MscclXml.h"
+#include "Run.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -32,7 +34,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { None, Coll, Plan, RankMap, MscclXml };
+enum class Emit { None, Coll, Plan, RankMap, MscclXml, Cuda, Header };
 
 cl::OptionCategory category("collc options");
 
@@ -58,7 +60,12 @@ cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::None),
                                          "the GPU of each rank on --topology"),
                               clEnumValN(Emit::MscclXml, "msccl-xml",
                                          "MSCCL-IR XML for the MSCCL/RCCL runtimes, one "
-                                         "<algo> per size range (--message-size picks one)")),
+                                         "<algo> per size range (--message-size picks one)"),
+                              clEnumValN(Emit::Cuda, "cuda",
+                                         "kernels as C++ for nvcc (and for the host "
+                                         "emulation), all size ranges in one file"),
+                              clEnumValN(Emit::Header, "header",
+                                         "the C header of the kernels' entry points")),
                    cl::cat(category));
 cl::opt<std::string> topology(
     "topology",
@@ -86,6 +93,28 @@ cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check the errors against expected-error comments in the input (tests)"),
     cl::cat(category));
+
+// `collc run FILE ...`: compile for the host and run on emulated ranks.
+bool runMode = false;
+cl::OptionCategory runCategory("collc run options");
+cl::opt<int64_t> runRanks("ranks", cl::desc("Ranks to run (sets -D ranks= unless given)"),
+                          cl::init(0), cl::cat(runCategory));
+cl::opt<std::string> runCount("count", cl::desc("Elements (NCCL's count) per rank"),
+                              cl::init("1048576"), cl::cat(runCategory));
+cl::opt<std::string> runType("dtype",
+                             cl::desc("int8 uint8 int32 uint32 int64 uint64 half float double "
+                                      "bfloat16 (float16/32/64 too)"),
+                             cl::init("float"), cl::cat(runCategory));
+cl::opt<std::string> runOp("op", cl::desc("sum prod max min avg"), cl::init("sum"),
+                           cl::cat(runCategory));
+cl::opt<bool> runInplace("inplace", cl::desc("Pass the same buffer as input and output"),
+                         cl::cat(runCategory));
+cl::opt<std::string> runIters("iters", cl::desc("Runs; the best time is printed"),
+                              cl::init("1"), cl::cat(runCategory));
+cl::opt<std::string> runTransport("transport", cl::desc("shm (the default) or socket"),
+                                  cl::init("shm"), cl::cat(runCategory));
+cl::opt<bool> runKeep("keep", cl::desc("Keep the generated kernel source and library"),
+                      cl::cat(runCategory));
 
 LogicalResult parseDefines(coll::ElaborateOptions &options) {
   for (const std::string &d : defines) {
@@ -192,7 +221,8 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     if (failed(pm.run(*module)))
       return 1;
   }
-  if (emit == Emit::Plan || emit == Emit::MscclXml) {
+  bool kernels = emit == Emit::Cuda || emit == Emit::Header || runMode;
+  if (emit == Emit::Plan || emit == Emit::MscclXml || kernels) {
     PassManager pm(&context);
     pm.enableTiming(timing);
     coll::CollPipelinePassOptions split;
@@ -206,12 +236,28 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     select.topology = topology;
     select.protocol = protocol;
     select.messageSize = messageSize;
+    // The host emulation has no peer windows over user buffers.
+    if (runMode)
+      select.direct = false;
     pm.addPass(coll::createCollSelectProtocolPass(select));
     coll::CollVerifyPlanPassOptions verifyPlan;
     verifyPlan.mscclLimits = emit == Emit::MscclXml;
     pm.addPass(coll::createCollVerifyPlanPass(verifyPlan));
     if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
       return 1;
+  }
+
+  if (runMode) {
+    collc::RunOptions run;
+    run.source = inputFile;
+    run.algorithm = algorithm;
+    run.ranks = runRanks;
+    run.keep = runKeep;
+    run.launchArgs = {"--count", runCount, "--dtype", runType, "--op", runOp, "--iters",
+                      runIters};
+    if (runInplace)
+      run.launchArgs.push_back("--inplace");
+    return collc::runOnHost(*module, run);
   }
 
   std::string error;
@@ -227,6 +273,12 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     for (auto plan : module->getOps<coll::PlanOp>())
       if (failed(coll::writeMscclXml(plan, output->os())))
         return 1;
+  } else if (emit == Emit::Cuda) {
+    if (failed(coll::writeKernels(*module, inputFile, output->os())))
+      return 1;
+  } else if (emit == Emit::Header) {
+    if (failed(coll::writeKernelHeader(*module, inputFile, output->os())))
+      return 1;
   }
   else if (emit != Emit::None)
     module->print(output->os());
@@ -240,13 +292,20 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  llvm::SmallVector<char *> args(argv, argv + argc);
+  if (args.size() > 1 && llvm::StringRef(args[1]) == "run") {
+    runMode = true;
+    args.erase(args.begin() + 1);
+  }
+  argc = int(args.size());
+  argv = args.data();
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   // libLLVM registers hundreds of code generation options; show only ours
   // and the few MLIR ones that help users.
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &runCategory});
   auto &registered = cl::getRegisteredOptions();
   for (llvm::StringRef name : {"mlir-timing", "mlir-print-debuginfo"})
     if (cl::Option *option = registered.lookup(name)) {
@@ -255,10 +314,28 @@ int main(int argc, char **argv) {
     }
   cl::ParseCommandLineOptions(
       argc, argv,
-      "collc: compile a Coll collective algorithm\n\n"
+      "collc: compile a Coll collective algorithm\n"
+      "       collc run FILE.coll --ranks R [...]: run it on emulated ranks\n\n"
       "Parses FILE.coll, evaluates its parameters, loops and conditions, and\n"
       "proves that each algorithm implements its declared collective.\n"
       "Exit status: 0 when verified, 1 on any error in the program.\n");
+
+  if (runMode) {
+    if (runRanks < 1) {
+      llvm::errs() << "collc run: error: --ranks is required\n";
+      return 2;
+    }
+    if (runTransport != "shm") {
+      llvm::errs() << "collc run: error: transport '" << runTransport
+                   << "' is not available; this build has shm\n";
+      return 2;
+    }
+    bool given = llvm::any_of(defines, [](const std::string &d) {
+      return llvm::StringRef(d).split('=').first.trim() == "ranks";
+    });
+    if (!given)
+      defines.push_back("ranks=" + std::to_string(runRanks));
+  }
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);

@@ -1,0 +1,316 @@
+//===- Kernel.cpp - Plans as CUDA/host C++ and a C header -----------------===//
+//
+// Prints what the plan says and nothing else: each threadblock's steps in
+// order, its waits on other threadblocks, and tables of the plan's shape.
+// Loop geometry, FIFOs and data types are the runtime's, at launch time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Target/Kernel.h"
+
+#include "dialect/CollOps.h"
+
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace coll;
+
+namespace {
+
+constexpr int kMaxScratch = 6; // collc::kMaxBuffers - collc::kScratch0
+
+/// The algorithm a plan variant belongs to: its name without the protocol
+/// that coll-select-protocol appended.
+StringRef algorithmName(PlanOp plan) {
+  StringRef name = plan.getSymName();
+  for (StringRef p : {"_Simple", "_LL128", "_LL"})
+    if (name.ends_with(p))
+      return name.drop_back(p.size());
+  return name;
+}
+
+std::string sourceLine(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+            Twine(file.getLine()))
+        .str();
+  return "";
+}
+
+std::string cIdent(StringRef name) {
+  std::string out;
+  for (char c : name)
+    out += llvm::isAlnum(c) ? c : '_';
+  return out;
+}
+
+class PlanWriter {
+public:
+  PlanWriter(PlanOp plan, raw_ostream &os) : plan(plan), os(os) {}
+
+  LogicalResult write();
+
+  int64_t slots = 8, widest = 1, numThreadblocks = 0;
+  SmallVector<std::string> scratchNames;
+
+private:
+  std::string ref(ChunkAttr c) const;
+  void writeStep(Operation *op, ThreadblockOp tb, int64_t rank);
+
+  PlanOp plan;
+  raw_ostream &os;
+  llvm::DenseMap<std::pair<int64_t, int64_t>, int64_t> tableIndex;
+  llvm::DenseMap<int64_t, int64_t> stepsOf; // table index → steps per loop
+};
+
+std::string PlanWriter::ref(ChunkAttr c) const {
+  StringRef buf = c.getBuffer().getValue();
+  std::string args = std::to_string(c.getIndex());
+  if (c.getCount() != 1)
+    args += ", " + std::to_string(c.getCount());
+  if (buf == "in" || buf == "out")
+    return (buf + "(" + args + ")").str();
+  return "scratch(kScratch_" + cIdent(buf) + ", " + args + ")";
+}
+
+void PlanWriter::writeStep(Operation *op, ThreadblockOp tb, int64_t rank) {
+  std::optional<StepEffects> e = stepEffects(op);
+  if (e->deps) {
+    ArrayRef<int64_t> flat = e->deps.asArrayRef();
+    for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+      int64_t other = tableIndex.lookup({rank, flat[i]});
+      os << llvm::formatv("  b.wait({0}, {1}, {2});", other, flat[i + 1], stepsOf[other])
+         << "  // after step " << flat[i + 1] << " of threadblock " << flat[i] << "\n";
+    }
+  }
+  std::string call;
+  llvm::raw_string_ostream s(call);
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](SendOp o) { s << "b.send(" << ref(o.getSrc()) << ")"; })
+      .Case([&](RecvOp o) { s << "b.recv(" << ref(o.getDst()) << ")"; })
+      .Case([&](RecvCopySendOp o) { s << "b.recvCopySend(" << ref(o.getDst()) << ")"; })
+      .Case([&](RecvReduceSendOp o) { s << "b.recvReduceSend(" << ref(o.getSrc()) << ")"; })
+      .Case([&](RecvReduceCopyOp o) {
+        s << "b.recvReduceCopy(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
+      })
+      .Case([&](RecvReduceCopySendOp o) {
+        s << "b.recvReduceCopySend(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
+      })
+      .Case([&](LocalCopyOp o) {
+        s << "b.copy(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
+      })
+      .Case([&](LocalReduceOp o) {
+        s << "b.reduce({";
+        llvm::interleaveComma(o.getSrcs(), s, [&](Attribute a) {
+          s << ref(llvm::cast<ChunkAttr>(a));
+        });
+        s << "}, " << ref(o.getDst()) << ")";
+      });
+  call += ";";
+  os << "  " << call;
+  std::string line = sourceLine(op->getLoc());
+  if (!line.empty())
+    os.indent(call.size() < 46 ? 46 - call.size() : 1) << "// " << line;
+  os << "\n";
+}
+
+LogicalResult PlanWriter::write() {
+  if (auto scratch = plan.getScratchAttr()) {
+    if (scratch.size() > kMaxScratch)
+      return plan.emitError("at most ") << kMaxScratch << " scratch buffers can be emitted";
+    for (NamedAttribute e : scratch)
+      scratchNames.push_back(e.getName().str());
+  }
+  if (auto depth = plan->getAttrOfType<IntegerAttr>("fifo_depth"))
+    slots = std::max<int64_t>(slots, depth.getInt() + 1);
+
+  // Table indices first: waits name other threadblocks by index.
+  SmallVector<std::pair<int64_t, ThreadblockOp>> tbs;
+  for (auto rank : plan.getBody().getOps<RankOp>())
+    for (auto tb : rank.getBody().getOps<ThreadblockOp>()) {
+      int64_t index = tbs.size();
+      tableIndex[{rank.getRank(), tb.getId()}] = index;
+      int64_t steps = 0;
+      for (Operation &op : tb.getBody().front()) {
+        if (std::optional<StepEffects> e = stepEffects(&op)) {
+          ++steps;
+          int64_t count = e->writes ? e->writes.getCount() : e->reads[0].getCount();
+          widest = std::max(widest, count);
+        }
+      }
+      stepsOf[index] = steps;
+      tbs.push_back({rank.getRank(), tb});
+    }
+
+  StringRef name = plan.getSymName();
+  os << "// Plan " << name << ": " << stringifyCollective(plan.getCollective()) << " on "
+     << plan.getRanks() << " ranks, " << plan.getChunks() << " chunks per unit"
+     << (plan.getInplace() ? ", in place" : "") << ", inputs of ["
+     << plan.getMinBytes().value_or(0) << ", " << plan.getMaxBytes().value_or(INT64_MAX)
+     << ") bytes per rank.\n";
+  os << "namespace " << cIdent(name) << " {\nusing namespace collc;\n";
+  for (auto [i, n] : llvm::enumerate(scratchNames))
+    os << "constexpr int32_t kScratch_" << cIdent(n) << " = kScratch0 + " << i << ";\n";
+  os << "\n";
+  for (auto [index, entry] : llvm::enumerate(tbs)) {
+    auto [rank, tb] = entry;
+    os << "// Rank " << rank << ", threadblock " << tb.getId();
+    if (tb.getRecv())
+      os << ", receives from " << *tb.getRecv();
+    if (tb.getSend())
+      os << ", sends to " << *tb.getSend();
+    os << ", channel " << tb.getChannel();
+    if (tb.getProtocol())
+      os << ", " << stringifyProtocol(*tb.getProtocol());
+    if (tb.getDirectRecv() || tb.getDirectSend())
+      os << ", direct";
+    os << ".\n";
+    os << "COLLC_DEVICE void r" << rank << "_t" << tb.getId() << "(Block &b) {\n";
+    for (Operation &op : tb.getBody().front())
+      writeStep(&op, tb, rank);
+    os << "}\n\n";
+  }
+
+  os << "COLLC_KERNEL(kernel) {\n"
+     << "  Block b(COLLC_BLOCK_ARGS);\n"
+     << "  while (b.nextLoop()) {\n"
+     << "    switch (COLLC_BLOCK_ARGS->tb) {\n";
+  for (auto [index, entry] : llvm::enumerate(tbs))
+    os << "    case " << index << ": r" << entry.first << "_t" << entry.second.getId()
+       << "(b); break;\n";
+  os << "    }\n  }\n}\n\n";
+
+  os << "const ThreadblockDesc threadblocks[] = {\n"
+     << "    // rank, id, recv, send, channel, protocol, direct, steps\n";
+  for (auto [index, entry] : llvm::enumerate(tbs)) {
+    auto [rank, tb] = entry;
+    Protocol p = tb.getProtocol().value_or(Protocol::Simple);
+    int direct = (tb.getDirectRecv() ? 1 : 0) | (tb.getDirectSend() ? 2 : 0);
+    os << llvm::formatv("    {{{0}, {1}, {2}, {3}, {4}, k{5}, {6}, {7}},\n", rank, tb.getId(),
+                        tb.getRecv() ? int64_t(*tb.getRecv()) : -1,
+                        tb.getSend() ? int64_t(*tb.getSend()) : -1, tb.getChannel(),
+                        stringifyProtocol(p), direct, stepsOf[index]);
+  }
+  os << "};\n} // namespace " << cIdent(name) << "\n\n";
+  numThreadblocks = tbs.size();
+  return success();
+}
+
+} // namespace
+
+static std::string planProtocol(PlanOp plan) {
+  for (auto rank : plan.getBody().getOps<RankOp>())
+    for (auto tb : rank.getBody().getOps<ThreadblockOp>())
+      if (tb.getProtocol())
+        return ("k" + stringifyProtocol(*tb.getProtocol())).str();
+  return "kSimple";
+}
+
+LogicalResult coll::writeKernels(ModuleOp module, StringRef source, raw_ostream &os) {
+  std::string file = llvm::sys::path::filename(source).str();
+  os << "// Generated by collc from " << file << ". Do not edit.\n"
+     << "//\n"
+     << "// nvcc compiles this file into CUDA kernels, a host C++ compiler into\n"
+     << "// the host emulation; both need runtime/include and runtime/device.\n\n"
+     << "#include \"collc/kernel.h\"\n#include \"collrt.h\"\n\n";
+
+  // Plans of one algorithm are adjacent, in increasing size ranges.
+  SmallVector<SmallVector<PlanOp>> algorithms;
+  for (auto plan : module.getOps<PlanOp>()) {
+    if (algorithms.empty() || algorithmName(algorithms.back().front()) != algorithmName(plan))
+      algorithms.emplace_back();
+    algorithms.back().push_back(plan);
+  }
+  if (algorithms.empty())
+    return module.emitError("no plan to emit");
+
+  for (auto &plans : algorithms) {
+    std::string alg = cIdent(algorithmName(plans.front()));
+    std::string table;
+    llvm::raw_string_ostream t(table);
+    for (PlanOp plan : plans) {
+      PlanWriter writer(plan, os);
+      if (failed(writer.write()))
+        return failure();
+      std::string ns = cIdent(plan.getSymName());
+      t << "    {\"" << plan.getSymName() << "\", collc::k"
+        << (plan.getCollective() == Collective::allreduce       ? "AllReduce"
+            : plan.getCollective() == Collective::reducescatter ? "ReduceScatter"
+            : plan.getCollective() == Collective::allgather     ? "AllGather"
+            : plan.getCollective() == Collective::alltoall      ? "AllToAll"
+            : plan.getCollective() == Collective::broadcast     ? "Broadcast"
+                                                                : "Reduce")
+        << ", " << plan.getRanks() << ", " << plan.getChunks() << ", "
+        << (plan.getRoot() ? int64_t(*plan.getRoot()) : -1) << ", "
+        << (plan.getInplace() ? 1 : 0) << ",\n     {";
+      llvm::interleaveComma(writer.scratchNames, t, [&](const std::string &n) {
+        t << llvm::cast<IntegerAttr>(plan.getScratchAttr().get(n)).getInt();
+      });
+      t << "}, " << writer.scratchNames.size() << ", " << plan.getMinBytes().value_or(0)
+        << "LL, " << plan.getMaxBytes().value_or(INT64_MAX) << "LL, collc::"
+        << planProtocol(plan) << ", " << writer.slots << ", " << writer.widest << ",\n     "
+        << writer.numThreadblocks << ", " << ns << "::threadblocks, COLLC_HOST_FN(" << ns
+        << "::kernel), COLLC_CUDA_FN(" << ns << "::kernel)},\n";
+    }
+    os << "static const collc::PlanDesc " << alg << "_plans[] = {\n"
+       << "    // name, collective, ranks, chunks, root, inplace, scratch chunks,\n"
+       << "    // scratch buffers, bytes [min, max), protocol, slots, widest step,\n"
+       << "    // threadblocks, their table, host kernel, CUDA kernel\n"
+       << table << "};\n\n";
+    os << "extern \"C\" const collc::AlgorithmDesc collc_algorithm_" << alg << " = {\n"
+       << "    \"" << alg << "\", \"" << file << "\", " << plans.size() << ", " << alg
+       << "_plans};\n\n";
+    os << "extern \"C\" collResult_t collc_" << alg
+       << "(const void *sendbuff, void *recvbuff, size_t count,\n"
+       << "    collDataType_t datatype, collRedOp_t op, collComm_t comm, "
+          "collStream_t stream) {\n"
+       << "  return collLaunch(comm, &collc_algorithm_" << alg
+       << ", sendbuff, recvbuff, count, datatype, op, stream);\n}\n\n";
+  }
+  return success();
+}
+
+LogicalResult coll::writeKernelHeader(ModuleOp module, StringRef source, raw_ostream &os) {
+  std::string file = llvm::sys::path::filename(source).str();
+  std::string guard = "COLLC_" + llvm::StringRef(cIdent(file)).upper() + "_H";
+  os << "/* Generated by collc from " << file << ". Do not edit. */\n"
+     << "#ifndef " << guard << "\n#define " << guard << "\n\n"
+     << "#include \"collrt.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  StringRef last;
+  bool any = false;
+  for (auto plan : module.getOps<PlanOp>()) {
+    any = true;
+    StringRef alg = algorithmName(plan);
+    if (alg != last) {
+      if (!last.empty())
+        os << "\n";
+      os << "/* " << alg << ": " << stringifyCollective(plan.getCollective()) << " on "
+         << plan.getRanks() << " ranks, " << plan.getChunks() << " chunks per unit"
+         << (plan.getInplace() ? ", in place" : "") << ".\n";
+    }
+    os << " * " << plan.getSymName() << ": [" << plan.getMinBytes().value_or(0) << ", "
+       << plan.getMaxBytes().value_or(INT64_MAX) << ") bytes per rank, "
+       << planProtocol(plan).substr(1) << ".\n";
+    auto next = std::next(Block::iterator(plan.getOperation()));
+    auto nextPlan = next == module.getBody()->end() ? PlanOp() : llvm::dyn_cast<PlanOp>(*next);
+    if (!nextPlan || algorithmName(nextPlan) != alg) {
+      std::string a = cIdent(alg);
+      os << " */\n"
+         << "collResult_t collc_" << a
+         << "(const void *sendbuff, void *recvbuff, size_t count,\n"
+         << "    collDataType_t datatype, collRedOp_t op, collComm_t comm, collStream_t "
+            "stream);\n";
+    }
+    last = alg;
+  }
+  if (!any)
+    return module.emitError("no plan to emit");
+  os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
+  return success();
+}

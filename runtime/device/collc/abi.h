@@ -1,0 +1,101 @@
+//===- abi.h - What generated kernels and the runtime share ----------------===//
+//
+// Plain structs that describe a compiled plan (emitted by collc as constant
+// tables) and the arguments a launch hands to each threadblock. Both the
+// CUDA and the host builds of a generated file see exactly these layouts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COLLC_DEVICE_ABI_H
+#define COLLC_DEVICE_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace collc {
+
+// Values match coll::Collective and coll::Protocol in the dialect.
+enum Collective : int32_t {
+  kAllReduce = 0, kReduceScatter = 1, kAllGather = 2, kAllToAll = 3,
+  kBroadcast = 4, kReduce = 5
+};
+enum Protocol : int32_t { kSimple = 0, kLL = 1, kLL128 = 2 };
+
+// Buffers a step names: the user's input and output, then scratch buffers
+// in the order the plan lists them.
+enum Buffer : int32_t { kIn = 0, kOut = 1, kScratch0 = 2 };
+constexpr int kMaxBuffers = 8;
+
+struct ThreadblockDesc {
+  int32_t rank, id;
+  int32_t recvPeer, sendPeer; // -1: none
+  int32_t channel;
+  int32_t protocol;
+  int32_t direct;             // bit 0: direct recv, bit 1: direct send
+  int32_t steps;              // steps per loop
+};
+
+struct Args;
+using KernelFn = void (*)(const Args *);
+
+// One size range of an algorithm: a verified plan.
+struct PlanDesc {
+  const char *name;
+  int32_t collective, ranks, chunks, root, inplace;
+  int32_t scratchChunks[kMaxBuffers - kScratch0];
+  int32_t numScratch;
+  int64_t minBytes, maxBytes;   // bytes per rank of the input, [min, max)
+  int32_t protocol;
+  int32_t slots;                // FIFO slots every connection needs
+  int32_t widest;               // chunks of the widest step
+  int32_t numThreadblocks;      // over all ranks
+  const ThreadblockDesc *threadblocks;
+  KernelFn hostKernel;          // null in CUDA builds
+  const void *cudaKernel;       // null in host builds
+};
+
+// An algorithm: its plans, one per size range, in increasing order.
+struct AlgorithmDesc {
+  const char *name;
+  const char *source;
+  int32_t numPlans;
+  const PlanDesc *plans;
+};
+
+// One end of a connection as a threadblock sees it. The FIFO lives in the
+// receiver's memory; `head` is written only by the receiver and `tail` only by
+// the sender, both count steps since the connection was made and persist
+// across launches, so each side starts a launch from its own counter.
+struct Fifo {
+  uint64_t *head;
+  uint64_t *tail;
+  char *slots;           // `numSlots` slots of `slotBytes`
+  int64_t slotBytes;
+  int32_t numSlots;
+  int32_t protocol;
+};
+
+// Everything one threadblock of one rank needs for one launch.
+struct Args {
+  int32_t rank, nranks;
+  int32_t tb;             // index into the plan's threadblock table
+  int32_t recvPeer, sendPeer;
+  int32_t datatype, op;
+  int32_t elemSize;
+  int64_t count;          // elements per unit of the user buffer (E)
+  int64_t slice;          // elements per chunk per loop (s)
+  int64_t chunks;         // chunks per unit (C)
+  int32_t numScratch;
+  int32_t scratchChunks[kMaxBuffers - kScratch0];
+  char *buffers[kMaxBuffers]; // scratch: one row of chunks per loop
+  Fifo recv, send;
+  uint64_t *progress;     // per threadblock of this rank: steps finished
+  volatile int32_t *abort;
+  double timeoutSeconds;
+  int32_t *error;         // set to a nonzero code on failure
+  char *errorText;        // 256 bytes
+};
+
+} // namespace collc
+
+#endif // COLLC_DEVICE_ABI_H

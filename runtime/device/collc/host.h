@@ -1,0 +1,227 @@
+//===- host.h - Device primitives on the CPU (the host emulation) ---------===//
+//
+// Each CUDA block of a generated kernel runs as one OS thread; the threads
+// of a block collapse into plain loops. FIFOs live in shared memory and use
+// the GPU wire formats: Simple slots published by a release-stored tail, LL
+// lines of two 8-byte {data, flag} words, LL128 lines of 15 data words and a
+// release-stored flag word. A step copies what it receives into the block's
+// staging buffer and frees the slot before it waits for room to send, the
+// order the plan verifier assumes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COLLC_DEVICE_HOST_H
+#define COLLC_DEVICE_HOST_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <initializer_list>
+#include <vector>
+
+#define COLLC_DEVICE static inline
+#define COLLC_KERNEL(name) void name(const ::collc::Args *collcArgs)
+#define COLLC_BLOCK_ARGS collcArgs
+#define COLLC_HOST_FN(name) &name
+#define COLLC_CUDA_FN(name) nullptr
+
+extern "C" {
+// Implemented in collrt: acc[i] = acc[i] (op) src[i] for n elements.
+void collcHostReduce(int32_t datatype, int32_t op, void *acc, const void *src, int64_t n);
+// Spins, yields, then sleeps; false on timeout or abort (and fills the error).
+int collcHostWait(const collc::Args *args, const uint64_t *word, uint64_t goal,
+                  int mode, const char *what, int64_t peer);
+}
+
+namespace collc {
+
+// Wait modes of collcHostWait: the word is >= goal, or the word's high 32
+// bits equal the low 32 bits of goal (an LL flag).
+enum WaitMode { kAtLeast = 0, kLLFlag = 1, kLL128Flag = 2 };
+
+class Block {
+public:
+  explicit Block(const Args *args) : a(*args) {
+    perLoop = a.chunks * a.slice;
+    loops = a.count == 0 ? 0 : (a.count + perLoop - 1) / perLoop;
+    if (a.recv.slots)
+      recvStep = load(a.recv.head);
+    if (a.send.slots)
+      sendStep = load(a.send.tail);
+  }
+
+  // Starts the next loop over the user buffer; false after the last.
+  bool nextLoop() {
+    if (failed() || ++loop >= loops)
+      return false;
+    int64_t base = loop * perLoop;
+    int64_t rest = a.count - base;
+    width = rest < perLoop ? rest : perLoop;
+    q = (width + a.chunks - 1) / a.chunks;
+    return true;
+  }
+
+  void send(Ref src) { step(false, {src}, nullptr, true); }
+  void recv(Ref dst) { step(true, {}, &dst, false); }
+  void recvCopySend(Ref dst) { step(true, {}, &dst, true); }
+  void recvReduceSend(Ref src) { step(true, {src}, nullptr, true); }
+  void recvReduceCopy(Ref src, Ref dst) { step(true, {src}, &dst, false); }
+  void recvReduceCopySend(Ref src, Ref dst) { step(true, {src}, &dst, true); }
+  void copy(Ref src, Ref dst) { step(false, {src}, &dst, false); }
+  void reduce(std::initializer_list<Ref> srcs, Ref dst) { step(false, srcs, &dst, false); }
+
+  // Waits until threadblock `tb` (an index into the plan's table) has
+  // finished step `index` of its `steps` per loop in this loop.
+  void wait(int32_t tb, int32_t index, int32_t steps) {
+    if (failed())
+      return;
+    uint64_t goal = uint64_t(loop) * steps + index + 1;
+    if (!collcHostWait(&a, &a.progress[tb], goal, kAtLeast, "threadblock", tb))
+      dead = true;
+  }
+
+private:
+  static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+  static void store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+  bool failed() const { return dead || *a.abort; }
+
+  // Element offset and valid length of chunk `index` of a buffer in this loop.
+  int64_t offset(int32_t buffer, int64_t index) const {
+    if (buffer >= kScratch0)
+      return (loop * a.scratchChunks[buffer - kScratch0] + index) * a.slice;
+    int64_t unit = index / a.chunks, pos = index % a.chunks;
+    return unit * a.count + loop * perLoop + pos * q;
+  }
+  int64_t valid(int32_t buffer, int64_t index) const {
+    if (buffer >= kScratch0)
+      return q;
+    int64_t left = width - (index % a.chunks) * q;
+    return left < 0 ? 0 : left < q ? left : q;
+  }
+
+  // Reads a run of chunks into `dst` (q elements per chunk, zeros past the
+  // end of the user's buffer), or writes `src` back to one.
+  void gather(Ref r, char *dst) const {
+    const int64_t es = a.elemSize;
+    for (int32_t k = 0; k < r.count; ++k) {
+      int64_t n = valid(r.buffer, r.index + k);
+      char *to = dst + k * q * es;
+      memcpy(to, a.buffers[r.buffer] + offset(r.buffer, r.index + k) * es, n * es);
+      memset(to + n * es, 0, (q - n) * es);
+    }
+  }
+  void scatter(Ref r, const char *src) const {
+    const int64_t es = a.elemSize;
+    for (int32_t k = 0; k < r.count; ++k)
+      memcpy(a.buffers[r.buffer] + offset(r.buffer, r.index + k) * es,
+             src + k * q * es, valid(r.buffer, r.index + k) * es);
+  }
+
+  void step(bool receives, std::initializer_list<Ref> srcs, const Ref *dst, bool sends) {
+    if (failed())
+      return;
+    int32_t count = dst ? dst->count : srcs.size() ? srcs.begin()->count : 0;
+    int64_t bytes = count * q * a.elemSize;
+    acc.resize(bytes);
+    bool have = false;
+    if (receives) {
+      if (!pull(bytes))
+        return;
+      have = true;
+    }
+    for (const Ref &r : srcs) {
+      if (!have) {
+        gather(r, acc.data());
+        have = true;
+        continue;
+      }
+      tmp.resize(bytes);
+      gather(r, tmp.data());
+      collcHostReduce(a.datatype, a.op, acc.data(), tmp.data(), count * q);
+    }
+    if (dst)
+      scatter(*dst, acc.data());
+    if (sends && !push(bytes))
+      return;
+    store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1);
+  }
+
+  // Receives one step into `acc` and frees its slot.
+  bool pull(int64_t bytes) {
+    const Fifo &f = a.recv;
+    char *slot = f.slots + (recvStep % f.numSlots) * f.slotBytes;
+    uint64_t *words = reinterpret_cast<uint64_t *>(slot);
+    char *out = acc.data();
+    if (f.protocol == kSimple) {
+      if (!collcHostWait(&a, f.tail, recvStep + 1, kAtLeast, "data from rank", a.recvPeer))
+        return fail();
+      memcpy(out, slot, bytes);
+    } else if (f.protocol == kLL) {
+      uint32_t flag = uint32_t(recvStep + 1);
+      for (int64_t w = 0; w * 4 < bytes; ++w) {
+        if (!collcHostWait(&a, &words[w], flag, kLLFlag, "data from rank", a.recvPeer))
+          return fail();
+        uint32_t data = uint32_t(__atomic_load_n(&words[w], __ATOMIC_RELAXED));
+        int64_t n = bytes - w * 4 < 4 ? bytes - w * 4 : 4;
+        memcpy(out + w * 4, &data, n);
+      }
+    } else {
+      for (int64_t line = 0; line * 120 < bytes; ++line) {
+        uint64_t *l = words + line * 16;
+        if (!collcHostWait(&a, &l[15], recvStep + 1, kLL128Flag, "data from rank",
+                           a.recvPeer))
+          return fail();
+        int64_t n = bytes - line * 120 < 120 ? bytes - line * 120 : 120;
+        memcpy(out + line * 120, l, n);
+      }
+    }
+    store(f.head, ++recvStep);
+    return true;
+  }
+
+  // Sends `acc` as one step once the receiver has freed the slot.
+  bool push(int64_t bytes) {
+    const Fifo &f = a.send;
+    uint64_t slots = uint64_t(f.numSlots);
+    uint64_t freed = sendStep + 1 > slots ? sendStep + 1 - slots : 0;
+    if (!collcHostWait(&a, f.head, freed, kAtLeast, "room to send to rank", a.sendPeer))
+      return fail();
+    char *slot = f.slots + (sendStep % f.numSlots) * f.slotBytes;
+    uint64_t *words = reinterpret_cast<uint64_t *>(slot);
+    const char *in = acc.data();
+    if (f.protocol == kSimple) {
+      memcpy(slot, in, bytes);
+    } else if (f.protocol == kLL) {
+      uint64_t flag = uint64_t(uint32_t(sendStep + 1)) << 32;
+      for (int64_t w = 0; w * 4 < bytes; ++w) {
+        uint32_t data = 0;
+        memcpy(&data, in + w * 4, bytes - w * 4 < 4 ? bytes - w * 4 : 4);
+        __atomic_store_n(&words[w], flag | data, __ATOMIC_RELAXED);
+      }
+    } else {
+      for (int64_t line = 0; line * 120 < bytes; ++line) {
+        uint64_t *l = words + line * 16;
+        int64_t n = bytes - line * 120 < 120 ? bytes - line * 120 : 120;
+        memcpy(l, in + line * 120, n);
+        store(&l[15], sendStep + 1);
+      }
+    }
+    store(f.tail, ++sendStep);
+    return true;
+  }
+
+  bool fail() {
+    dead = true;
+    return false;
+  }
+
+  const Args &a;
+  int64_t perLoop = 0, loops = 0, loop = -1, width = 0, q = 0;
+  uint64_t recvStep = 0, sendStep = 0;
+  bool dead = false;
+  std::vector<char> acc, tmp;
+};
+
+} // namespace collc
+
+#endif // COLLC_DEVICE_HOST_H

@@ -1,0 +1,101 @@
+/*===- collrt.h - The collc runtime's C API --------------------------------===
+ *
+ * In NCCL's style: a unique id made by one rank and shared out of band,
+ * collCommInitRank on every rank, then collectives on buffers. Algorithms
+ * are the ones collc compiled; each comes with its own entry point
+ * (collc_<name> in the generated header) and can also be registered so that
+ * collAllReduce & co. pick one by collective, ranks and size.
+ *
+ * Every function returns a collResult_t; collGetLastError(comm) says why.
+ *===----------------------------------------------------------------------===*/
+#ifndef COLLRT_H
+#define COLLRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  collSuccess = 0,
+  collUnhandledCudaError = 1,
+  collSystemError = 2,
+  collInternalError = 3,
+  collInvalidArgument = 4,
+  collInvalidUsage = 5,
+  collRemoteError = 6,
+  collTimeout = 7,
+  collAborted = 8,
+  collNumResults
+} collResult_t;
+
+/* Same values as ncclDataType_t. */
+typedef enum {
+  collInt8 = 0, collUint8 = 1, collInt32 = 2, collUint32 = 3, collInt64 = 4,
+  collUint64 = 5, collFloat16 = 6, collFloat32 = 7, collFloat64 = 8,
+  collBfloat16 = 9, collFloat8e4m3 = 10, collFloat8e5m2 = 11, collNumTypes
+} collDataType_t;
+
+/* Same values as ncclRedOp_t. */
+typedef enum { collSum = 0, collProd = 1, collMax = 2, collMin = 3, collAvg = 4, collNumOps } collRedOp_t;
+
+#define COLL_UNIQUE_ID_BYTES 128
+typedef struct { char internal[COLL_UNIQUE_ID_BYTES]; } collUniqueId;
+
+typedef struct collComm *collComm_t;
+typedef void *collStream_t; /* a cudaStream_t on the GPU; ignored by the host emulation */
+
+const char *collGetErrorString(collResult_t result);
+/* The message of the last failure on this communicator (or of the last
+ * failed collCommInitRank when comm is NULL). */
+const char *collGetLastError(collComm_t comm);
+
+/* Starts the bootstrap root in this process; share the id with every rank. */
+collResult_t collGetUniqueId(collUniqueId *id);
+collResult_t collCommInitRank(collComm_t *comm, int nranks, collUniqueId id, int rank);
+collResult_t collCommDestroy(collComm_t comm);
+/* Stops every wait of this rank at once; the communicator is unusable after. */
+collResult_t collCommAbort(collComm_t comm);
+collResult_t collCommCount(collComm_t comm, int *count);
+collResult_t collCommUserRank(collComm_t comm, int *rank);
+
+/* Element size in bytes; 0 for an unknown type. */
+size_t collTypeSize(collDataType_t datatype);
+
+/* Runs a compiled algorithm (what collc_<name> calls). `count` is in NCCL's
+ * terms for the collective: all elements for allreduce, broadcast and
+ * reduce, per rank for allgather's input, reducescatter's output and each
+ * peer's block of alltoall. recvbuff == sendbuff (or NCCL's in-place offsets
+ * for allgather and reducescatter) runs in place. */
+collResult_t collLaunch(collComm_t comm, const void *algorithm, const void *sendbuff,
+                        void *recvbuff, size_t count, collDataType_t datatype,
+                        collRedOp_t op, collStream_t stream);
+
+/* Makes an algorithm available to the collectives below. Collective: every
+ * rank registers the same algorithms in the same order. */
+collResult_t collRegisterAlgorithm(collComm_t comm, const void *algorithm);
+
+collResult_t collAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+                           collDataType_t datatype, collRedOp_t op, collComm_t comm,
+                           collStream_t stream);
+collResult_t collAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+                           collDataType_t datatype, collComm_t comm, collStream_t stream);
+collResult_t collReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+                               collDataType_t datatype, collRedOp_t op, collComm_t comm,
+                               collStream_t stream);
+collResult_t collAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+                          collDataType_t datatype, collComm_t comm, collStream_t stream);
+collResult_t collBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+                           collDataType_t datatype, int root, collComm_t comm,
+                           collStream_t stream);
+collResult_t collReduce(const void *sendbuff, void *recvbuff, size_t count,
+                        collDataType_t datatype, collRedOp_t op, int root, collComm_t comm,
+                        collStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLLRT_H */

@@ -1,0 +1,128 @@
+//===- Comm.cpp - Communicators: init, destroy, abort, errors --------------===//
+#include "src/Comm.h"
+
+#include "src/Env.h"
+
+#include <cstring>
+#include <mutex>
+
+using namespace collrt;
+
+namespace {
+std::mutex initErrorLock;
+std::string initError;
+
+void setInitError(const std::string &e) {
+  std::lock_guard<std::mutex> lock(initErrorLock);
+  initError = e;
+}
+} // namespace
+
+extern "C" {
+
+const char *collGetErrorString(collResult_t r) {
+  switch (r) {
+  case collSuccess: return "no error";
+  case collUnhandledCudaError: return "unhandled CUDA error";
+  case collSystemError: return "system error";
+  case collInternalError: return "internal error";
+  case collInvalidArgument: return "invalid argument";
+  case collInvalidUsage: return "invalid usage";
+  case collRemoteError: return "remote error (another rank failed)";
+  case collTimeout: return "timeout";
+  case collAborted: return "aborted";
+  default: return "unknown result code";
+  }
+}
+
+const char *collGetLastError(collComm_t comm) {
+  if (comm)
+    return comm->lastError.c_str();
+  std::lock_guard<std::mutex> lock(initErrorLock);
+  static thread_local std::string copy;
+  copy = initError;
+  return copy.c_str();
+}
+
+size_t collTypeSize(collDataType_t t) {
+  switch (t) {
+  case collInt8: case collUint8: case collFloat8e4m3: case collFloat8e5m2: return 1;
+  case collFloat16: case collBfloat16: return 2;
+  case collInt32: case collUint32: case collFloat32: return 4;
+  case collInt64: case collUint64: case collFloat64: return 8;
+  default: return 0;
+  }
+}
+
+collResult_t collGetUniqueId(collUniqueId *id) {
+  if (!id)
+    return collInvalidArgument;
+  UniqueIdData data{};
+  std::string error;
+  collResult_t r = startBootstrapRoot(data, error);
+  if (r != collSuccess) {
+    setInitError(error);
+    return r;
+  }
+  memset(id, 0, sizeof *id);
+  memcpy(id->internal, &data, sizeof data);
+  return collSuccess;
+}
+
+collResult_t collCommInitRank(collComm_t *out, int nranks, collUniqueId id, int rank) {
+  if (!out || nranks < 1 || rank < 0 || rank >= nranks) {
+    setInitError("collCommInitRank: need 0 <= rank < nranks, got rank " +
+                 std::to_string(rank) + " of " + std::to_string(nranks));
+    return collInvalidArgument;
+  }
+  *out = nullptr;
+  UniqueIdData data;
+  memcpy(&data, id.internal, sizeof data);
+  auto comm = std::make_unique<collComm>();
+  comm->rank = rank;
+  comm->nranks = nranks;
+  std::string error;
+  double timeout = Env::get().timeoutSeconds;
+  collResult_t r = comm->bootstrap.connect(data, rank, nranks, timeout, error);
+  if (r == collSuccess)
+    comm->transport = makeShmTransport(comm->bootstrap, rank, nranks, timeout, r, error);
+  if (r != collSuccess) {
+    setInitError("rank " + std::to_string(rank) + ": " + error);
+    return r;
+  }
+  *out = comm.release();
+  return collSuccess;
+}
+
+collResult_t collCommDestroy(collComm_t comm) {
+  if (!comm)
+    return collInvalidArgument;
+  for (auto &[alg, setup] : comm->setups)
+    comm->transport->release(setup.window);
+  delete comm;
+  return collSuccess;
+}
+
+collResult_t collCommAbort(collComm_t comm) {
+  if (!comm)
+    return collInvalidArgument;
+  comm->abortFlag = 1;
+  { std::lock_guard<std::mutex> wait(comm->launching); }
+  return collCommDestroy(comm);
+}
+
+collResult_t collCommCount(collComm_t comm, int *count) {
+  if (!comm || !count)
+    return collInvalidArgument;
+  *count = comm->nranks;
+  return collSuccess;
+}
+
+collResult_t collCommUserRank(collComm_t comm, int *rank) {
+  if (!comm || !rank)
+    return collInvalidArgument;
+  *rank = comm->rank;
+  return collSuccess;
+}
+
+} // extern "C"

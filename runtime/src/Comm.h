@@ -1,0 +1,46 @@
+//===- Comm.h - A communicator: one rank's view of the group --------------===//
+#ifndef COLLRT_COMM_H
+#define COLLRT_COMM_H
+
+#include "collc/abi.h"
+#include "collrt.h"
+#include "src/Bootstrap.h"
+#include "transport/Transport.h"
+
+#include <map>
+#include <mutex>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace collrt {
+
+/// The FIFOs of one algorithm on this rank, made at its first launch.
+struct AlgorithmSetup {
+  Window window;
+  // Per plan, per threadblock of the table: its receive and send FIFOs
+  // (meaningful for this rank's threadblocks only).
+  std::vector<std::vector<collc::Fifo>> recv, send;
+};
+
+} // namespace collrt
+
+struct collComm {
+  int rank = 0, nranks = 0;
+  collrt::Bootstrap bootstrap;
+  std::unique_ptr<collrt::Transport> transport;
+  std::string lastError;
+  volatile int32_t abortFlag = 0;
+  std::mutex launching; // held by a launch; abort waits for it to stop
+  std::map<const collc::AlgorithmDesc *, collrt::AlgorithmSetup> setups;
+  std::vector<const collc::AlgorithmDesc *> registered;
+  std::vector<std::vector<char>> scratch; // grown as launches need
+  std::vector<char> staging;              // input copies for in-place mismatches
+
+  collResult_t fail(collResult_t r, std::string message) {
+    lastError = std::move(message);
+    return r;
+  }
+};
+
+#endif // COLLRT_COMM_H

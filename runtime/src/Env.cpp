@@ -1,0 +1,37 @@
+//===- Env.cpp - The runtime's environment knobs ---------------------------===//
+#include "Env.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace collrt;
+
+static int64_t readInt(const char *name, int64_t fallback, int64_t lo, int64_t hi) {
+  const char *v = std::getenv(name);
+  if (!v || !*v)
+    return fallback;
+  char *end = nullptr;
+  long long n = std::strtoll(v, &end, 10);
+  return *end || n < lo || n > hi ? fallback : n;
+}
+
+const Env &Env::get() {
+  static const Env env = [] {
+    Env e;
+    const char *debug = std::getenv("COLL_DEBUG");
+    e.debug = debug && (!strcmp(debug, "INFO") || !strcmp(debug, "TRACE"));
+    if (const char *t = std::getenv("COLL_TIMEOUT")) {
+      double s = std::strtod(t, nullptr);
+      if (s > 0)
+        e.timeoutSeconds = s;
+    }
+    // Slots hold whole lines of the protocol: 16 bytes for LL, 128 for LL128.
+    e.simpleSlot = readInt("COLL_SIMPLE_SLOT", e.simpleSlot, 4096, int64_t(1) << 30) & ~int64_t(15);
+    e.llSlot = readInt("COLL_LL_SLOT", e.llSlot, 256, int64_t(1) << 28) & ~int64_t(15);
+    e.ll128Slot = readInt("COLL_LL128_SLOT", e.ll128Slot, 1024, int64_t(1) << 30) & ~int64_t(127);
+    if (const char *a = std::getenv("COLL_BOOTSTRAP_ADDR"); a && *a)
+      e.bootstrapAddr = a;
+    return e;
+  }();
+  return env;
+}

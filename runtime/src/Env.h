@@ -1,0 +1,30 @@
+//===- Env.h - The runtime's environment knobs, read in one place ---------===//
+//
+//   COLL_DEBUG=INFO        say which plan each launch picks and why
+//   COLL_TIMEOUT=60        seconds any wait may last before it fails
+//   COLL_SIMPLE_SLOT=131072, COLL_LL_SLOT=32768, COLL_LL128_SLOT=122880
+//                          bytes of one FIFO slot on the wire, per protocol
+//   COLL_BOOTSTRAP_ADDR=127.0.0.1
+//                          the address collGetUniqueId publishes for its root
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLRT_ENV_H
+#define COLLRT_ENV_H
+
+#include <cstdint>
+#include <string>
+
+namespace collrt {
+
+struct Env {
+  bool debug = false;
+  double timeoutSeconds = 60;
+  int64_t simpleSlot = 131072, llSlot = 32768, ll128Slot = 122880;
+  std::string bootstrapAddr = "127.0.0.1";
+
+  static const Env &get();
+};
+
+} // namespace collrt
+
+#endif // COLLRT_ENV_H

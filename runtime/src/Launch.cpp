@@ -1,0 +1,344 @@
+//===- Launch.cpp - Pick a plan, connect its FIFOs, run it ----------------===//
+//
+// A launch picks the plan whose size range holds the input, makes the
+// algorithm's FIFOs on first use (a collective step), lays the user's
+// buffers out as the plan expects (in place or not, whatever the caller
+// passed) and runs this rank's threadblocks, one thread each.
+//
+//===----------------------------------------------------------------------===//
+#include "src/Comm.h"
+
+#include "src/Env.h"
+#include "src/Numeric.h"
+
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+using namespace collrt;
+using collc::AlgorithmDesc;
+using collc::PlanDesc;
+
+namespace {
+
+const char *collectiveName(int32_t c) {
+  static const char *names[] = {"allreduce", "reducescatter", "allgather",
+                                "alltoall",  "broadcast",     "reduce"};
+  return c >= 0 && c < 6 ? names[c] : "?";
+}
+const char *protocolName(int32_t p) { return p == collc::kLL ? "LL" : p == collc::kLL128 ? "LL128" : "Simple"; }
+
+int64_t slotBytes(int32_t protocol) {
+  const Env &e = Env::get();
+  return protocol == collc::kLL ? e.llSlot : protocol == collc::kLL128 ? e.ll128Slot : e.simpleSlot;
+}
+// Payload bytes a slot carries: LL spends half on flags, LL128 one word in 16.
+int64_t payloadBytes(int32_t protocol) {
+  int64_t s = slotBytes(protocol);
+  return protocol == collc::kLL ? s / 2 : protocol == collc::kLL128 ? s / 128 * 120 : s;
+}
+
+int64_t inUnits(int32_t c, int r) { return c == collc::kReduceScatter || c == collc::kAllToAll ? r : 1; }
+int64_t outUnits(int32_t c, int r) { return c == collc::kAllGather || c == collc::kAllToAll ? r : 1; }
+bool reduces(int32_t c) { return c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce; }
+
+collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&out) {
+  auto found = comm->setups.find(alg);
+  if (found != comm->setups.end()) {
+    out = &found->second;
+    return collSuccess;
+  }
+  for (int32_t p = 0; p < alg->numPlans; ++p)
+    if (alg->plans[p].ranks != comm->nranks)
+      return comm->fail(collInvalidUsage,
+                        std::string("algorithm ") + alg->name + " is compiled for " +
+                            std::to_string(alg->plans[p].ranks) + " ranks, the communicator has " +
+                            std::to_string(comm->nranks));
+  // Every rank computes every rank's layout: receive FIFOs in table order.
+  const int64_t header = 128; // head and tail, each on its own cache line
+  std::vector<size_t> size(comm->nranks, 0);
+  std::vector<std::vector<size_t>> offset(alg->numPlans);
+  for (int32_t p = 0; p < alg->numPlans; ++p) {
+    const PlanDesc &plan = alg->plans[p];
+    offset[p].assign(plan.numThreadblocks, 0);
+    for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
+      const collc::ThreadblockDesc &tb = plan.threadblocks[i];
+      if (tb.recvPeer < 0)
+        continue;
+      offset[p][i] = size[tb.rank];
+      size[tb.rank] += header + plan.slots * slotBytes(tb.protocol);
+    }
+  }
+  AlgorithmSetup setup;
+  std::string error;
+  if (collResult_t r = comm->transport->exchangeWindow(size[comm->rank], setup.window, error))
+    return comm->fail(r, error);
+  auto fifo = [&](int32_t p, int32_t i) {
+    const collc::ThreadblockDesc &tb = alg->plans[p].threadblocks[i];
+    char *base = setup.window.base[tb.rank] + offset[p][i];
+    return collc::Fifo{reinterpret_cast<uint64_t *>(base), reinterpret_cast<uint64_t *>(base + 64),
+                       base + header, slotBytes(tb.protocol), alg->plans[p].slots, tb.protocol};
+  };
+  setup.recv.resize(alg->numPlans);
+  setup.send.resize(alg->numPlans);
+  for (int32_t p = 0; p < alg->numPlans; ++p) {
+    const PlanDesc &plan = alg->plans[p];
+    setup.recv[p].assign(plan.numThreadblocks, collc::Fifo{});
+    setup.send[p].assign(plan.numThreadblocks, collc::Fifo{});
+    for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
+      const collc::ThreadblockDesc &tb = plan.threadblocks[i];
+      if (tb.rank != comm->rank)
+        continue;
+      if (tb.recvPeer >= 0)
+        setup.recv[p][i] = fifo(p, i);
+      if (tb.sendPeer < 0)
+        continue;
+      int32_t match = -1;
+      for (int32_t j = 0; j < plan.numThreadblocks && match < 0; ++j) {
+        const collc::ThreadblockDesc &o = plan.threadblocks[j];
+        if (o.rank == tb.sendPeer && o.recvPeer == tb.rank && o.channel == tb.channel)
+          match = j;
+      }
+      if (match < 0) {
+        comm->transport->release(setup.window);
+        return comm->fail(collInternalError, std::string("plan ") + plan.name + ": rank " +
+                                                 std::to_string(tb.rank) + " sends to rank " +
+                                                 std::to_string(tb.sendPeer) +
+                                                 " on a channel where nobody receives");
+      }
+      setup.send[p][i] = fifo(p, match);
+    }
+  }
+  out = &(comm->setups[alg] = std::move(setup));
+  return collSuccess;
+}
+
+bool overlaps(const void *a, size_t na, const void *b, size_t nb) {
+  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return na && nb && x < y + nb && y < x + na;
+}
+
+void divideBy(collDataType_t type, void *data, int64_t n, int d) {
+  dispatchType(type, [&](auto tag) {
+    using T = decltype(tag);
+    T *p = static_cast<T *>(data);
+    for (int64_t i = 0; i < n; ++i)
+      p[i] = Arith<T>::div(p[i], d);
+  });
+}
+
+} // namespace
+
+extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const void *sendbuff,
+                                   void *recvbuff, size_t count, collDataType_t datatype,
+                                   collRedOp_t op, collStream_t) {
+  if (!comm || !algorithm)
+    return collInvalidArgument;
+  std::lock_guard<std::mutex> running(comm->launching);
+  if (comm->abortFlag)
+    return comm->fail(collAborted, "the communicator was aborted");
+  const auto *alg = static_cast<const AlgorithmDesc *>(algorithm);
+  const int R = comm->nranks, me = comm->rank;
+  const int64_t es = int64_t(collTypeSize(datatype));
+  if (!es)
+    return comm->fail(collInvalidArgument, "unknown data type " + std::to_string(int(datatype)));
+  if (!dispatchType(datatype, [](auto) {}))
+    return comm->fail(collInvalidArgument, "fp8 types need a GPU; the host emulation has none");
+  if (op < 0 || op >= collNumOps)
+    return comm->fail(collInvalidArgument, "unknown reduction op " + std::to_string(int(op)));
+  if (alg->numPlans < 1)
+    return comm->fail(collInvalidArgument, std::string("algorithm ") + alg->name + " has no plan");
+  const int32_t coll = alg->plans[0].collective;
+  const int64_t E = int64_t(count);
+  if (E < 0 || E > (int64_t(1) << 40) / (R * es))
+    return comm->fail(collInvalidArgument, "count " + std::to_string(count) + " is too large");
+  const int64_t inBytes = inUnits(coll, R) * E * es, outBytes = outUnits(coll, R) * E * es;
+
+  // The plan for this size.
+  const PlanDesc *plan = &alg->plans[alg->numPlans - 1];
+  for (int32_t p = 0; p < alg->numPlans; ++p)
+    if (inBytes >= alg->plans[p].minBytes && inBytes < alg->plans[p].maxBytes) {
+      plan = &alg->plans[p];
+      break;
+    }
+  if (Env::get().debug && me == 0)
+    fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld))\n",
+            alg->name, (long long)inBytes, plan->name, protocolName(plan->protocol),
+            (long long)plan->minBytes, (long long)plan->maxBytes);
+  AlgorithmSetup *setup;
+  if (collResult_t r = setUp(comm, alg, setup))
+    return r;
+  if (E == 0)
+    return collSuccess;
+  if ((!sendbuff && !(coll == collc::kBroadcast && me != plan->root)) ||
+      (!recvbuff && !(coll == collc::kReduce && me != plan->root)))
+    return comm->fail(collInvalidArgument, "null buffer for a nonzero count");
+
+  // Slice: elements of one chunk per loop, the same on every rank.
+  int64_t capacity = INT64_MAX;
+  for (int32_t i = 0; i < plan->numThreadblocks; ++i)
+    capacity = std::min(capacity, payloadBytes(plan->threadblocks[i].protocol));
+  int64_t slice = capacity / (plan->widest * es);
+  if (slice >= 16 / es)
+    slice -= slice % (16 / es);
+  if (slice < 1)
+    return comm->fail(collInvalidUsage, std::string("plan ") + plan->name + " sends " +
+                                            std::to_string(plan->widest) +
+                                            " chunks in one step, more than a FIFO slot holds");
+
+  // Lay the buffers out as the plan expects.
+  char *send = const_cast<char *>(static_cast<const char *>(sendbuff));
+  char *recv = static_cast<char *>(recvbuff);
+  char *in = send, *out = recv, *copyBack = nullptr;
+  int64_t unit = E * es;
+  auto staging = [&](int64_t bytes) {
+    if (int64_t(comm->staging.size()) < bytes)
+      comm->staging.resize(bytes);
+    return comm->staging.data();
+  };
+  if (coll == collc::kBroadcast && me != plan->root && !send)
+    in = send = staging(inBytes);
+  if (coll == collc::kReduce && me != plan->root && !recv)
+    out = recv = staging(outBytes);
+  if (plan->inplace) {
+    if (coll == collc::kAllGather) {
+      in = recv + me * unit;
+      if (send != in)
+        memmove(in, send, unit);
+    } else if (coll == collc::kReduceScatter) {
+      if (recv != send + me * unit) {
+        in = staging(inBytes);
+        memcpy(in, send, inBytes);
+        copyBack = recv;
+      }
+      out = in + me * unit;
+    } else {
+      if (send != recv)
+        memmove(recv, send, inBytes);
+      in = out = recv;
+    }
+  } else if (overlaps(send, inBytes, recv, outBytes)) {
+    in = staging(inBytes);
+    memcpy(in, send, inBytes);
+  }
+
+  int64_t loops = (E + plan->chunks * slice - 1) / (plan->chunks * slice);
+  if (comm->scratch.size() < size_t(plan->numScratch))
+    comm->scratch.resize(plan->numScratch);
+  for (int32_t k = 0; k < plan->numScratch; ++k) {
+    size_t need = size_t(loops * plan->scratchChunks[k] * slice * es);
+    if (comm->scratch[k].size() < need)
+      comm->scratch[k].resize(need);
+  }
+
+  const int32_t p = int32_t(plan - alg->plans);
+  std::vector<uint64_t> progress(plan->numThreadblocks, 0);
+  int32_t error = 0;
+  char errorText[256] = "";
+  std::vector<collc::Args> args;
+  for (int32_t i = 0; i < plan->numThreadblocks; ++i) {
+    const collc::ThreadblockDesc &tb = plan->threadblocks[i];
+    if (tb.rank != me)
+      continue;
+    collc::Args a{};
+    a.rank = me;
+    a.nranks = R;
+    a.tb = i;
+    a.recvPeer = tb.recvPeer;
+    a.sendPeer = tb.sendPeer;
+    a.datatype = datatype;
+    a.op = op;
+    a.elemSize = int32_t(es);
+    a.count = E;
+    a.slice = slice;
+    a.chunks = plan->chunks;
+    a.numScratch = plan->numScratch;
+    a.buffers[collc::kIn] = in;
+    a.buffers[collc::kOut] = out;
+    for (int32_t k = 0; k < plan->numScratch; ++k) {
+      a.scratchChunks[k] = plan->scratchChunks[k];
+      a.buffers[collc::kScratch0 + k] = comm->scratch[k].data();
+    }
+    a.recv = setup->recv[p][i];
+    a.send = setup->send[p][i];
+    a.progress = progress.data();
+    a.abort = &comm->abortFlag;
+    a.timeoutSeconds = Env::get().timeoutSeconds;
+    a.error = &error;
+    a.errorText = errorText;
+    args.push_back(a);
+  }
+  std::vector<std::thread> blocks;
+  for (size_t i = 1; i < args.size(); ++i)
+    blocks.emplace_back(plan->hostKernel, &args[i]);
+  if (!args.empty())
+    plan->hostKernel(&args[0]);
+  for (std::thread &t : blocks)
+    t.join();
+  if (comm->abortFlag)
+    return comm->fail(collAborted, "the communicator was aborted");
+  if (error)
+    return comm->fail(collResult_t(error), errorText);
+
+  if (op == collAvg && reduces(coll) && (coll != collc::kReduce || me == plan->root))
+    divideBy(datatype, out, E, R);
+  if (copyBack)
+    memcpy(copyBack, out, unit);
+  return collSuccess;
+}
+
+extern "C" collResult_t collRegisterAlgorithm(collComm_t comm, const void *algorithm) {
+  if (!comm || !algorithm)
+    return collInvalidArgument;
+  comm->registered.push_back(static_cast<const AlgorithmDesc *>(algorithm));
+  return collSuccess;
+}
+
+namespace {
+collResult_t dispatch(collComm_t comm, int32_t coll, int root, const void *send, void *recv,
+                      size_t count, collDataType_t type, collRedOp_t op) {
+  if (!comm)
+    return collInvalidArgument;
+  for (const AlgorithmDesc *alg : comm->registered) {
+    const PlanDesc &first = alg->plans[0];
+    if (alg->numPlans < 1 || first.collective != coll || first.ranks != comm->nranks ||
+        ((coll == collc::kBroadcast || coll == collc::kReduce) && first.root != root))
+      continue;
+    if (Env::get().debug && comm->rank == 0)
+      fprintf(stderr, "collc INFO %s of %zu elements: algorithm %s (%s), the first registered "
+              "for %d ranks\n", collectiveName(coll), count, alg->name, alg->source, comm->nranks);
+    return collLaunch(comm, alg, send, recv, count, type, op, nullptr);
+  }
+  return comm->fail(collInvalidUsage, std::string("no registered algorithm does ") +
+                                          collectiveName(coll) + " on " +
+                                          std::to_string(comm->nranks) + " ranks" +
+                                          (root >= 0 ? " from root " + std::to_string(root) : ""));
+}
+} // namespace
+
+extern "C" {
+collResult_t collAllReduce(const void *s, void *r, size_t n, collDataType_t t, collRedOp_t op,
+                           collComm_t c, collStream_t) {
+  return dispatch(c, collc::kAllReduce, -1, s, r, n, t, op);
+}
+collResult_t collAllGather(const void *s, void *r, size_t n, collDataType_t t, collComm_t c,
+                           collStream_t) {
+  return dispatch(c, collc::kAllGather, -1, s, r, n, t, collSum);
+}
+collResult_t collReduceScatter(const void *s, void *r, size_t n, collDataType_t t,
+                               collRedOp_t op, collComm_t c, collStream_t) {
+  return dispatch(c, collc::kReduceScatter, -1, s, r, n, t, op);
+}
+collResult_t collAlltoAll(const void *s, void *r, size_t n, collDataType_t t, collComm_t c,
+                          collStream_t) {
+  return dispatch(c, collc::kAllToAll, -1, s, r, n, t, collSum);
+}
+collResult_t collBroadcast(const void *s, void *r, size_t n, collDataType_t t, int root,
+                           collComm_t c, collStream_t) {
+  return dispatch(c, collc::kBroadcast, root, s, r, n, t, collSum);
+}
+collResult_t collReduce(const void *s, void *r, size_t n, collDataType_t t, collRedOp_t op,
+                        int root, collComm_t c, collStream_t) {
+  return dispatch(c, collc::kReduce, root, s, r, n, t, op);
+}
+}

@@ -1,0 +1,255 @@
+//===- Socket.cpp - Blocking socket helpers with deadlines -----------------===//
+#include "Socket.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace collrt;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string sysError(const char *what) { return std::string(what) + ": " + strerror(errno); }
+
+// Waits until `fd` is ready for `events`; false on timeout or error.
+bool waitFor(int fd, short events, double timeout, std::string &error) {
+  auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
+  for (;;) {
+    int ms = -1;
+    if (timeout >= 0) {
+      auto left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        error = "timed out after " + std::to_string(int(timeout)) + " s";
+        return false;
+      }
+      ms = int(left) + 1;
+    }
+    pollfd p{fd, events, 0};
+    int n = poll(&p, 1, ms);
+    if (n > 0)
+      return true;
+    if (n < 0 && errno != EINTR) {
+      error = sysError("poll");
+      return false;
+    }
+  }
+}
+
+bool writeAll(int fd, const char *p, size_t n, std::string &error) {
+  while (n) {
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      error = sysError("send");
+      return false;
+    }
+    p += w;
+    n -= size_t(w);
+  }
+  return true;
+}
+
+sockaddr_un unixAddress(const std::string &name, socklen_t &len) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  size_t n = std::min(name.size(), sizeof a.sun_path - 2);
+  memcpy(a.sun_path + 1, name.data(), n); // leading NUL: abstract namespace
+  len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + n);
+  return a;
+}
+
+} // namespace
+
+int collrt::listenTcp(std::string &error) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = sysError("socket");
+    return -1;
+  }
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  if (bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) || listen(fd, 1024)) {
+    error = sysError("bind/listen");
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int collrt::acceptWithin(int listener, double timeout, std::string &error) {
+  if (!waitFor(listener, POLLIN, timeout, error))
+    return -1;
+  int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0)
+    error = sysError("accept");
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+int collrt::connectTcp(uint32_t addr, uint16_t port, double timeout, std::string &error) {
+  auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = addr;
+  a.sin_port = port;
+  for (;;) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      error = sysError("socket");
+      return -1;
+    }
+    if (connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0) {
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      return fd;
+    }
+    error = sysError("connect to the bootstrap root");
+    close(fd);
+    if (Clock::now() >= deadline)
+      return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+bool collrt::readFull(int fd, void *data, size_t size, double timeout, std::string &error) {
+  char *p = static_cast<char *>(data);
+  while (size) {
+    if (!waitFor(fd, POLLIN, timeout, error))
+      return false;
+    ssize_t r = recv(fd, p, size, 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      error = r == 0 ? "connection closed" : sysError("recv");
+      return false;
+    }
+    p += r;
+    size -= size_t(r);
+  }
+  return true;
+}
+
+bool collrt::writeFull(int fd, const void *data, size_t size, std::string &error) {
+  return writeAll(fd, static_cast<const char *>(data), size, error);
+}
+
+bool collrt::readFrame(int fd, std::string &frame, double timeout, std::string &error) {
+  uint64_t n = 0;
+  if (!readFull(fd, &n, sizeof n, timeout, error))
+    return false;
+  if (n > (uint64_t(1) << 32)) {
+    error = "oversized bootstrap frame";
+    return false;
+  }
+  frame.resize(n);
+  return readFull(fd, frame.data(), n, timeout, error);
+}
+
+bool collrt::writeFrame(int fd, const std::string &frame, std::string &error) {
+  std::string out;
+  appendFrame(out, frame);
+  return writeAll(fd, out.data(), out.size(), error);
+}
+
+void collrt::appendFrame(std::string &to, const std::string &frame) {
+  uint64_t n = frame.size();
+  to.append(reinterpret_cast<const char *>(&n), sizeof n);
+  to += frame;
+}
+
+bool collrt::takeFrame(const std::string &from, size_t &at, std::string &frame) {
+  uint64_t n;
+  if (from.size() - at < sizeof n)
+    return false;
+  memcpy(&n, from.data() + at, sizeof n);
+  at += sizeof n;
+  if (from.size() - at < n)
+    return false;
+  frame = from.substr(at, n);
+  at += n;
+  return true;
+}
+
+int collrt::listenUnix(const std::string &name, std::string &error) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  socklen_t len;
+  sockaddr_un a = unixAddress(name, len);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&a), len) || listen(fd, 1024)) {
+    error = sysError("unix socket");
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int collrt::connectUnix(const std::string &name, double timeout, std::string &error) {
+  auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
+  socklen_t len;
+  sockaddr_un a = unixAddress(name, len);
+  for (;;) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr *>(&a), len) == 0)
+      return fd;
+    error = sysError("connect to a peer's unix socket");
+    if (fd >= 0)
+      close(fd);
+    if (Clock::now() >= deadline)
+      return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+bool collrt::sendFd(int sock, int fd, int32_t tag, std::string &error) {
+  char control[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{&tag, sizeof tag};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  if (sendmsg(sock, &msg, MSG_NOSIGNAL) != ssize_t(sizeof tag)) {
+    error = sysError("sendmsg (SCM_RIGHTS)");
+    return false;
+  }
+  return true;
+}
+
+int collrt::recvFd(int sock, int32_t &tag, double timeout, std::string &error) {
+  if (!waitFor(sock, POLLIN, timeout, error))
+    return -1;
+  char control[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{&tag, sizeof tag};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  if (n != ssize_t(sizeof tag) || !c || c->cmsg_type != SCM_RIGHTS) {
+    error = n < 0 ? sysError("recvmsg") : "no descriptor in the message";
+    return -1;
+  }
+  int fd;
+  memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return fd;
+}

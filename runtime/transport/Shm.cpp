@@ -1,0 +1,143 @@
+//===- Shm.cpp - Shared memory between processes of one machine -----------===//
+//
+// Each window is a memfd. Its descriptor travels to every peer over a Unix
+// socket with SCM_RIGHTS, the same flow as exporting a CUDA VMM allocation
+// as a POSIX fd, and each peer maps it. Sockets are made once, at init.
+//
+//===----------------------------------------------------------------------===//
+#include "transport/Transport.h"
+
+#include "src/Bootstrap.h"
+#include "src/Socket.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace collrt;
+
+namespace {
+
+class ShmTransport : public Transport {
+public:
+  ShmTransport(int rank, int nranks, double timeout)
+      : rank(rank), nranks(nranks), timeout(timeout), out(nranks, -1), in(nranks, -1) {}
+  ~ShmTransport() override {
+    for (int fd : out)
+      if (fd >= 0)
+        close(fd);
+    for (int fd : in)
+      if (fd >= 0)
+        close(fd);
+  }
+
+  const char *name() const override { return "shm"; }
+
+  collResult_t connect(Bootstrap &boot, std::string &error) {
+    std::string me = "collc-" + std::to_string(boot.magic()) + "-" + std::to_string(rank);
+    int listener = listenUnix(me, error);
+    if (listener < 0)
+      return collSystemError;
+    // Every listener exists once the barrier returns.
+    collResult_t res = boot.barrier(error);
+    for (int p = 0; p < nranks && res == collSuccess; ++p) {
+      if (p == rank)
+        continue;
+      std::string peer = "collc-" + std::to_string(boot.magic()) + "-" + std::to_string(p);
+      out[p] = connectUnix(peer, timeout, error);
+      int32_t tag = rank;
+      if (out[p] < 0 || !writeFull(out[p], &tag, sizeof tag, error))
+        res = collSystemError;
+    }
+    for (int k = 1; k < nranks && res == collSuccess; ++k) {
+      int fd = acceptWithin(listener, timeout, error);
+      int32_t tag = -1;
+      if (fd < 0 || !readFull(fd, &tag, sizeof tag, timeout, error) || tag < 0 ||
+          tag >= nranks || in[tag] >= 0) {
+        if (fd >= 0)
+          close(fd);
+        error = "shm: a peer did not connect (" + error + ")";
+        res = collRemoteError;
+        break;
+      }
+      in[tag] = fd;
+    }
+    close(listener);
+    return res;
+  }
+
+  collResult_t exchangeWindow(size_t bytes, Window &w, std::string &error) override {
+    w.base.assign(nranks, nullptr);
+    w.size.assign(nranks, 0);
+    bytes = bytes ? (bytes + 4095) & ~size_t(4095) : 4096;
+    int fd = memfd_create("collc-window", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, off_t(bytes))) {
+      error = "shm: cannot create a window of " + std::to_string(bytes) + " bytes";
+      if (fd >= 0)
+        close(fd);
+      return collSystemError;
+    }
+    collResult_t res = map(fd, rank, w, error);
+    for (int p = 0; p < nranks && res == collSuccess; ++p)
+      if (p != rank && !sendFd(out[p], fd, rank, error))
+        res = collSystemError;
+    close(fd);
+    for (int p = 0; p < nranks && res == collSuccess; ++p) {
+      if (p == rank)
+        continue;
+      int32_t tag;
+      int peerFd = recvFd(in[p], tag, timeout, error);
+      if (peerFd < 0 || tag != p) {
+        error = "shm: no window from rank " + std::to_string(p) + " (" + error + ")";
+        res = collRemoteError;
+        break;
+      }
+      res = map(peerFd, p, w, error);
+      close(peerFd);
+    }
+    if (res != collSuccess)
+      release(w);
+    return res;
+  }
+
+  void release(Window &w) override {
+    for (size_t p = 0; p < w.base.size(); ++p)
+      if (w.base[p])
+        munmap(w.base[p], w.size[p]);
+    w.base.clear();
+    w.size.clear();
+  }
+
+private:
+  collResult_t map(int fd, int owner, Window &w, std::string &error) {
+    struct stat st;
+    if (fstat(fd, &st)) {
+      error = "shm: fstat failed";
+      return collSystemError;
+    }
+    void *p = mmap(nullptr, size_t(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      error = "shm: cannot map the window of rank " + std::to_string(owner);
+      return collSystemError;
+    }
+    w.base[owner] = static_cast<char *>(p);
+    w.size[owner] = size_t(st.st_size);
+    return collSuccess;
+  }
+
+  int rank, nranks;
+  double timeout;
+  std::vector<int> out, in; // sockets to and from each peer
+};
+
+} // namespace
+
+std::unique_ptr<Transport> collrt::makeShmTransport(Bootstrap &boot, int rank, int nranks,
+                                                    double timeout, collResult_t &result,
+                                                    std::string &error) {
+  auto t = std::make_unique<ShmTransport>(rank, nranks, timeout);
+  result = t->connect(boot, error);
+  if (result != collSuccess)
+    return nullptr;
+  return t;
+}
