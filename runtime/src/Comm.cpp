@@ -84,8 +84,15 @@ collResult_t collCommInitRank(collComm_t *out, int nranks, collUniqueId id, int 
   std::string error;
   double timeout = Env::get().timeoutSeconds;
   collResult_t r = comm->bootstrap.connect(data, rank, nranks, timeout, error);
-  if (r == collSuccess)
+  const std::string &kind = Env::get().transport;
+  if (r == collSuccess && kind == "shm")
     comm->transport = makeShmTransport(comm->bootstrap, rank, nranks, timeout, r, error);
+  else if (r == collSuccess && kind == "socket")
+    comm->transport = makeSocketTransport(comm->bootstrap, rank, nranks, timeout, r, error);
+  else if (r == collSuccess) {
+    error = "COLL_TRANSPORT='" + kind + "': expected shm or socket";
+    r = collInvalidArgument;
+  }
   if (r != collSuccess) {
     setInitError("rank " + std::to_string(rank) + ": " + error);
     return r;

@@ -29,6 +29,8 @@ const Env &Env::get() {
     e.simpleSlot = readInt("COLL_SIMPLE_SLOT", e.simpleSlot, 4096, int64_t(1) << 30) & ~int64_t(15);
     e.llSlot = readInt("COLL_LL_SLOT", e.llSlot, 256, int64_t(1) << 28) & ~int64_t(15);
     e.ll128Slot = readInt("COLL_LL128_SLOT", e.ll128Slot, 1024, int64_t(1) << 30) & ~int64_t(127);
+    if (const char *t = std::getenv("COLL_TRANSPORT"); t && *t)
+      e.transport = t;
     if (const char *a = std::getenv("COLL_BOOTSTRAP_ADDR"); a && *a)
       e.bootstrapAddr = a;
     return e;

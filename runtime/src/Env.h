@@ -4,6 +4,7 @@
 //   COLL_TIMEOUT=60        seconds any wait may last before it fails
 //   COLL_SIMPLE_SLOT=131072, COLL_LL_SLOT=32768, COLL_LL128_SLOT=122880
 //                          bytes of one FIFO slot on the wire, per protocol
+//   COLL_TRANSPORT=shm     shm (shared memory) or socket (TCP and a proxy thread)
 //   COLL_BOOTSTRAP_ADDR=127.0.0.1
 //                          the address collGetUniqueId publishes for its root
 //
@@ -21,6 +22,7 @@ struct Env {
   double timeoutSeconds = 60;
   int64_t simpleSlot = 131072, llSlot = 32768, ll128Slot = 122880;
   std::string bootstrapAddr = "127.0.0.1";
+  std::string transport = "shm";
 
   static const Env &get();
 };

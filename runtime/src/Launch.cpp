@@ -55,7 +55,6 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
                             std::to_string(alg->plans[p].ranks) + " ranks, the communicator has " +
                             std::to_string(comm->nranks));
   // Every rank computes every rank's layout: receive FIFOs in table order.
-  const int64_t header = 128; // head and tail, each on its own cache line
   std::vector<size_t> size(comm->nranks, 0);
   std::vector<std::vector<size_t>> offset(alg->numPlans);
   for (int32_t p = 0; p < alg->numPlans; ++p) {
@@ -66,32 +65,31 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
       if (tb.recvPeer < 0)
         continue;
       offset[p][i] = size[tb.rank];
-      size[tb.rank] += header + plan.slots * slotBytes(tb.protocol);
+      size[tb.rank] += fifoBytes(plan.slots, slotBytes(tb.protocol));
     }
   }
   AlgorithmSetup setup;
   std::string error;
-  if (collResult_t r = comm->transport->exchangeWindow(size[comm->rank], setup.window, error))
+  Transport &net = *comm->transport;
+  if (collResult_t r = net.exchangeWindow(size[comm->rank], setup.window, error))
     return comm->fail(r, error);
-  auto fifo = [&](int32_t p, int32_t i) {
-    const collc::ThreadblockDesc &tb = alg->plans[p].threadblocks[i];
-    char *base = setup.window.base[tb.rank] + offset[p][i];
-    return collc::Fifo{reinterpret_cast<uint64_t *>(base), reinterpret_cast<uint64_t *>(base + 64),
-                       base + header, slotBytes(tb.protocol), alg->plans[p].slots, tb.protocol};
-  };
   setup.recv.resize(alg->numPlans);
   setup.send.resize(alg->numPlans);
-  for (int32_t p = 0; p < alg->numPlans; ++p) {
+  collResult_t r = collSuccess;
+  for (int32_t p = 0; p < alg->numPlans && r == collSuccess; ++p) {
     const PlanDesc &plan = alg->plans[p];
     setup.recv[p].assign(plan.numThreadblocks, collc::Fifo{});
     setup.send[p].assign(plan.numThreadblocks, collc::Fifo{});
-    for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
+    for (int32_t i = 0; i < plan.numThreadblocks && r == collSuccess; ++i) {
       const collc::ThreadblockDesc &tb = plan.threadblocks[i];
       if (tb.rank != comm->rank)
         continue;
-      if (tb.recvPeer >= 0)
-        setup.recv[p][i] = fifo(p, i);
-      if (tb.sendPeer < 0)
+      if (tb.recvPeer >= 0) {
+        setup.recv[p][i] = fifoAt(setup.window.base[tb.rank] + offset[p][i], plan.slots,
+                                  slotBytes(tb.protocol), tb.protocol);
+        r = net.recvFifo(setup.window, tb.recvPeer, offset[p][i], setup.recv[p][i], error);
+      }
+      if (tb.sendPeer < 0 || r != collSuccess)
         continue;
       int32_t match = -1;
       for (int32_t j = 0; j < plan.numThreadblocks && match < 0; ++j) {
@@ -100,14 +98,19 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
           match = j;
       }
       if (match < 0) {
-        comm->transport->release(setup.window);
-        return comm->fail(collInternalError, std::string("plan ") + plan.name + ": rank " +
-                                                 std::to_string(tb.rank) + " sends to rank " +
-                                                 std::to_string(tb.sendPeer) +
-                                                 " on a channel where nobody receives");
+        r = collInternalError;
+        error = std::string("plan ") + plan.name + ": rank " + std::to_string(tb.rank) +
+                " sends to rank " + std::to_string(tb.sendPeer) +
+                " on a channel where nobody receives";
+        break;
       }
-      setup.send[p][i] = fifo(p, match);
+      r = net.sendFifo(setup.window, tb.sendPeer, offset[p][match], plan.slots,
+                       slotBytes(tb.protocol), tb.protocol, setup.send[p][i], error);
     }
+  }
+  if (r != collSuccess) {
+    net.release(setup.window);
+    return comm->fail(r, error);
   }
   out = &(comm->setups[alg] = std::move(setup));
   return collSuccess;

@@ -66,7 +66,14 @@ public:
     return res;
   }
 
+  collResult_t sendFifo(Window &w, int owner, size_t offset, int32_t slots, int64_t slotBytes,
+                        int32_t protocol, collc::Fifo &fifo, std::string &) override {
+    fifo = fifoAt(w.base[owner] + offset, slots, slotBytes, protocol);
+    return collSuccess;
+  }
+
   collResult_t exchangeWindow(size_t bytes, Window &w, std::string &error) override {
+    w.id = windows++;
     w.base.assign(nranks, nullptr);
     w.size.assign(nranks, 0);
     bytes = bytes ? (bytes + 4095) & ~size_t(4095) : 4096;
@@ -127,6 +134,7 @@ private:
 
   int rank, nranks;
   double timeout;
+  int windows = 0;
   std::vector<int> out, in; // sockets to and from each peer
 };
 

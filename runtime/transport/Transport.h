@@ -4,12 +4,14 @@
 // a window of its own memory (where its receive FIFOs live) and gets a
 // pointer to every peer's. The host transports deliver `shm` (memfd shared
 // memory, descriptors passed over Unix sockets like CUDA VMM POSIX-fd
-// handles); GPU transports implement the same calls with device memory.
+// handles) and `socket` (TCP and a proxy thread, standing in for RDMA); GPU
+// transports implement the same calls with device memory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_TRANSPORT_H
 #define COLLRT_TRANSPORT_H
 
+#include "collc/abi.h"
 #include "collrt.h"
 
 #include <cstddef>
@@ -22,23 +24,48 @@ namespace collrt {
 class Bootstrap;
 
 struct Window {
-  std::vector<char *> base; // every rank's window, mapped here
+  int id = -1;              // the same on every rank: windows are made collectively
+  std::vector<char *> base; // every rank's window where mapped here, else null
   std::vector<size_t> size;
 };
+
+/// A FIFO's layout in memory: head and tail on their own cache lines, the
+/// wire size of each slot's step, then the slots.
+inline size_t fifoHeaderBytes(int32_t slots) { return 128 + ((size_t(slots) * 8 + 63) & ~size_t(63)); }
+inline size_t fifoBytes(int32_t slots, int64_t slotBytes) {
+  return fifoHeaderBytes(slots) + size_t(slots) * size_t(slotBytes);
+}
+inline collc::Fifo fifoAt(char *base, int32_t slots, int64_t slotBytes, int32_t protocol) {
+  return collc::Fifo{reinterpret_cast<uint64_t *>(base), reinterpret_cast<uint64_t *>(base + 64),
+                     reinterpret_cast<int64_t *>(base + 128), base + fifoHeaderBytes(slots),
+                     slotBytes, slots, protocol};
+}
 
 class Transport {
 public:
   virtual ~Transport() = default;
   virtual const char *name() const = 0;
   /// Collective: allocates `bytes` of zeroed memory on this rank and maps
-  /// the windows of all ranks into `window`.
+  /// what the transport can of the other ranks' windows.
   virtual collResult_t exchangeWindow(size_t bytes, Window &window, std::string &error) = 0;
+  /// The FIFO at `offset` in `owner`'s window, as this rank's sender uses it.
+  virtual collResult_t sendFifo(Window &window, int owner, size_t offset, int32_t slots,
+                                int64_t slotBytes, int32_t protocol, collc::Fifo &fifo,
+                                std::string &error) = 0;
+  /// Announces this rank's receive FIFO at `offset`, fed by `peer`.
+  virtual collResult_t recvFifo(Window &window, int peer, size_t offset,
+                                const collc::Fifo &fifo, std::string &error) {
+    return collSuccess;
+  }
   virtual void release(Window &window) = 0;
 };
 
 std::unique_ptr<Transport> makeShmTransport(Bootstrap &bootstrap, int rank, int nranks,
                                             double timeout, collResult_t &result,
                                             std::string &error);
+std::unique_ptr<Transport> makeSocketTransport(Bootstrap &bootstrap, int rank, int nranks,
+                                               double timeout, collResult_t &result,
+                                               std::string &error);
 
 } // namespace collrt
 

@@ -3,7 +3,8 @@
 ranks and check every output bit-exactly (collc-launch does the checking).
 
 Every example runs at ranks {2, 3, 4, 5, 8} where it allows them, with each
-protocol forced in turn. Each compiled kernel then runs a rotating sample of
+protocol forced in turn, over the shm transport and, one run in four, the
+socket transport. Each compiled kernel then runs a rotating sample of
 data type x op x count x in-place, so that across the matrix every value of
 every dimension, and every (type, op) pair, appears many times. Prints one line per failure and ends with `N passed, N failed`.
 """
@@ -92,9 +93,11 @@ def main():
                            "--count", str(count), "--dtype", dtype, "--op", op]
                     if inplace:
                         cmd.append("--inplace")
+                    transport = "socket" if (turn + k) % 4 == 0 else "shm"
+                    cmd += ["--transport", transport]
                     res = run(cmd, timeout=300)
                     case = (f"{example} ranks={ranks} {proto} {dtype} {op} count={count}"
-                            f"{' inplace' if inplace else ''}")
+                            f"{' inplace' if inplace else ''} {transport}")
                     if res.returncode == 0 and "PASS" in res.stdout:
                         passed += 1
                     else:

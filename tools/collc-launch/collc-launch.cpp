@@ -36,6 +36,7 @@ struct Options {
   collRedOp_t op = collSum;
   bool inplace = false;
   int iters = 1;
+  std::string transport = "shm";
   // Child only.
   int child = -1;
   std::string id;
@@ -86,7 +87,7 @@ int usage(const char *why) {
   fprintf(stderr,
           "collc-launch: %s\n"
           "usage: collc-launch KERNEL.so --ranks R [--algorithm NAME] [--count N]\n"
-          "         [--dtype T] [--op OP] [--inplace] [--iters K]\n"
+          "         [--dtype T] [--op OP] [--inplace] [--iters K] [--transport shm|socket]\n"
           "  T: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
           "     (float16, float32, float64 too); OP: sum prod max min avg\n",
           why);
@@ -160,6 +161,15 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
         return false;
       if (!parseOp(v, o.op)) {
         error = std::string("unknown reduction op '") + v + "'";
+        return false;
+      }
+    } else if (a == "--transport") {
+      const char *v = value();
+      if (!v)
+        return false;
+      o.transport = v;
+      if (o.transport != "shm" && o.transport != "socket") {
+        error = "unknown transport '" + o.transport + "'; expected shm or socket";
         return false;
       }
     } else if (a == "--inplace") {
@@ -288,6 +298,8 @@ int parent(const Options &o, char **argv) {
             typeNames[o.dtype]);
     return 2;
   }
+  // Ranks inherit the environment, where the runtime reads its knobs.
+  setenv("COLL_TRANSPORT", o.transport.c_str(), 1);
   collUniqueId id;
   if (collResult_t r = collGetUniqueId(&id)) {
     fprintf(stderr, "collc-launch: %s: %s\n", collGetErrorString(r), collGetLastError(nullptr));
@@ -342,9 +354,9 @@ int parent(const Options &o, char **argv) {
     if (!r.ok && first.empty())
       first = r.message;
   }
-  printf("%s (%s): %s on %d ranks, %lld x %s %s, %s\n", alg->name, alg->source,
+  printf("%s (%s): %s on %d ranks, %lld x %s %s, %s, %s\n", alg->name, alg->source,
          collNames[plan.collective], o.ranks, (long long)o.count, typeNames[o.dtype],
-         opNames[o.op], o.inplace ? "in place" : "out of place");
+         opNames[o.op], o.inplace ? "in place" : "out of place", o.transport.c_str());
   if (ok) {
     printf("PASS in %.3f ms (slowest rank, best of %d)\n", worst * 1e3, o.iters);
     return 0;

@@ -253,8 +253,8 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     run.algorithm = algorithm;
     run.ranks = runRanks;
     run.keep = runKeep;
-    run.launchArgs = {"--count", runCount, "--dtype", runType, "--op", runOp, "--iters",
-                      runIters};
+    run.launchArgs = {"--count", runCount, "--dtype", runType, "--op",
+                      runOp,     "--iters", runIters, "--transport", runTransport};
     if (runInplace)
       run.launchArgs.push_back("--inplace");
     return collc::runOnHost(*module, run);
@@ -325,9 +325,9 @@ int main(int argc, char **argv) {
       llvm::errs() << "collc run: error: --ranks is required\n";
       return 2;
     }
-    if (runTransport != "shm") {
+    if (runTransport != "shm" && runTransport != "socket") {
       llvm::errs() << "collc run: error: transport '" << runTransport
-                   << "' is not available; this build has shm\n";
+                   << "' is not one of the host's: shm, socket\n";
       return 2;
     }
     bool given = llvm::any_of(defines, [](const std::string &d) {

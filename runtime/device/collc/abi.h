@@ -69,6 +69,7 @@ struct AlgorithmDesc {
 struct Fifo {
   uint64_t *head;
   uint64_t *tail;
+  int64_t *sizes;        // bytes on the wire of the step in each slot (for proxies)
   char *slots;           // `numSlots` slots of `slotBytes`
   int64_t slotBytes;
   int32_t numSlots;
