@@ -30,16 +30,18 @@ OUT_DIR=${OUT_DIR:-${TMPDIR:-/tmp}/collc-compare-mpi}
 CXX=${CXX:-c++}
 MPICC=${MPICC:-mpicc}
 MPIRUN=${MPIRUN:-mpirun}
-# Open MPI in a container: no cross-memory attach, so the shared-memory BTL
-# copies through its own buffers.
-MPIRUN_FLAGS=${MPIRUN_FLAGS:-"--mca btl_vader_single_copy_mechanism none"}
+# Where containers forbid cross-memory attach (Open MPI then prints "Read -1,
+# expected ..."), run with MPIRUN_FLAGS="--mca btl_vader_single_copy_mechanism none".
+MPIRUN_FLAGS=${MPIRUN_FLAGS:-}
 
 die() { echo "compare_mpi.sh: $*" >&2; exit 1; }
 
-[ -x "$ROOT/build/bin/collc" ] && [ -f "$ROOT/build/lib/libcollrt.so" ] ||
+if [ ! -x "$ROOT/build/bin/collc" ] || [ ! -f "$ROOT/build/lib/libcollrt.so" ]; then
   die "build collc first (build/bin/collc and build/lib/libcollrt.so are missing)"
-command -v "$MPICC" >/dev/null && command -v "$MPIRUN" >/dev/null ||
+fi
+if ! command -v "$MPICC" >/dev/null || ! command -v "$MPIRUN" >/dev/null; then
   die "Open MPI is missing: scripts/install-deps.sh installs openmpi-bin and libopenmpi-dev"
+fi
 
 mkdir -p "$OUT_DIR"
 cd "$ROOT"

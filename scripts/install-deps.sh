@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ ccache python3 libgtest-dev
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   antlr4 libantlr4-runtime-dev
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

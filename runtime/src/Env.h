@@ -2,7 +2,7 @@
 //
 //   COLL_DEBUG=INFO        say which plan each launch picks and why
 //   COLL_TIMEOUT=60        seconds any wait may last before it fails
-//   COLL_SIMPLE_SLOT=131072, COLL_LL_SLOT=32768, COLL_LL128_SLOT=122880
+//   COLL_SIMPLE_SLOT=524288, COLL_LL_SLOT=65536, COLL_LL128_SLOT=614400
 //                          bytes of one FIFO slot on the wire, per protocol
 //   COLL_TRANSPORT=shm     shm (shared memory) or socket (TCP and a proxy thread)
 //   COLL_BOOTSTRAP_ADDR=127.0.0.1
@@ -20,7 +20,7 @@ namespace collrt {
 struct Env {
   bool debug = false;
   double timeoutSeconds = 60;
-  int64_t simpleSlot = 131072, llSlot = 32768, ll128Slot = 122880;
+  int64_t simpleSlot = 524288, llSlot = 65536, ll128Slot = 614400; // NCCL's step sizes
   std::string bootstrapAddr = "127.0.0.1";
   std::string transport = "shm";
 

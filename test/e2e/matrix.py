@@ -3,7 +3,8 @@
 ranks and check every output bit-exactly (collc-launch does the checking).
 
 Every example runs at ranks {2, 3, 4, 5, 8} where it allows them, with each
-protocol forced in turn, over the shm transport and, one run in four, the
+protocol forced in turn, plain, pipelined (--pipeline=2), replicated
+(--instances=2) or both, over the shm transport and, one run in four, the
 socket transport. Each compiled kernel then runs a rotating sample of
 data type x op x count x in-place, so that across the matrix every value of
 every dimension, and every (type, op) pair, appears many times. Prints one line per failure and ends with `N passed, N failed`.
@@ -71,7 +72,11 @@ def main():
                 name, chunks = m.group(1), int(m.group(3))
                 src = os.path.join(tmp, f"{example}_{ranks}_{proto}.cpp")
                 lib = src[:-4] + ".so"
-                gen = run([args.collc, path, "--emit=cuda", "--protocol", proto, "-o", src] + flags)
+                # Pipelined and replicated plans take turns with plain ones.
+                shape = [[], ["--pipeline=2"], ["--instances=2"], ["--pipeline=2", "--instances=2"]][
+                    (ranks + PROTOCOLS.index(proto)) % 4]
+                gen = run([args.collc, path, "--emit=cuda", "--protocol", proto, "-o", src] +
+                          shape + flags)
                 build = gen if gen.returncode else run(
                     [args.cxx, "-std=c++17", "-O1", "-fPIC", "-shared"] +
                     [f"-I{i}" for i in args.include] +
@@ -96,7 +101,7 @@ def main():
                     transport = "socket" if (turn + k) % 4 == 0 else "shm"
                     cmd += ["--transport", transport]
                     res = run(cmd, timeout=300)
-                    case = (f"{example} ranks={ranks} {proto} {dtype} {op} count={count}"
+                    case = (f"{example} ranks={ranks} {proto} {' '.join(shape)} {dtype} {op} count={count}"
                             f"{' inplace' if inplace else ''} {transport}")
                     if res.returncode == 0 and "PASS" in res.stdout:
                         passed += 1

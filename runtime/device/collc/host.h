@@ -122,7 +122,8 @@ private:
       return;
     int32_t count = dst ? dst->count : srcs.size() ? srcs.begin()->count : 0;
     int64_t bytes = count * q * a.elemSize;
-    acc.resize(bytes);
+    // Whole LL words and LL128 lines are copied, so keep room past the end.
+    acc.resize(bytes + 128);
     bool have = false;
     if (receives) {
       if (!pull(bytes))
@@ -158,21 +159,33 @@ private:
       memcpy(out, slot, bytes);
     } else if (f.protocol == kLL) {
       uint32_t flag = uint32_t(recvStep + 1);
+      // Wait for the last word first: the sender writes in order, so the
+      // others are then usually there and each check passes at once.
+      int64_t last = (bytes + 3) / 4 - 1;
+      if (last > 0 &&
+          !collcHostWait(&a, &words[last], flag, kLLFlag, "data from rank", a.recvPeer))
+        return fail();
       for (int64_t w = 0; w * 4 < bytes; ++w) {
-        if (!collcHostWait(&a, &words[w], flag, kLLFlag, "data from rank", a.recvPeer))
-          return fail();
-        uint32_t data = uint32_t(__atomic_load_n(&words[w], __ATOMIC_RELAXED));
-        int64_t n = bytes - w * 4 < 4 ? bytes - w * 4 : 4;
-        memcpy(out + w * 4, &data, n);
+        uint64_t word = __atomic_load_n(&words[w], __ATOMIC_RELAXED);
+        if (uint32_t(word >> 32) != flag) {
+          if (!collcHostWait(&a, &words[w], flag, kLLFlag, "data from rank", a.recvPeer))
+            return fail();
+          word = __atomic_load_n(&words[w], __ATOMIC_RELAXED);
+        }
+        uint32_t data = uint32_t(word);
+        memcpy(out + w * 4, &data, 4); // `acc` has room past the end
       }
     } else {
+      int64_t last = (bytes + 119) / 120 - 1;
+      if (last > 0 && !collcHostWait(&a, &words[last * 16 + 15], recvStep + 1, kLL128Flag,
+                                     "data from rank", a.recvPeer))
+        return fail();
       for (int64_t line = 0; line * 120 < bytes; ++line) {
         uint64_t *l = words + line * 16;
-        if (!collcHostWait(&a, &l[15], recvStep + 1, kLL128Flag, "data from rank",
-                           a.recvPeer))
+        if (__atomic_load_n(&l[15], __ATOMIC_ACQUIRE) != recvStep + 1 &&
+            !collcHostWait(&a, &l[15], recvStep + 1, kLL128Flag, "data from rank", a.recvPeer))
           return fail();
-        int64_t n = bytes - line * 120 < 120 ? bytes - line * 120 : 120;
-        memcpy(out + line * 120, l, n);
+        memcpy(out + line * 120, l, 120);
       }
     }
     store(f.head, ++recvStep);
@@ -197,15 +210,14 @@ private:
     } else if (f.protocol == kLL) {
       uint64_t flag = uint64_t(uint32_t(sendStep + 1)) << 32;
       for (int64_t w = 0; w * 4 < bytes; ++w) {
-        uint32_t data = 0;
-        memcpy(&data, in + w * 4, bytes - w * 4 < 4 ? bytes - w * 4 : 4);
+        uint32_t data;
+        memcpy(&data, in + w * 4, 4);
         __atomic_store_n(&words[w], flag | data, __ATOMIC_RELAXED);
       }
     } else {
       for (int64_t line = 0; line * 120 < bytes; ++line) {
         uint64_t *l = words + line * 16;
-        int64_t n = bytes - line * 120 < 120 ? bytes - line * 120 : 120;
-        memcpy(l, in + line * 120, n);
+        memcpy(l, in + line * 120, 120);
         store(&l[15], sendStep + 1);
       }
     }
