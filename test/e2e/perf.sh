@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# collc-perf checks what it measures: a ring allreduce and a pairwise
+# all-to-all on 4 emulated ranks, sizes 1 KiB .. 1 MiB, with validation on;
+# collc-perf exits non-zero if any element of any size is wrong.
+# Usage: perf.sh COLLC COLLC_PERF CXX INCLUDE DEVICE_INCLUDE LIBDIR EXAMPLES
+set -euo pipefail
+collc=$1 perf=$2 cxx=$3 include=$4 device=$5 libdir=$6 examples=$7
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for pair in ring_allreduce:ring:float:sum pairwise_alltoall:pairwise:int32:sum \
+            ring_reducescatter:ring_rs:half:max; do
+  IFS=: read -r file name dtype op <<<"$pair"
+  "$collc" "$examples/$file.coll" -D ranks=4 --emit=cuda -o "$work/$file.cpp"
+  "$cxx" -std=c++17 -O2 -fPIC -shared -I"$include" -I"$device" "$work/$file.cpp" \
+    -o "$work/$file.so" -L"$libdir" -lcollrt -Wl,-rpath,"$libdir"
+  "$perf" "$work/$file.so" --algorithm "$name" --ranks 4 -b 1K -e 1M -f 32 -n 2 -w 1 \
+    -d "$dtype" -o "$op" -c 1 | tee "$work/out.txt"
+  grep -q '^# Out of bounds values : 0 OK' "$work/out.txt"
+done
