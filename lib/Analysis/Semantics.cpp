@@ -36,6 +36,9 @@ LogicalResult coll::verifySemantics(AlgorithmOp alg) {
   const SlotLayout &layout = state.layout();
   std::vector<Operation *> ops; // writer id - 1 -> op, for notes
   SmallVector<uint32_t, 4> read;
+  // The runtime clips the last loop's chunks by their position in a unit of
+  // C chunks; a value stored at another position would be clipped wrongly.
+  bool moves = false;
   for (Operation &op : alg.getBody().front()) {
     std::optional<TransferChunks> t = transferChunks(&op);
     if (!t)
@@ -65,7 +68,16 @@ LogicalResult coll::verifySemantics(AlgorithmOp alg) {
         result = *id;
       }
       state.set(layout.slot(dst, k), result, ops.size());
+      StringRef buffer = dst.getBuffer().getValue();
+      int64_t index = state.value(result).index;
+      if ((buffer == "in" || buffer == "out") && index >= 0 &&
+          index % shape.chunks != (dst.getIndex() + k) % shape.chunks)
+        moves = true;
     }
   }
+  if (moves)
+    alg->setAttr("coll.moves_chunks", UnitAttr::get(alg.getContext()));
+  else
+    alg->removeAttr("coll.moves_chunks");
   return state.checkPostcondition(alg, [&](uint32_t w) { return ops[w - 1]->getLoc(); });
 }

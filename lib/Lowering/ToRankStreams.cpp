@@ -428,7 +428,7 @@ PlanOp Lowering::run() {
                              alg.getScratchAttr(),
                              alg->getAttrOfType<DenseI64ArrayAttr>("rank_map"),
                              IntegerAttr(), IntegerAttr());
-  for (StringRef carried : {"topology", "fifo_depth"})
+  for (StringRef carried : {"topology", "fifo_depth", "coll.moves_chunks"})
     if (Attribute a = alg->getAttr(carried))
       plan->setAttr(carried, a);
   builder.setInsertionPointToEnd(&plan.getBody().emplaceBlock());

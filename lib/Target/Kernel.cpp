@@ -256,12 +256,13 @@ LogicalResult coll::writeKernels(ModuleOp module, StringRef source, raw_ostream 
         << "LL, " << plan.getMaxBytes().value_or(INT64_MAX) << "LL, collc::"
         << planProtocol(plan) << ", " << writer.slots << ", " << writer.widest << ",\n     "
         << writer.numThreadblocks << ", " << ns << "::threadblocks, COLLC_HOST_FN(" << ns
-        << "::kernel), COLLC_CUDA_FN(" << ns << "::kernel)},\n";
+        << "::kernel), COLLC_CUDA_FN(" << ns << "::kernel),\n     "
+        << (plan->hasAttr("coll.moves_chunks") ? 1 : 0) << "},\n";
     }
     os << "static const collc::PlanDesc " << alg << "_plans[] = {\n"
        << "    // name, collective, ranks, chunks, root, inplace, scratch chunks,\n"
        << "    // scratch buffers, bytes [min, max), protocol, slots, widest step,\n"
-       << "    // threadblocks, their table, host kernel, CUDA kernel\n"
+       << "    // threadblocks, their table, host kernel, CUDA kernel, whole chunks only\n"
        << table << "};\n\n";
     os << "extern \"C\" const collc::AlgorithmDesc collc_algorithm_" << alg << " = {\n"
        << "    \"" << alg << "\", \"" << file << "\", " << plans.size() << ", " << alg

@@ -74,7 +74,7 @@ extern "C" int collcHostWait(const collc::Args *a, const uint64_t *word, uint64_
         std::chrono::duration<double>(Clock::now() - start).count() > a->timeoutSeconds) {
       if (__atomic_exchange_n(a->error, int32_t(collTimeout), __ATOMIC_ACQ_REL) == 0)
         snprintf(a->errorText, 256,
-                 "rank %d threadblock %d waited %.0f s for %s %lld; a peer may have "
+                 "rank %d threadblock %d waited %g s for %s %lld; a peer may have "
                  "died or the plan does not match",
                  a->rank, a->tb, a->timeoutSeconds, what, (long long)peer);
       return 0;

@@ -168,6 +168,11 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld))\n",
             alg->name, (long long)inBytes, plan->name, protocolName(plan->protocol),
             (long long)plan->minBytes, (long long)plan->maxBytes);
+  if (plan->wholeChunks && E % plan->chunks)
+    return comm->fail(collInvalidUsage,
+                      std::string("plan ") + plan->name + " moves chunks between positions, so "
+                      "it needs a count divisible by its " + std::to_string(plan->chunks) +
+                      " chunks, not " + std::to_string(E));
   AlgorithmSetup *setup;
   if (collResult_t r = setUp(comm, alg, setup))
     return r;

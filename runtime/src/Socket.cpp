@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -29,7 +30,9 @@ bool waitFor(int fd, short events, double timeout, std::string &error) {
     if (timeout >= 0) {
       auto left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
       if (left <= 0) {
-        error = "timed out after " + std::to_string(int(timeout)) + " s";
+        char text[64];
+        snprintf(text, sizeof text, "timed out after %g s", timeout);
+        error = text;
         return false;
       }
       ms = int(left) + 1;

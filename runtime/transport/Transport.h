@@ -53,8 +53,8 @@ public:
                                 int64_t slotBytes, int32_t protocol, collc::Fifo &fifo,
                                 std::string &error) = 0;
   /// Announces this rank's receive FIFO at `offset`, fed by `peer`.
-  virtual collResult_t recvFifo(Window &window, int peer, size_t offset,
-                                const collc::Fifo &fifo, std::string &error) {
+  virtual collResult_t recvFifo(Window & /*window*/, int /*peer*/, size_t /*offset*/,
+                                const collc::Fifo & /*fifo*/, std::string & /*error*/) {
     return collSuccess;
   }
   virtual void release(Window &window) = 0;

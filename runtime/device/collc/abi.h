@@ -52,6 +52,8 @@ struct PlanDesc {
   const ThreadblockDesc *threadblocks;
   KernelFn hostKernel;          // null in CUDA builds
   const void *cudaKernel;       // null in host builds
+  int32_t wholeChunks;          // counts must be multiples of `chunks`: the
+                                // plan moves chunks between positions
 };
 
 // An algorithm: its plans, one per size range, in increasing order.

@@ -158,7 +158,7 @@ private:
         return fail();
       memcpy(out, slot, bytes);
     } else if (f.protocol == kLL) {
-      uint32_t flag = uint32_t(recvStep + 1);
+      uint32_t flag = llFlag(recvStep);
       // Wait for the last word first: the sender writes in order, so the
       // others are then usually there and each check passes at once.
       int64_t last = (bytes + 3) / 4 - 1;
@@ -208,7 +208,7 @@ private:
     if (f.protocol == kSimple) {
       memcpy(slot, in, bytes);
     } else if (f.protocol == kLL) {
-      uint64_t flag = uint64_t(uint32_t(sendStep + 1)) << 32;
+      uint64_t flag = uint64_t(llFlag(sendStep)) << 32;
       for (int64_t w = 0; w * 4 < bytes; ++w) {
         uint32_t data;
         memcpy(&data, in + w * 4, 4);

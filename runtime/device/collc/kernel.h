@@ -25,6 +25,10 @@ struct Ref {
   int64_t index;
 };
 
+// The LL flag of a step: never 0, the value of words no step has written
+// yet, and the same again only after 2^32 - 1 steps.
+COLLC_HD inline uint32_t llFlag(uint64_t step) { return uint32_t(step % 0xFFFFFFFFull) + 1; }
+
 // How generated code names chunks: in(3), out(4, 2), scratch(kScratch_t, 0).
 COLLC_HD constexpr Ref in(int64_t index, int32_t count = 1) { return {kIn, count, index}; }
 COLLC_HD constexpr Ref out(int64_t index, int32_t count = 1) { return {kOut, count, index}; }
