@@ -197,8 +197,29 @@ std::optional<StepEffects> coll::stepEffects(Operation *op) {
       e.reads.push_back(llvm::cast<ChunkAttr>(a));
     e.writes = s.getDst();
     e.deps = s.getDepsAttr();
+  } else if (auto s = llvm::dyn_cast<MultimemLdReduceOp>(op)) {
+    e.reduces = e.multimem = true;
+    e.reads.push_back(s.getSrc());
+    e.writes = s.getDst();
+    e.deps = s.getDepsAttr();
+  } else if (auto s = llvm::dyn_cast<MultimemStOp>(op)) {
+    e.multimem = true;
+    e.reads.push_back(s.getSrc());
+    e.writes = s.getDst();
+    e.deps = s.getDepsAttr();
   } else {
     return std::nullopt;
   }
   return e;
+}
+
+LogicalResult MultimemLdReduceOp::verify() {
+  if (getSrc().getCount() != getDst().getCount())
+    return emitOpError("source and destination differ in size");
+  return verifyStep(*this, false, false, {getSrc(), getDst()}, getDepsAttr());
+}
+LogicalResult MultimemStOp::verify() {
+  if (getSrc().getCount() != getDst().getCount())
+    return emitOpError("source and destination differ in size");
+  return verifyStep(*this, false, false, {getSrc(), getDst()}, getDepsAttr());
 }

@@ -127,4 +127,35 @@ def Coll_LocalReduceOp : Coll_StepOp<"local_reduce", "reduce chunks within the r
     (ins ArrayAttr:$srcs, Coll_ChunkAttr:$dst),
     "custom<ChunkList>($srcs) `->` custom<Chunk>($dst)">;
 
+def Coll_MultimemLdReduceOp : Coll_StepOp<"multimem_ld_reduce",
+    "reduce a chunk over every rank through an NVLink multicast load",
+    (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
+    "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let description = [{
+    `src` names a chunk of this rank's buffer; the step reads that chunk on
+    every rank of the plan at once (multimem.ld_reduce on the buffer's
+    multicast address, reduced in the switch) and stores the result in the
+    local `dst`. Nothing on any rank writes `src`'s chunks before this step.
+
+    ```mlir
+    coll.multimem_ld_reduce in[2][2] -> red[2][0]
+    ```
+  }];
+}
+
+def Coll_MultimemStOp : Coll_StepOp<"multimem_st",
+    "store a chunk into every rank through an NVLink multicast store",
+    (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
+    "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let description = [{
+    Stores the local `src` into `dst`'s chunk on every rank of the plan at
+    once (multimem.st on the multicast address). Nothing else touches those
+    chunks afterwards; the kernel ends with a barrier over the ranks.
+
+    ```mlir
+    coll.multimem_st red[2][0] -> out[2][2]
+    ```
+  }];
+}
+
 #endif // COLL_PLAN_OPS

@@ -44,6 +44,24 @@ def CollPipelinePass : Pass<"coll-pipeline", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
+def CollMultimemPass : Pass<"coll-multimem", "::mlir::ModuleOp"> {
+  let summary = "Use NVLink multicast for reduces over every rank and stores to every rank";
+  let description = [{
+    Where all ranks share one NVLink domain whose switches multicast (the
+    topology's `multicast`, NVLS on Hopper and later), a reduce of one chunk
+    over every rank becomes one `multimem_ld_reduce` on the rank that keeps
+    the result, and copies of one chunk to the same place on every rank one
+    `multimem_st`, when nothing else can race with them. Marks the ops
+    (`coll.multimem`, `coll.multimem_st = group`) for coll-to-rank-streams.
+    Runs after coll-pipeline, on the pieces.
+  }];
+  let options = [
+    Option<"topology", "topology", "std::string", /*default=*/"\"\"",
+           "The machine, if the algorithm does not name one (coll-map-ranks)">
+  ];
+  let dependentDialects = ["::coll::CollDialect"];
+}
+
 def CollToRankStreamsPass : Pass<"coll-to-rank-streams", "::mlir::ModuleOp"> {
   let summary = "Lower each global-view algorithm to per-rank threadblock streams";
   let description = [{

@@ -33,7 +33,7 @@ using namespace coll;
 
 namespace {
 
-enum class StepKind { Send, Recv, RecvReduceCopy, LocalCopy, LocalReduce };
+enum class StepKind { Send, Recv, RecvReduceCopy, LocalCopy, LocalReduce, MultimemLdReduce, MultimemSt };
 
 struct Step {
   StepKind kind;
@@ -80,6 +80,7 @@ private:
   std::deque<Step> all; // stable addresses
   ProtocolAttr protocol; // of the op being lowered
   uint64_t sub = 0;
+  llvm::DenseSet<int64_t> multimemGroups; // coll.multimem_st groups lowered
 
   struct Threadblock {
     int64_t recv = -1, send = -1, channel = 0;
@@ -105,6 +106,25 @@ void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
                         uint64_t level, uint64_t order, int64_t channel) {
   Location loc = op->getLoc();
   int64_t to = dst.getRank();
+  // coll-multimem chose a multicast form: one local step on the issuing rank,
+  // naming the chunk of that rank that stands for the chunk on every rank.
+  if (op->hasAttr("coll.multimem")) {
+    Step &s = add(StepKind::MultimemLdReduce, to, loc, level, order, channel);
+    s.src = ChunkAttr::get(op->getContext(), srcs[0].getBuffer(), to, srcs[0].getIndex(),
+                           srcs[0].getCount());
+    s.dst = dst;
+    return;
+  }
+  if (auto group = op->getAttrOfType<IntegerAttr>("coll.multimem_st")) {
+    if (!multimemGroups.insert(group.getInt()).second)
+      return; // the group's first copy made the step
+    int64_t from = srcs[0].getRank();
+    Step &s = add(StepKind::MultimemSt, from, loc, level, order, channel);
+    s.src = srcs[0];
+    s.dst = ChunkAttr::get(op->getContext(), dst.getBuffer(), from, dst.getIndex(),
+                           dst.getCount());
+    return;
+  }
   auto same = [&](ChunkAttr a, ChunkAttr b) {
     PhysicalRange x = physicalRange(shape.collective, shape.chunks, shape.inplace, a);
     PhysicalRange y = physicalRange(shape.collective, shape.chunks, shape.inplace, b);
@@ -515,6 +535,12 @@ PlanOp Lowering::run() {
           break;
         case StepKind::LocalReduce:
           LocalReduceOp::create(b, s->loc, b.getArrayAttr(s->srcs), s->dst, d);
+          break;
+        case StepKind::MultimemLdReduce:
+          MultimemLdReduceOp::create(b, s->loc, s->src, s->dst, d);
+          break;
+        case StepKind::MultimemSt:
+          MultimemStOp::create(b, s->loc, s->src, s->dst, d);
           break;
         }
       }

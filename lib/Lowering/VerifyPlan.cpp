@@ -190,6 +190,22 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
   Operation *op = tb.steps[tb.next];
   StepEffects e = *stepEffects(op);
   blocked = true;
+  // A multimem step reads (ld_reduce) or writes (st) its chunk on every rank.
+  SmallVector<ChunkAttr> remoteWrites;
+  if (e.multimem) {
+    ChunkAttr c = llvm::isa<MultimemLdReduceOp>(op) ? e.reads[0] : e.writes;
+    SmallVector<ChunkAttr> every;
+    for (int64_t r = 0; r < int64_t(plan.getRanks()); ++r)
+      every.push_back(ChunkAttr::get(op->getContext(), c.getBuffer(), r, c.getIndex(),
+                                     c.getCount()));
+    if (llvm::isa<MultimemLdReduceOp>(op)) {
+      e.reads.assign(every.begin(), every.end());
+    } else {
+      for (ChunkAttr w : every)
+        if (w.getRank() != tb.rank)
+          remoteWrites.push_back(w);
+    }
+  }
   Fifo *out = e.sends ? &fifos[{tb.rank, tb.send, tb.channel}] : nullptr;
   auto finish = [&](SmallVector<uint32_t> values) {
     if (out && out->messages.size() >= depth) {
@@ -240,6 +256,12 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
   }
   if (failed(checkOrdered(t, op, e)))
     return failure();
+  for (ChunkAttr w : remoteWrites) {
+    StepEffects store;
+    store.writes = w;
+    if (failed(checkOrdered(t, op, store)))
+      return failure();
+  }
 
   const SlotLayout &slots = state.layout();
   int64_t count = e.writes ? e.writes.getCount() : e.reads[0].getCount();
@@ -294,6 +316,9 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
   if (e.writes)
     for (int64_t k = 0; k < count; ++k)
       state.set(slots.slot(e.writes, k), result[k], writers.size());
+  for (ChunkAttr w : remoteWrites)
+    for (int64_t k = 0; k < count; ++k)
+      state.set(slots.slot(w, k), result[k], writers.size());
   finish(std::move(result));
   return success();
 }
@@ -301,8 +326,14 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
 LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, const StepEffects &e) {
   Threadblock &tb = tbs[t];
   const SlotLayout &slots = state.layout();
+  // Only multimem steps touch another rank's chunks, and nothing but the
+  // barrier at the end of the kernel orders those with the owner's steps.
   auto ordered = [&](std::pair<size_t, size_t> other) {
-    return other.first == t || tb.clock[tbs[other.first].local] > other.second;
+    if (other.first == t)
+      return true;
+    if (tbs[other.first].rank != tb.rank)
+      return false;
+    return tb.clock[tbs[other.first].local] > other.second;
   };
   auto race = [&](ChunkAttr c, int64_t k, std::pair<size_t, size_t> other) {
     return op->emitError() << "race: " << where(tb, tb.next) << " and "

@@ -49,6 +49,7 @@ llvm::Expected<Topology> coll::presetTopology(llvm::StringRef spec) {
   Topology t;
   if (name == "hgx-h100" || name == "hgx-h200") {
     t = base(name == "hgx-h100" ? "hgx-h100" : "hgx-h200", 8, 450, 50, 8);
+    t.multicast = true; // third-generation NVSwitch: NVLS
   } else if (name == "dgx-a100") {
     t = base("dgx-a100", 8, 300, 25, 8);
   } else if (name == "pcie-8") {
@@ -59,6 +60,7 @@ llvm::Expected<Topology> coll::presetTopology(llvm::StringRef spec) {
     t = base("gb200-nvl72", 4, 900, 50, 4);
     t.nodes = 18;
     t.nvlinkDomain = 72;
+    t.multicast = true;
   } else {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "unknown topology preset '" + name + "'");

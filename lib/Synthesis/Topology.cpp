@@ -174,6 +174,13 @@ llvm::Expected<Topology> coll::parseTopology(llvm::StringRef text) {
     t.nvlink = Topology::NVLinkKind::None;
   else
     r.fail("$.nvlink.kind", "expected \"switch\", \"p2p\" or \"none\"");
+  if (nv)
+    if (const llvm::json::Value *m = nv->get("multicast")) {
+      if (std::optional<bool> b = m->getAsBoolean())
+        t.multicast = *b && t.nvlink == Topology::NVLinkKind::Switch;
+      else
+        r.fail("$.nvlink.multicast", "expected true or false");
+    }
   r.link(root, "nvlink", t.nvlinkParams);
   r.link(root, "pcie", t.pcieParams);
   r.link(root, "network", t.netParams);

@@ -44,6 +44,9 @@ struct Topology {
   /// GPUs that reach each other over NVLink: a node, or a rack (NVL72).
   int nvlinkDomain = 1;
   enum class NVLinkKind { None, Switch, PointToPoint } nvlink = NVLinkKind::None;
+  /// The NVLink switches reduce and multicast (NVLS: Hopper and later), so
+  /// multimem loads and stores reach every GPU of the domain at once.
+  bool multicast = false;
   /// For point-to-point NVLink: links between local GPUs i and j.
   std::vector<std::vector<int>> nvlinkLinks;
   LinkParams nvlinkParams, pcieParams, netParams;
@@ -73,6 +76,10 @@ struct Topology {
   double latency(int a, int b, int protocol) const;
   /// Whether a and b are on different nodes but the same rail.
   bool sameRail(int a, int b) const { return gpus[a].nic == gpus[b].nic; }
+  /// Whether GPUs a and b are in one NVLink domain whose switches multicast.
+  bool sharesMulticast(int a, int b) const {
+    return multicast && linkClass(a, b) <= LinkClass::NVLink;
+  }
   /// LL128 needs 128-byte stores that arrive whole and in order: NVLink only.
   bool allowsLL128(int a, int b) const { return linkClass(a, b) <= LinkClass::NVLink; }
 };

@@ -105,6 +105,12 @@ void PlanWriter::writeStep(Operation *op, ThreadblockOp tb, int64_t rank) {
       .Case([&](LocalCopyOp o) {
         s << "b.copy(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
       })
+      .Case([&](MultimemLdReduceOp o) {
+        s << "b.multimemLdReduce(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
+      })
+      .Case([&](MultimemStOp o) {
+        s << "b.multimemSt(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
+      })
       .Case([&](LocalReduceOp o) {
         s << "b.reduce({";
         llvm::interleaveComma(o.getSrcs(), s, [&](Attribute a) {
@@ -170,6 +176,10 @@ LogicalResult PlanWriter::write() {
       os << ", " << stringifyProtocol(*tb.getProtocol());
     if (tb.getDirectRecv() || tb.getDirectSend())
       os << ", direct";
+    if (llvm::any_of(tb.getBody().front(), [](Operation &op) {
+          return llvm::isa<MultimemLdReduceOp, MultimemStOp>(op);
+        }))
+      os << ", multimem";
     os << ".\n";
     os << "COLLC_DEVICE void r" << rank << "_t" << tb.getId() << "(Block &b) {\n";
     for (Operation &op : tb.getBody().front())
@@ -187,11 +197,14 @@ LogicalResult PlanWriter::write() {
   os << "    }\n  }\n}\n\n";
 
   os << "const ThreadblockDesc threadblocks[] = {\n"
-     << "    // rank, id, recv, send, channel, protocol, direct, steps\n";
+     << "    // rank, id, recv, send, channel, protocol, direct/multimem, steps\n";
   for (auto [index, entry] : llvm::enumerate(tbs)) {
     auto [rank, tb] = entry;
     Protocol p = tb.getProtocol().value_or(Protocol::Simple);
-    int direct = (tb.getDirectRecv() ? 1 : 0) | (tb.getDirectSend() ? 2 : 0);
+    bool multimem = llvm::any_of(tb.getBody().front(), [](Operation &op) {
+      return llvm::isa<MultimemLdReduceOp, MultimemStOp>(op);
+    });
+    int direct = (tb.getDirectRecv() ? 1 : 0) | (tb.getDirectSend() ? 2 : 0) | (multimem ? 4 : 0);
     os << llvm::formatv("    {{{0}, {1}, {2}, {3}, {4}, k{5}, {6}, {7}},\n", rank, tb.getId(),
                         tb.getRecv() ? int64_t(*tb.getRecv()) : -1,
                         tb.getSend() ? int64_t(*tb.getSend()) : -1, tb.getChannel(),

@@ -168,6 +168,12 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld))\n",
             alg->name, (long long)inBytes, plan->name, protocolName(plan->protocol),
             (long long)plan->minBytes, (long long)plan->maxBytes);
+  for (int32_t i = 0; i < plan->numThreadblocks; ++i)
+    if (plan->threadblocks[i].direct & 4)
+      return comm->fail(collInvalidUsage,
+                        std::string("plan ") + plan->name + " uses NVLink multicast "
+                        "(multimem), which the host emulation does not have; compile "
+                        "with --no-multimem");
   if (plan->wholeChunks && E % plan->chunks)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " moves chunks between positions, so "

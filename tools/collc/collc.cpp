@@ -85,6 +85,10 @@ cl::opt<int64_t> pipelineDepth(
 cl::opt<int64_t> instanceCount(
     "instances", cl::desc("Run this many copies of the program on separate channels"),
     cl::value_desc("k"), cl::init(1), cl::cat(category));
+cl::opt<bool> noMultimem("no-multimem",
+                         cl::desc("Do not use NVLink multicast (multimem) even where "
+                                  "--topology has it"),
+                         cl::cat(category));
 cl::opt<bool> noVerify("no-verify",
                        cl::desc("Skip the proof that each algorithm implements its "
                                 "collective (to inspect a wrong program's IR)"),
@@ -229,6 +233,9 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     split.pipeline = pipelineDepth;
     split.instances = instanceCount;
     pm.addPass(coll::createCollPipelinePass(split));
+    // NVLink multicast where the machine has it; MSCCL and the host have not.
+    if (!topology.empty() && !noMultimem && emit != Emit::MscclXml && !runMode)
+      pm.addPass(coll::createCollMultimemPass());
     pm.addPass(coll::createCollToRankStreamsPass());
     pm.addPass(coll::createCollAssignChannelsPass());
     pm.addPass(coll::createCollFusePass());

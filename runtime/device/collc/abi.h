@@ -31,7 +31,8 @@ struct ThreadblockDesc {
   int32_t recvPeer, sendPeer; // -1: none
   int32_t channel;
   int32_t protocol;
-  int32_t direct;             // bit 0: direct recv, bit 1: direct send
+  int32_t direct;             // bit 0: direct recv, bit 1: direct send,
+                              // bit 2: multimem steps (NVLink multicast)
   int32_t steps;              // steps per loop
 };
 
@@ -83,6 +84,11 @@ struct Args {
   int32_t rank, nranks;
   int32_t tb;             // index into the plan's threadblock table
   int32_t recvPeer, sendPeer;
+  // Multicast addresses of the buffers (multimem steps); null on the host.
+  char *multicast[kMaxBuffers];
+  // Arrival counter and goal of the barrier that ends a multimem plan.
+  uint64_t *barrier;
+  uint64_t barrierGoal;
   int32_t datatype, op;
   int32_t elemSize;
   int64_t count;          // elements per unit of the user buffer (E)

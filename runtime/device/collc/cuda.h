@@ -208,67 +208,77 @@ struct Max { template <class A, class B> static COLLC_DI B apply(B x, B y) { ret
 struct Min { template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::less(y, x) ? y : x; } };
 struct Copy { template <class A, class B> static COLLC_DI B apply(B, B y) { return y; } };
 
-// One step as every thread sees it. refs[0, nsrc) are the sources,
-// refs[R - 1] the destination when hasDst; chunk k of ref r starts at
-// base[r] + (index[r] + k) * slice elements for scratch, or at the chunk's
-// place in unit (index[r] + k) / chunks of the user buffer.
+// Where the chunks of a ref lie in this loop; see chunkOf.
+struct Geometry {
+  int64_t count, chunks, slice, width, q;
+};
+struct Chunk {
+  char *p;         // element 0 of the chunk
+  uint32_t valid;  // elements before the end of the user's buffer
+};
+
+// Chunk `index` of a buffer whose loop row starts at `row`: scratch rows
+// hold `slice` elements per chunk, the user's buffers `count` per unit, as
+// Block::offset and valid do in host.h. A call: this divides.
+__device__ __noinline__ Chunk chunkOf(const Geometry &g, char *row, bool scratch,
+                                      uint32_t index, int32_t elemSize) {
+  if (scratch)
+    return {row + int64_t(index) * g.slice * elemSize, uint32_t(g.q)};
+  uint32_t unit = index / uint32_t(g.chunks), pos = index - unit * uint32_t(g.chunks);
+  int64_t left = g.width - pos * g.q;
+  return {row + (unit * g.count + pos * g.q) * elemSize,
+          uint32_t(left < 0 ? 0 : left < g.q ? left : g.q)};
+}
+
+// One step as every thread sees it: refs[0, nsrc) are the sources,
+// refs[R - 1] the destination when hasDst.
 template <int R> struct StepWork {
   const Args *a;
-  char *base[R];
-  int64_t index[R];
+  Geometry g;
+  char *row[R];
+  uint32_t index[R];
   bool scratch[R];
   int32_t nsrc;
   bool hasDst, receives, sends;
-  int64_t count, chunks, slice, width;
-  uint32_t q, n, bytes, words; // elements per chunk, elements, payload bytes and words
+  uint32_t n, bytes, words; // payload elements, bytes, 8-byte words
   const char *recvSlot;
   char *sendSlot;
   int32_t recvProtocol, sendProtocol;
   uint64_t recvFlag, sendFlag; // step + 1
 };
 
-// Moves one step's payload word by word; false if a receive gave up.
+// Moves one step's payload: each thread takes 8-byte words of it in turn;
+// under LL128 a warp takes two 128-byte lines at a time, lanes 0-14 and
+// 16-30 the data words, lane 15 the flags of both (one fence per pair).
 template <class A, class Op, int R> class Mover {
   static_assert(R >= 2, "sources, then the destination");
   using B = typename A::Bits;
   static constexpr int kEs = sizeof(B), kV = 8 / kEs, kBits = 8 * kEs;
-  struct Chunk {
-    char *p;
-    uint32_t valid;
-  };
 
 public:
-  // A call of its own per (type, op); the copy of the step and the mover
-  // itself stay in registers.
+  // False if a receive gave up. One call per (type, op, R).
   static __device__ __noinline__ bool run(const StepWork<R> &work) {
     Mover m(work);
     return m.go();
   }
 
 private:
-  __device__ explicit Mover(const StepWork<R> &work) : s(work), patience(*work.a) {}
+  __device__ explicit Mover(const StepWork<R> &s)
+      : s(s), patience(*s.a), q(uint32_t(s.g.q)), n(s.n), nsrc(s.nsrc), hasDst(s.hasDst),
+        receives(s.receives) {}
 
   COLLC_DI bool go() {
-    if (s.recvProtocol != kLL128 && s.sendProtocol != kLL128) {
-      for (uint32_t w = threadIdx.x; w < s.words && !bad; w += blockDim.x) {
-        uint64_t in = s.receives ? receiveWord(w) : 0;
-        if (!bad) {
-          uint64_t out = compute(w, in);
-          if (s.sends)
-            sendWord(w, out);
-        }
-      }
-      return !bad;
-    }
-    // LL128: per warp two lines at a time, lanes 0-14 and 16-30 carry data
-    // words, lane 15 the flags of both (one fence per pair).
+    const bool ll128 = s.recvProtocol == kLL128 || s.sendProtocol == kLL128;
     const uint32_t lane = threadIdx.x & 31, lines = (s.bytes + 119) / 120;
-    for (uint32_t pair = threadIdx.x / 32; 2 * pair < lines; pair += blockDim.x / 32) {
-      const uint32_t line = 2 * pair + lane / 16, slot = lane & 15, w = line * 15 + slot;
-      const bool data = slot < 15 && w < s.words, second = 2 * pair + 1 < lines;
+    const uint32_t first = ll128 ? threadIdx.x / 32 : threadIdx.x;
+    const uint32_t stride = ll128 ? blockDim.x / 32 : blockDim.x;
+    const uint32_t limit = ll128 ? (lines + 1) / 2 : s.words;
+    for (uint32_t it = first; it < limit; it += stride) {
+      const uint32_t slot = lane & 15, w = ll128 ? (2 * it + lane / 16) * 15 + slot : it;
+      const bool data = !ll128 || (slot < 15 && w < s.words), second = 2 * it + 1 < lines;
       uint64_t in = 0;
-      if (s.receives && s.recvProtocol == kLL128) {
-        const uint64_t *l = reinterpret_cast<const uint64_t *>(s.recvSlot) + 32 * pair;
+      if (receives && s.recvProtocol == kLL128) {
+        const uint64_t *l = reinterpret_cast<const uint64_t *>(s.recvSlot) + 32 * it;
         if (lane == 15) {
           while (!bad && (loadVolatile(l + 15) != s.recvFlag ||
                           (second && loadVolatile(l + 31) != s.recvFlag)))
@@ -276,17 +286,16 @@ private:
           fenceSys();
         }
         __syncwarp();
-        bad = __any_sync(~0u, bad);
-        if (data && !bad)
+        if (data && !__shfl_sync(~0u, bad, 15))
           in = loadVolatile(l + 16 * (lane / 16) + slot);
-      } else if (s.receives && data) {
+      } else if (receives && data) {
         in = receiveWord(w);
       }
-      if (__any_sync(~0u, bad))
-        break;
+      if (ll128 ? __any_sync(~0u, bad) : bad)
+        return false;
       uint64_t out = data ? compute(w, in) : 0;
       if (s.sends && s.sendProtocol == kLL128) {
-        uint64_t *l = reinterpret_cast<uint64_t *>(s.sendSlot) + 32 * pair;
+        uint64_t *l = reinterpret_cast<uint64_t *>(s.sendSlot) + 32 * it;
         if (data)
           storeVolatile(l + 16 * (lane / 16) + slot, out);
         __syncwarp();
@@ -300,21 +309,21 @@ private:
         sendWord(w, out);
       }
     }
-    return !bad;
+    return true;
   }
 
-  // Word w of the received payload (Simple or LL).
+  // Word w of a Simple or LL payload.
   COLLC_DI uint64_t receiveWord(uint32_t w) {
     if (s.recvProtocol == kSimple)
       return loadVolatile(s.recvSlot + 8 * size_t(w));
     const char *line = s.recvSlot + 16 * size_t(w);
     const uint32_t flag = uint32_t(s.recvFlag);
     const bool hi = 8 * w + 4 < s.bytes; // host senders stop at the last 4-byte word
-    uint64_t a, b;
+    uint64_t x, y;
     for (;;) {
-      loadLine(line, a, b);
-      if (uint32_t(a >> 32) == flag && (!hi || uint32_t(b >> 32) == flag))
-        return (a & 0xffffffffu) | b << 32;
+      loadLine(line, x, y);
+      if (uint32_t(x >> 32) == flag && (!hi || uint32_t(y >> 32) == flag))
+        return (x & 0xffffffffu) | y << 32;
       if (!patience.keepWaiting("data from rank", s.a->recvPeer)) {
         bad = true;
         return 0;
@@ -330,23 +339,14 @@ private:
     storeLine(s.sendSlot + 16 * size_t(w), flag | (v & 0xffffffffu), flag | v >> 32);
   }
 
-  // Points the views at chunk k of every ref.
+  // Points the views at chunk `chunk` of every ref of the step.
   COLLC_DI void enter(uint32_t chunk) {
     k = chunk;
-    start = chunk * s.q;
+    start = chunk * q;
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      if (r >= s.nsrc && !(r == R - 1 && s.hasDst))
-        continue;
-      int64_t c = s.index[r] + chunk;
-      if (s.scratch[r]) {
-        view[r] = {s.base[r] + c * s.slice * kEs, s.q};
-      } else {
-        int64_t unit = c / s.chunks, pos = c - unit * s.chunks, left = s.width - pos * s.q;
-        view[r] = {s.base[r] + (unit * s.count + pos * s.q) * kEs,
-                   uint32_t(left < 0 ? 0 : left < s.q ? left : s.q)};
-      }
-    }
+    for (int r = 0; r < R; ++r)
+      if (r < nsrc || (r == R - 1 && hasDst))
+        view[r] = chunkOf(s.g, s.row[r], s.scratch[r], s.index[r] + chunk, kEs);
   }
   // kV elements from element j of a chunk, zeros past its valid ones.
   static COLLC_DI uint64_t load(const Chunk &c, uint32_t j) {
@@ -375,58 +375,59 @@ private:
     uint64_t v = 0;
 #pragma unroll
     for (int i = 0; i < kV; ++i)
-      v |= uint64_t(Op::template apply<A>(B(x >> (i * kBits)), B(y >> (i * kBits)))) << (i * kBits);
+      v |= uint64_t(Op::template apply<A>(B(x >> (i * kBits)), B(y >> (i * kBits))))
+           << (i * kBits);
     return v;
   }
 
   // Payload word w: what arrived (`in`, if the step receives) reduced with
-  // the sources, stored to the destination; elements past the payload are 0.
+  // the sources and stored to the destination; elements past the payload
+  // are 0 on the wire.
   COLLC_DI uint64_t compute(uint32_t w, uint64_t in) {
     const uint32_t e0 = w * kV;
-    if (k == ~0u || e0 - start >= s.q) // words only move forward
-      enter(e0 / s.q);
+    if (k == ~0u || e0 - start >= q) // a thread's words only move forward
+      enter(e0 / q);
     uint32_t j = e0 - start;
-    if (j + kV <= s.q && e0 + kV <= s.n) { // within one chunk: whole words
+    if (j + kV <= q && e0 + kV <= n) { // the common case: one chunk, whole words
       uint64_t acc = in;
-      bool have = s.receives;
 #pragma unroll
       for (int r = 0; r < R - 1; ++r) {
-        if (r >= s.nsrc)
-          break;
-        uint64_t x = load(view[r], j);
-        acc = have ? apply(acc, x) : x;
-        have = true;
+        if (r < nsrc) {
+          uint64_t x = load(view[r], j);
+          acc = r > 0 || receives ? apply(acc, x) : x;
+        }
       }
-      if (s.hasDst)
+      if (hasDst)
         store(view[R - 1], j, acc);
       return acc;
     }
-    uint64_t acc = 0; // the word spans chunks or ends the payload
+    uint64_t acc = 0;
 #pragma unroll 1
-    for (int i = 0; i < kV && e0 + i < s.n; ++i, ++j) {
-      if (j == s.q) {
+    for (uint32_t i = 0; i < kV && e0 + i < n; ++i, ++j) {
+      if (j == q) {
         enter(k + 1);
         j = 0;
       }
       B v = B(in >> (i * kBits));
-      bool have = s.receives;
 #pragma unroll
       for (int r = 0; r < R - 1; ++r) {
-        if (r >= s.nsrc)
-          break;
-        B x = j < view[r].valid ? reinterpret_cast<const B *>(view[r].p)[j] : B(0);
-        v = have ? Op::template apply<A>(v, x) : x;
-        have = true;
+        if (r < nsrc) {
+          B x = j < view[r].valid ? reinterpret_cast<const B *>(view[r].p)[j] : B(0);
+          v = r > 0 || receives ? Op::template apply<A>(v, x) : x;
+        }
       }
-      if (s.hasDst && j < view[R - 1].valid)
+      if (hasDst && j < view[R - 1].valid)
         reinterpret_cast<B *>(view[R - 1].p)[j] = v;
       acc |= uint64_t(v) << (i * kBits);
     }
     return acc;
   }
 
-  const StepWork<R> s;
+  const StepWork<R> &s; // read where it is, outside the element path
   Patience patience;
+  const uint32_t q, n;
+  const int32_t nsrc;
+  const bool hasDst, receives;
   Chunk view[R];
   uint32_t k = ~0u, start = 0; // the chunk the views show, its first element
   bool bad = false;
@@ -530,6 +531,7 @@ private:
     const Args &A = *a;
     cuda::StepWork<R> s;
     s.a = a;
+    s.g = {A.count, A.chunks, A.slice, width, q};
     for (int r = 0; r < R; ++r) {
       const Ref &ref = refs[r];
       if (r >= nsrc && !(r == R - 1 && hasDst))
@@ -537,19 +539,14 @@ private:
       bool scratch = ref.buffer >= kScratch0;
       int64_t row = scratch ? loop * A.scratchChunks[ref.buffer - kScratch0] * A.slice
                             : loop * perLoop;
-      s.base[r] = A.buffers[ref.buffer] + row * A.elemSize;
-      s.index[r] = ref.index;
+      s.row[r] = A.buffers[ref.buffer] + row * A.elemSize;
+      s.index[r] = uint32_t(ref.index);
       s.scratch[r] = scratch;
     }
     s.nsrc = nsrc;
     s.hasDst = hasDst;
     s.receives = receives;
     s.sends = sends;
-    s.count = A.count;
-    s.chunks = A.chunks;
-    s.slice = A.slice;
-    s.width = width;
-    s.q = uint32_t(q);
     int64_t chunks = hasDst ? refs[R - 1].count : nsrc ? refs[0].count : 0;
     s.n = uint32_t(chunks * q);
     s.bytes = s.n * uint32_t(A.elemSize);

@@ -14,6 +14,7 @@
 #define COLLC_DEVICE_HOST_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <initializer_list>
@@ -69,6 +70,11 @@ public:
   void recvReduceCopySend(Ref src, Ref dst) { step(true, {src}, &dst, true); }
   void copy(Ref src, Ref dst) { step(false, {src}, &dst, false); }
   void reduce(std::initializer_list<Ref> srcs, Ref dst) { step(false, srcs, &dst, false); }
+
+  // NVLink multicast: the host emulation has none, and the runtime refuses
+  // plans that use it before they start; this only guards a direct call.
+  void multimemLdReduce(Ref, Ref) { unsupported("multimem_ld_reduce"); }
+  void multimemSt(Ref, Ref) { unsupported("multimem_st"); }
 
   // Waits until threadblock `tb` (an index into the plan's table) has
   // finished step `index` of its `steps` per loop in this loop.
@@ -228,6 +234,13 @@ private:
   bool fail() {
     dead = true;
     return false;
+  }
+  void unsupported(const char *what) {
+    if (failed())
+      return;
+    if (__atomic_exchange_n(a.error, int32_t(5 /* collInvalidUsage */), __ATOMIC_ACQ_REL) == 0)
+      snprintf(a.errorText, 256, "%s needs NVLink multicast; the host emulation has none", what);
+    dead = true;
   }
 
   const Args &a;

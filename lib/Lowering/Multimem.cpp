@@ -1,0 +1,307 @@
+//===- Multimem.cpp - NVLink multicast for all-rank reduces and stores ----===//
+//
+// Where every rank sits in one NVLink domain whose switches reduce and
+// multicast (NVLS), a reduce of one chunk over all ranks becomes a single
+// multimem load-reduce on the rank that wants the result, and copies of one
+// chunk to the same place on every rank become a single multimem store,
+// provided nothing else can race with them: the reduced chunks hold inputs
+// that no one overwrites (but the store that ends the same rank's two-shot),
+// and the stored chunks are touched by nothing else. Chains `D = a + b;
+// D += c; ...` count as one reduce. Afterwards such ops carry `coll.multimem`
+// or `coll.multimem_st = group`, which coll-to-rank-streams lowers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/CollOps.h"
+#include "lib/Analysis/SymbolicState.h"
+#include "lib/Lowering/Passes.h"
+#include "lib/Synthesis/Topology.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <map>
+
+namespace coll {
+#define GEN_PASS_DEF_COLLMULTIMEMPASS
+#include "lib/Lowering/Passes.h.inc"
+} // namespace coll
+
+using namespace mlir;
+using namespace coll;
+
+namespace {
+
+struct Access {
+  Operation *op;
+  bool write;
+};
+
+class MultimemSelection {
+public:
+  MultimemSelection(AlgorithmOp alg)
+      : alg(alg), shape(CollectiveShape::of(alg)), slots(shape) {}
+
+  void run();
+
+private:
+  void coalesceReduces();
+  void index();
+  bool touchedOnlyBy(ArrayRef<uint64_t> cells, llvm::function_ref<bool(const Access &)> ok);
+  SmallVector<uint64_t> everyRank(ChunkAttr c) const;
+
+  AlgorithmOp alg;
+  CollectiveShape shape;
+  SlotLayout slots;
+  std::vector<Operation *> ops; // program order
+  llvm::DenseMap<Operation *, size_t> position;
+  std::map<uint64_t, SmallVector<Access, 4>> accesses; // slot -> in program order
+};
+
+/// The slots of chunk `c` on every rank.
+SmallVector<uint64_t> MultimemSelection::everyRank(ChunkAttr c) const {
+  SmallVector<uint64_t> out;
+  for (int64_t r = 0; r < shape.ranks; ++r)
+    for (int64_t k = 0; k < c.getCount(); ++k)
+      out.push_back(slots.slot(c.getBuffer().getValue(), r, c.getIndex() + k));
+  return out;
+}
+
+/// Merges `D += x` into the reduce that last touched D, when x has not
+/// changed since, so that a reduce written in several statements is one.
+void MultimemSelection::coalesceReduces() {
+  llvm::DenseMap<uint64_t, Operation *> lastTouch;
+  llvm::DenseMap<uint64_t, size_t> lastWrite;
+  llvm::DenseMap<Operation *, size_t> at;
+  size_t now = 0;
+  for (Operation &op : llvm::make_early_inc_range(alg.getBody().front())) {
+    std::optional<TransferChunks> t = transferChunks(&op);
+    if (!t)
+      continue;
+    at[&op] = ++now;
+    ReduceOp into;
+    if (llvm::isa<ReduceOp>(op) && t->dst.getCount() == 1 && llvm::count(t->srcs, t->dst) == 1)
+      into = llvm::dyn_cast_or_null<ReduceOp>(lastTouch.lookup(slots.slot(t->dst, 0)));
+    if (into && into.getDst() == t->dst) {
+      std::optional<TransferChunks> u = transferChunks(into);
+      bool fits = u->channel == t->channel && u->protocol == t->protocol &&
+                  u->pipeline == t->pipeline &&
+                  into->getAttr("coll.piece") == op.getAttr("coll.piece");
+      SmallVector<Attribute> srcs(into.getSrcs().begin(), into.getSrcs().end());
+      for (ChunkAttr x : t->srcs) {
+        if (x == t->dst)
+          continue;
+        fits &= lastWrite.lookup(slots.slot(x, 0)) < at[into];
+        srcs.push_back(x);
+      }
+      if (fits) {
+        into.setSrcsAttr(ArrayAttr::get(alg.getContext(), srcs));
+        for (ChunkAttr x : t->srcs)
+          lastTouch[slots.slot(x, 0)] = into;
+        op.erase();
+        continue;
+      }
+    }
+    for (ChunkAttr x : t->srcs)
+      for (int64_t k = 0; k < x.getCount(); ++k)
+        lastTouch[slots.slot(x, k)] = &op;
+    for (int64_t k = 0; k < t->dst.getCount(); ++k) {
+      lastTouch[slots.slot(t->dst, k)] = &op;
+      lastWrite[slots.slot(t->dst, k)] = now;
+    }
+  }
+}
+
+void MultimemSelection::index() {
+  ops.clear();
+  position.clear();
+  accesses.clear();
+  for (Operation &op : alg.getBody().front()) {
+    std::optional<TransferChunks> t = transferChunks(&op);
+    if (!t)
+      continue;
+    position[&op] = ops.size();
+    ops.push_back(&op);
+    for (ChunkAttr s : t->srcs)
+      for (int64_t k = 0; k < s.getCount(); ++k)
+        accesses[slots.slot(s, k)].push_back({&op, false});
+    for (int64_t k = 0; k < t->dst.getCount(); ++k)
+      accesses[slots.slot(t->dst, k)].push_back({&op, true});
+  }
+}
+
+bool MultimemSelection::touchedOnlyBy(ArrayRef<uint64_t> cells,
+                                      llvm::function_ref<bool(const Access &)> ok) {
+  for (uint64_t c : cells)
+    for (const Access &a : accesses[c])
+      if (!ok(a))
+        return false;
+  return true;
+}
+
+void MultimemSelection::run() {
+  coalesceReduces();
+  index();
+  MLIRContext *ctx = alg.getContext();
+
+  // Store candidates: copies of one chunk to one place on every rank.
+  // In program order of each group's first copy, so that output is stable.
+  llvm::MapVector<std::tuple<const void *, StringRef, int64_t, int64_t>, SmallVector<CopyOp>>
+      byPlace;
+  for (Operation *op : ops)
+    if (auto copy = llvm::dyn_cast<CopyOp>(op)) {
+      ChunkAttr d = copy.getDst();
+      byPlace[{copy.getSrc().getAsOpaquePointer(), d.getBuffer().getValue(), d.getIndex(),
+               d.getCount()}]
+          .push_back(copy);
+    }
+  struct Group {
+    SmallVector<CopyOp> copies;
+    int64_t issuer;
+    llvm::SmallPtrSet<Operation *, 2> needs; // reduces that must be multicast too
+    bool chosen = true;
+  };
+  std::vector<Group> groups;
+  llvm::DenseMap<Operation *, size_t> groupOf;
+  for (auto &[key, copies] : byPlace) {
+    llvm::SmallDenseSet<int64_t> ranks;
+    for (CopyOp c : copies)
+      ranks.insert(c.getDst().getRank());
+    if (int64_t(copies.size()) != shape.ranks || int64_t(ranks.size()) != shape.ranks)
+      continue;
+    ChunkAttr src = copies.front().getSrc();
+    // The value must not change while the group runs.
+    size_t first = position[copies.front()], last = position[copies.back()];
+    bool steady = true;
+    for (int64_t k = 0; k < src.getCount(); ++k)
+      for (const Access &a : accesses[slots.slot(src, k)])
+        steady &= !a.write || position[a.op] < first || position[a.op] > last;
+    // The stored chunks see nothing but the group and, before it, reduces
+    // by the issuing rank (in-place two-shot), which must then be multicast.
+    Group g{copies, src.getRank(), {}};
+    llvm::SmallPtrSet<Operation *, 8> members(copies.begin(), copies.end());
+    bool alone = touchedOnlyBy(everyRank(copies.front().getDst()), [&](const Access &a) {
+      if (members.contains(a.op))
+        return true;
+      auto r = llvm::dyn_cast<ReduceOp>(a.op);
+      if (!r || a.write || position[a.op] > first || r.getDst().getRank() != g.issuer)
+        return false;
+      g.needs.insert(a.op);
+      return true;
+    });
+    if (!steady || !alone)
+      continue;
+    for (CopyOp c : copies)
+      groupOf[c] = groups.size();
+    groups.push_back(std::move(g));
+  }
+
+  // Load candidates: reduces of one chunk over every rank whose chunks hold
+  // inputs that nobody overwrites, but the issuer's own later store.
+  struct Load {
+    Operation *op;
+    llvm::SmallDenseSet<size_t, 2> needs; // store groups
+    bool chosen = true;
+  };
+  std::vector<Load> loads;
+  for (Operation *op : ops) {
+    auto reduce = llvm::dyn_cast<ReduceOp>(op);
+    if (!reduce || int64_t(reduce.getSrcs().size()) != shape.ranks)
+      continue;
+    auto first = llvm::cast<ChunkAttr>(reduce.getSrcs()[0]);
+    llvm::SmallDenseSet<int64_t> ranks;
+    bool same = true;
+    for (Attribute a : reduce.getSrcs()) {
+      auto c = llvm::cast<ChunkAttr>(a);
+      same &= c.getBuffer() == first.getBuffer() && c.getIndex() == first.getIndex() &&
+              c.getCount() == first.getCount();
+      ranks.insert(c.getRank());
+    }
+    if (!same || int64_t(ranks.size()) != shape.ranks)
+      continue;
+    int64_t issuer = reduce.getDst().getRank();
+    Load l{op, {}};
+    bool inputs = touchedOnlyBy(everyRank(first), [&](const Access &a) {
+      if (!a.write)
+        return true;
+      auto it = groupOf.find(a.op);
+      if (position[a.op] < position[op] || it == groupOf.end() ||
+          groups[it->second].issuer != issuer)
+        return false;
+      l.needs.insert(it->second);
+      return true;
+    });
+    // The result must not land on what it reads on another rank.
+    bool apart = true;
+    for (int64_t k = 0; k < first.getCount(); ++k)
+      for (int64_t r = 0; r < shape.ranks; ++r)
+        apart &= r == issuer || slots.slot(reduce.getDst(), k) !=
+                                    slots.slot(first.getBuffer().getValue(), r,
+                                               first.getIndex() + k);
+    if (inputs && apart)
+      loads.push_back(std::move(l));
+  }
+
+  // Keep only what holds together: a store that needs a multicast reduce,
+  // and a reduce that needs a multicast store, lose their partner's way.
+  llvm::DenseMap<Operation *, size_t> loadOf;
+  for (size_t i = 0; i < loads.size(); ++i)
+    loadOf[loads[i].op] = i;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Group &g : groups)
+      for (Operation *r : g.needs)
+        if (g.chosen && (!loadOf.count(r) || !loads[loadOf[r]].chosen))
+          g.chosen = false, changed = true;
+    for (Load &l : loads)
+      for (size_t g : l.needs)
+        if (l.chosen && !groups[g].chosen)
+          l.chosen = false, changed = true;
+  }
+  for (Load &l : loads)
+    if (l.chosen)
+      l.op->setAttr("coll.multimem", UnitAttr::get(ctx));
+  int64_t id = 0;
+  for (Group &g : groups) {
+    if (!g.chosen)
+      continue;
+    for (CopyOp c : g.copies)
+      c->setAttr("coll.multimem_st", IntegerAttr::get(IntegerType::get(ctx, 64), id));
+    ++id;
+  }
+}
+
+struct CollMultimemPass : coll::impl::CollMultimemPassBase<CollMultimemPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    for (auto alg : getOperation().getOps<AlgorithmOp>()) {
+      std::string spec = topology;
+      if (auto attr = alg->getAttrOfType<StringAttr>("topology"))
+        spec = attr.getValue().str();
+      if (spec.empty())
+        continue;
+      llvm::Expected<Topology> topo = loadTopology(spec);
+      if (!topo) {
+        alg.emitError() << "topology: " << llvm::toString(topo.takeError());
+        return signalPassFailure();
+      }
+      SmallVector<int64_t> map;
+      if (auto m = alg->getAttrOfType<DenseI64ArrayAttr>("rank_map"))
+        map.assign(m.asArrayRef().begin(), m.asArrayRef().end());
+      else
+        for (int64_t r = 0; r < int64_t(alg.getRanks()); ++r)
+          map.push_back(r);
+      if (int64_t(map.size()) != int64_t(alg.getRanks()) ||
+          *llvm::max_element(map) >= topo->size())
+        continue;
+      bool multicast = true;
+      for (int64_t g : map)
+        multicast &= topo->sharesMulticast(map[0], g);
+      if (multicast)
+        MultimemSelection(alg).run();
+    }
+  }
+};
+
+} // namespace
