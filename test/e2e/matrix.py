@@ -47,11 +47,15 @@ def main():
     ap.add_argument("--libdir", required=True)
     ap.add_argument("--examples", required=True)
     ap.add_argument("--only", help="run only this example (file stem)")
+    ap.add_argument("--program", action="append", default=[],
+                    help="run this test program as written (its own ranks) instead")
     ap.add_argument("--big", type=int, default=1000003, help="the large count")
     args = ap.parse_args()
 
     examples = sorted(f[:-5] for f in os.listdir(args.examples) if f.endswith(".coll"))
-    if args.only:
+    if args.program:
+        examples = args.program
+    elif args.only:
         examples = [e for e in examples if e == args.only]
         if not examples:
             print(f"no example named {args.only}")
@@ -61,15 +65,16 @@ def main():
     combos = list(itertools.product(DTYPES, OPS))
     with tempfile.TemporaryDirectory(prefix="collc-e2e-") as tmp:
         for index, example in enumerate(examples):
-            path = os.path.join(args.examples, example + ".coll")
+            path = example if args.program else os.path.join(args.examples, example + ".coll")
+            example = os.path.basename(example).replace(".coll", "")
             turn = 17 * index
-            for ranks, proto in itertools.product(RANKS, PROTOCOLS):
-                flags = defines(example, ranks)
+            for ranks, proto in itertools.product([0] if args.program else RANKS, PROTOCOLS):
+                flags = [] if args.program else defines(example, ranks)
                 summary = run([args.collc, path] + flags)
                 if summary.returncode:
                     continue  # the example does not allow this many ranks
-                m = re.search(r"^(\w+): (\w+) on \d+ ranks?, (\d+) chunks?", summary.stdout, re.M)
-                name, chunks = m.group(1), int(m.group(3))
+                m = re.search(r"^(\w+): (\w+) on (\d+) ranks?, (\d+) chunks?", summary.stdout, re.M)
+                name, ranks, chunks = m.group(1), int(m.group(3)), int(m.group(4))
                 src = os.path.join(tmp, f"{example}_{ranks}_{proto}.cpp")
                 lib = src[:-4] + ".so"
                 # Pipelined and replicated plans take turns with plain ones.
