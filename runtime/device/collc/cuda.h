@@ -2,16 +2,19 @@
 //
 // collc::Block for nvcc, with host.h's semantics and FIFO wire formats. All
 // threads of a CUDA block call every member. A step moves its payload in
-// 8-byte words, one per thread at a time, so that the three protocols share
-// one element path: Simple stores the word, LL splits it over two {data, flag}
-// words of a 16-byte line, LL128 gives each half-warp a 128-byte line (15 data
-// lanes, a flag lane). Counters are waited on and published by thread 0 behind
-// block barriers; failures become block-uniform through __syncthreads_or.
-// The element path is a template per (type, op), picked once per step; steps
-// and waits are calls, not inlined, so that generated call sites stay small.
-// A launch needs blockDim.x a multiple of 32 and at most
-// COLLC_CUDA_MAX_THREADS, and every block resident at once (blocks wait for
-// each other).
+// 8-byte words, a word per thread at a time, so that the protocols share one
+// element path: Simple stores the word, LL spreads it over the two {data,
+// flag} words of a 16-byte line, LL128 gives a warp two 128-byte lines, 15
+// data lanes each, and lane 15 fences once and sets both flag words. Thread
+// 0 waits on and publishes the counters between block barriers, and
+// __syncthreads_or makes a failure every thread's. Loops are templates on
+// the element size only, the (type, op) a warp-uniform switch per word:
+// ptxas compiles a kernel's whole call graph once per kernel, and loops per
+// (type, op) cost it about a minute per kernel. Steps and waits are calls so
+// that each generated call site stays small. Multimem steps (sm_90+) use
+// Args::multicast and end the plan at Args::barrier.
+// Launch with blockDim.x a multiple of 32, at most COLLC_CUDA_MAX_THREADS,
+// and every block resident at once (blocks of a rank wait for each other).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +34,7 @@
 
 #define COLLC_DEVICE static __device__ __forceinline__
 #define COLLC_KERNEL(name)                                                                   \
-  __global__ void __launch_bounds__(COLLC_CUDA_MAX_THREADS)                                \
+  __global__ void __launch_bounds__(COLLC_CUDA_MAX_THREADS, 1)                              \
       name(const ::collc::Args *collcArgs)
 #define COLLC_BLOCK_ARGS (collcArgs + blockIdx.x)
 #define COLLC_HOST_FN(name) nullptr
@@ -72,7 +75,10 @@ COLLC_DI void storeVolatile(void *p, uint64_t v) {
 }
 // An LL line: two 8-byte {data, flag} words, each single-copy atomic.
 COLLC_DI void loadLine(const void *p, uint64_t &lo, uint64_t &hi) {
-  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(p) : "memory");
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
+               : "=l"(lo), "=l"(hi)
+               : "l"(p)
+               : "memory");
 }
 COLLC_DI void storeLine(void *p, uint64_t lo, uint64_t hi) {
   asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(lo), "l"(hi) : "memory");
@@ -93,15 +99,12 @@ struct Text {
     p[n] = 0;
     return *this;
   }
-  __device__ Text &operator<<(int64_t v) {
+  __device__ Text &operator<<(uint64_t v) {
     char d[20];
     int k = 0;
-    uint64_t u = v < 0 ? 0 - uint64_t(v) : uint64_t(v);
     do
-      d[k++] = char('0' + u % 10);
-    while (u /= 10);
-    if (v < 0)
-      *this << "-";
+      d[k++] = char('0' + v % 10);
+    while (v /= 10);
     while (k && n < 255)
       p[n++] = d[--k];
     p[n] = 0;
@@ -109,48 +112,52 @@ struct Text {
   }
 };
 
-// One thread's wait: false once the communicator is aborted or the wait
-// outlasts Args::timeoutSeconds; the first failure of a launch names itself
-// in Args::error and errorText, as collcHostWait does.
+// What a wait does every 1024 polls: gives up, returning kGaveUp, once the
+// communicator is aborted or the wait has outlasted Args::timeoutSeconds;
+// the first failure of a launch names itself in Args::error and errorText,
+// as collcHostWait does. Returns when the wait began (globaltimer).
+constexpr uint64_t kGaveUp = ~uint64_t(0);
+static __device__ __noinline__ uint64_t checkIn(const Args &a, uint64_t since,
+                                                const char *what, int64_t peer) {
+  int code = 0;
+  if (*a.abort)
+    code = collAborted;
+  else if (a.timeoutSeconds > 0 && since && double(globalTimer() - since) > a.timeoutSeconds * 1e9)
+    code = collTimeout;
+  if (!code)
+    return since ? since : globalTimer();
+  if (atomicCAS(reinterpret_cast<int *>(a.error), 0, code) == 0) {
+    Text t{a.errorText};
+    t << "rank " << uint64_t(a.rank) << " threadblock " << uint64_t(a.tb);
+    if (code == collAborted)
+      t << ": the communicator was aborted";
+    else
+      t << " waited " << uint64_t(a.timeoutSeconds + 0.5) << " s for " << what << " "
+        << uint64_t(peer) << "; a peer may have died or the plan does not match";
+    __threadfence_system();
+  }
+  return kGaveUp;
+}
+// One thread's wait; its state stays in registers.
 class Patience {
 public:
-  __device__ explicit Patience(const Args &a) : a(a) {}
-  __device__ bool keepWaiting(const char *what, int64_t peer) {
+  __device__ explicit Patience(const Args &a) : a(&a) {}
+  COLLC_DI bool keepWaiting(const char *what, int64_t peer) {
     if (++spins & 1023)
       return true;
-    if (*a.abort)
-      return fail(collAborted, "the communicator was aborted while waiting for ", what, peer);
-    if (a.timeoutSeconds > 0) {
-      uint64_t now = globalTimer();
-      if (!start)
-        start = now;
-      else if (double(now - start) > a.timeoutSeconds * 1e9)
-        return fail(collTimeout, "waited too long for ", what, peer);
-    }
-    return true;
+    since = checkIn(*a, since, what, peer);
+    return since != kGaveUp;
   }
 
 private:
-  __device__ bool fail(int code, const char *why, const char *what, int64_t peer) {
-    if (atomicCAS(reinterpret_cast<int *>(a.error), 0, code) == 0) {
-      Text t{a.errorText};
-      t << "rank " << int64_t(a.rank) << " threadblock " << int64_t(a.tb) << ": " << why << what
-        << " " << peer;
-      if (code == collTimeout)
-        t << " (" << int64_t(a.timeoutSeconds + 0.5)
-          << " s); a peer may have died or the plan does not match";
-      __threadfence_system();
-    }
-    return false;
-  }
-  const Args &a;
+  const Args *a;
   uint32_t spins = 0;
-  uint64_t start = 0;
+  uint64_t since = 0;
 };
 
 // Waits until *word >= goal (sys: written from another device or the host).
-__device__ __noinline__ bool waitAtLeast(const Args &a, const uint64_t *word, uint64_t goal,
-                                         bool sys, const char *what, int64_t peer) {
+static __device__ __noinline__ bool waitAtLeast(const Args &a, const uint64_t *word, uint64_t goal,
+                                                bool sys, const char *what, int64_t peer) {
   Patience patience(a);
   while ((sys ? loadSys(word) : loadGpu(word)) < goal)
     if (!patience.keepWaiting(what, peer))
@@ -199,29 +206,82 @@ template <__nv_fp8_interpretation_t I> struct F8 {
   static COLLC_DI float val(Bits b) { return __half2float(__half(__nv_cvt_fp8_to_halfraw(b, I))); }
   static COLLC_DI Bits make(float f) { return __nv_cvt_float_to_fp8(f, __NV_SATFINITE, I); }
 };
-template <typename B> struct RawBits { using Bits = B; }; // copies only
 
-// Reduction ops; avg is a sum here (the runtime divides afterwards).
-struct Sum { template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::add(x, y); } };
-struct Prod { template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::mul(x, y); } };
-struct Max { template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::less(x, y) ? y : x; } };
-struct Min { template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::less(y, x) ? y : x; } };
-struct Copy { template <class A, class B> static COLLC_DI B apply(B, B y) { return y; } };
+// The ops; avg is a sum here (the runtime divides afterwards). Max keeps x
+// unless x < y, as the host does, NaNs included.
+struct Sum {
+  template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::add(x, y); }
+};
+struct Prod {
+  template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::mul(x, y); }
+};
+struct Max {
+  template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::less(x, y) ? y : x; }
+};
+struct Min {
+  template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::less(y, x) ? y : x; }
+};
+
+// x (op) y in every lane of two 8-byte words.
+template <class A, class Op> COLLC_DI uint64_t lanes(uint64_t x, uint64_t y) {
+  using B = typename A::Bits;
+  constexpr int kBits = 8 * sizeof(B);
+  uint64_t v = 0;
+#pragma unroll
+  for (int i = 0; i < 64 / kBits; ++i)
+    v |= uint64_t(Op::template apply<A>(B(x >> (i * kBits)), B(y >> (i * kBits)))) << (i * kBits);
+  return v;
+}
+template <class A> COLLC_DI uint64_t reduceAs(int32_t op, uint64_t x, uint64_t y) {
+  switch (op) {
+  case collProd: return lanes<A, Prod>(x, y);
+  case collMax: return lanes<A, Max>(x, y);
+  case collMin: return lanes<A, Min>(x, y);
+  default: return lanes<A, Sum>(x, y); // sum, and avg
+  }
+}
+// The step's data type, of kEs bytes, picks the arithmetic.
+template <int kEs> COLLC_DI uint64_t reduceWords(int32_t type, int32_t op, uint64_t x, uint64_t y) {
+  if constexpr (kEs == 1) {
+    switch (type) {
+    case collInt8: return reduceAs<IntArith<uint8_t, int8_t>>(op, x, y);
+    case collUint8: return reduceAs<IntArith<uint8_t, uint8_t>>(op, x, y);
+    case collFloat8e4m3: return reduceAs<FloatArith<F8<__NV_E4M3>>>(op, x, y);
+    default: return reduceAs<FloatArith<F8<__NV_E5M2>>>(op, x, y);
+    }
+  } else if constexpr (kEs == 2) {
+    if (type == collBfloat16)
+      return reduceAs<FloatArith<BF16>>(op, x, y);
+    return reduceAs<FloatArith<F16>>(op, x, y);
+  } else if constexpr (kEs == 4) {
+    switch (type) {
+    case collInt32: return reduceAs<IntArith<uint32_t, int32_t>>(op, x, y);
+    case collUint32: return reduceAs<IntArith<uint32_t, uint32_t>>(op, x, y);
+    default: return reduceAs<FloatArith<F32>>(op, x, y);
+    }
+  } else {
+    switch (type) {
+    case collInt64: return reduceAs<IntArith<uint64_t, int64_t>>(op, x, y);
+    case collUint64: return reduceAs<IntArith<uint64_t, uint64_t>>(op, x, y);
+    default: return reduceAs<FloatArith<F64>>(op, x, y);
+    }
+  }
+}
 
 // Where the chunks of a ref lie in this loop; see chunkOf.
 struct Geometry {
   int64_t count, chunks, slice, width, q;
 };
 struct Chunk {
-  char *p;         // element 0 of the chunk
-  uint32_t valid;  // elements before the end of the user's buffer
+  char *p;        // element 0 of the chunk
+  uint32_t valid; // elements before the end of the user's buffer
 };
 
-// Chunk `index` of a buffer whose loop row starts at `row`: scratch rows
-// hold `slice` elements per chunk, the user's buffers `count` per unit, as
-// Block::offset and valid do in host.h. A call: this divides.
-__device__ __noinline__ Chunk chunkOf(const Geometry &g, char *row, bool scratch,
-                                      uint32_t index, int32_t elemSize) {
+// Chunk `index` of a buffer whose row for this loop starts at `row`:
+// scratch rows hold `slice` elements per chunk, the user's buffers `count`
+// per unit, as Block::offset and valid in host.h. A call: it divides.
+static __device__ __noinline__ Chunk chunkOf(const Geometry &g, char *row, bool scratch,
+                                             uint32_t index, int32_t elemSize) {
   if (scratch)
     return {row + int64_t(index) * g.slice * elemSize, uint32_t(g.q)};
   uint32_t unit = index / uint32_t(g.chunks), pos = index - unit * uint32_t(g.chunks);
@@ -230,42 +290,49 @@ __device__ __noinline__ Chunk chunkOf(const Geometry &g, char *row, bool scratch
           uint32_t(left < 0 ? 0 : left < g.q ? left : g.q)};
 }
 
-// One step as every thread sees it: refs[0, nsrc) are the sources,
-// refs[R - 1] the destination when hasDst.
-template <int R> struct StepWork {
+// What one step moves, as every thread sees it.
+struct Transfer {
   const Args *a;
+  int32_t nsrc, type, op;
+  bool hasDst, receives, sends;
+  int32_t recvProtocol, sendProtocol;
+  uint32_t q, n, bytes, words; // elements per chunk, payload elements, bytes, 8-byte words
+  const char *recvSlot;
+  char *sendSlot;
+  uint64_t recvFlag, sendFlag; // llFlag(step) for LL, step + 1 for LL128
+};
+// Where its refs lie: refs[0, nsrc) are the sources, refs[R - 1] the
+// destination; chunk k of ref r is chunkOf(g, row[r], scratch[r], index[r] + k).
+template <int R> struct Places {
   Geometry g;
   char *row[R];
   uint32_t index[R];
   bool scratch[R];
-  int32_t nsrc;
-  bool hasDst, receives, sends;
-  uint32_t n, bytes, words; // payload elements, bytes, 8-byte words
-  const char *recvSlot;
-  char *sendSlot;
-  int32_t recvProtocol, sendProtocol;
-  uint64_t recvFlag, sendFlag; // step + 1
 };
+
+template <int kEs> struct BitsOf;
+template <> struct BitsOf<1> { using type = uint8_t; };
+template <> struct BitsOf<2> { using type = uint16_t; };
+template <> struct BitsOf<4> { using type = uint32_t; };
+template <> struct BitsOf<8> { using type = uint64_t; };
 
 // Moves one step's payload: each thread takes 8-byte words of it in turn;
 // under LL128 a warp takes two 128-byte lines at a time, lanes 0-14 and
 // 16-30 the data words, lane 15 the flags of both (one fence per pair).
-template <class A, class Op, int R> class Mover {
+template <int kEs, int R> class Mover {
   static_assert(R >= 2, "sources, then the destination");
-  using B = typename A::Bits;
-  static constexpr int kEs = sizeof(B), kV = 8 / kEs, kBits = 8 * kEs;
+  using B = typename BitsOf<kEs>::type;
+  static constexpr int kV = 8 / kEs, kBits = 8 * kEs;
 
 public:
-  // False if a receive gave up. One call per (type, op, R).
-  static __device__ __noinline__ bool run(const StepWork<R> &work) {
-    Mover m(work);
+  // False if a receive gave up.
+  static __device__ __noinline__ bool run(const Transfer &t, const Places<R> &at) {
+    Mover m(t, at);
     return m.go();
   }
 
 private:
-  __device__ explicit Mover(const StepWork<R> &s)
-      : s(s), patience(*s.a), q(uint32_t(s.g.q)), n(s.n), nsrc(s.nsrc), hasDst(s.hasDst),
-        receives(s.receives) {}
+  __device__ Mover(const Transfer &t, const Places<R> &at) : s(t), at(at), patience(*t.a) {}
 
   COLLC_DI bool go() {
     const bool ll128 = s.recvProtocol == kLL128 || s.sendProtocol == kLL128;
@@ -274,10 +341,10 @@ private:
     const uint32_t stride = ll128 ? blockDim.x / 32 : blockDim.x;
     const uint32_t limit = ll128 ? (lines + 1) / 2 : s.words;
     for (uint32_t it = first; it < limit; it += stride) {
-      const uint32_t slot = lane & 15, w = ll128 ? (2 * it + lane / 16) * 15 + slot : it;
-      const bool data = !ll128 || (slot < 15 && w < s.words), second = 2 * it + 1 < lines;
+      const uint32_t col = lane & 15, w = ll128 ? (2 * it + lane / 16) * 15 + col : it;
+      const bool data = !ll128 || (col < 15 && w < s.words), second = 2 * it + 1 < lines;
       uint64_t in = 0;
-      if (receives && s.recvProtocol == kLL128) {
+      if (s.receives && s.recvProtocol == kLL128) {
         const uint64_t *l = reinterpret_cast<const uint64_t *>(s.recvSlot) + 32 * it;
         if (lane == 15) {
           while (!bad && (loadVolatile(l + 15) != s.recvFlag ||
@@ -286,9 +353,10 @@ private:
           fenceSys();
         }
         __syncwarp();
-        if (data && !__shfl_sync(~0u, bad, 15))
-          in = loadVolatile(l + 16 * (lane / 16) + slot);
-      } else if (receives && data) {
+        const bool late = __shfl_sync(~0u, bad, 15); // every lane must take part
+        if (data && !late)
+          in = loadVolatile(l + 16 * (lane / 16) + col);
+      } else if (s.receives && data) {
         in = receiveWord(w);
       }
       if (ll128 ? __any_sync(~0u, bad) : bad)
@@ -297,7 +365,7 @@ private:
       if (s.sends && s.sendProtocol == kLL128) {
         uint64_t *l = reinterpret_cast<uint64_t *>(s.sendSlot) + 32 * it;
         if (data)
-          storeVolatile(l + 16 * (lane / 16) + slot, out);
+          storeVolatile(l + 16 * (lane / 16) + col, out);
         __syncwarp();
         if (lane == 15) {
           fenceSys();
@@ -342,11 +410,11 @@ private:
   // Points the views at chunk `chunk` of every ref of the step.
   COLLC_DI void enter(uint32_t chunk) {
     k = chunk;
-    start = chunk * q;
+    start = chunk * s.q;
 #pragma unroll
     for (int r = 0; r < R; ++r)
-      if (r < nsrc || (r == R - 1 && hasDst))
-        view[r] = chunkOf(s.g, s.row[r], s.scratch[r], s.index[r] + chunk, kEs);
+      if (r < s.nsrc || (r == R - 1 && s.hasDst))
+        view[r] = chunkOf(at.g, at.row[r], at.scratch[r], at.index[r] + chunk, kEs);
   }
   // kV elements from element j of a chunk, zeros past its valid ones.
   static COLLC_DI uint64_t load(const Chunk &c, uint32_t j) {
@@ -354,10 +422,9 @@ private:
     if (j + kV <= c.valid && !(reinterpret_cast<uintptr_t>(p) & 7))
       return *reinterpret_cast<const uint64_t *>(p);
     uint64_t v = 0;
-#pragma unroll
-    for (int i = 0; i < kV; ++i)
-      if (j + i < c.valid)
-        v |= uint64_t(reinterpret_cast<const B *>(p)[i]) << (i * kBits);
+#pragma unroll 1
+    for (uint32_t i = 0; i < kV && j + i < c.valid; ++i)
+      v |= uint64_t(reinterpret_cast<const B *>(p)[i]) << (i * kBits);
     return v;
   }
   static COLLC_DI void store(const Chunk &c, uint32_t j, uint64_t v) {
@@ -366,106 +433,130 @@ private:
       *reinterpret_cast<uint64_t *>(p) = v;
       return;
     }
-#pragma unroll
-    for (int i = 0; i < kV; ++i)
-      if (j + i < c.valid)
-        reinterpret_cast<B *>(p)[i] = B(v >> (i * kBits));
+#pragma unroll 1
+    for (uint32_t i = 0; i < kV && j + i < c.valid; ++i)
+      reinterpret_cast<B *>(p)[i] = B(v >> (i * kBits));
   }
-  static COLLC_DI uint64_t apply(uint64_t x, uint64_t y) {
+  // The same for a word that spans chunks or ends the payload (rare).
+  static __device__ __noinline__ uint64_t gather(const Places<R> &at, int r, uint32_t e0,
+                                                 uint32_t n) {
     uint64_t v = 0;
-#pragma unroll
-    for (int i = 0; i < kV; ++i)
-      v |= uint64_t(Op::template apply<A>(B(x >> (i * kBits)), B(y >> (i * kBits))))
-           << (i * kBits);
+    for (uint32_t i = 0; i < kV && e0 + i < n; ++i) {
+      uint32_t e = e0 + i, chunk = e / uint32_t(at.g.q), j = e - chunk * uint32_t(at.g.q);
+      Chunk c = chunkOf(at.g, at.row[r], at.scratch[r], at.index[r] + chunk, kEs);
+      if (j < c.valid)
+        v |= uint64_t(reinterpret_cast<const B *>(c.p)[j]) << (i * kBits);
+    }
     return v;
+  }
+  static __device__ __noinline__ void scatter(const Places<R> &at, uint32_t e0, uint32_t n,
+                                              uint64_t v) {
+    for (uint32_t i = 0; i < kV && e0 + i < n; ++i) {
+      uint32_t e = e0 + i, chunk = e / uint32_t(at.g.q), j = e - chunk * uint32_t(at.g.q);
+      Chunk c = chunkOf(at.g, at.row[R - 1], at.scratch[R - 1], at.index[R - 1] + chunk, kEs);
+      if (j < c.valid)
+        reinterpret_cast<B *>(c.p)[j] = B(v >> (i * kBits));
+    }
   }
 
   // Payload word w: what arrived (`in`, if the step receives) reduced with
-  // the sources and stored to the destination; elements past the payload
-  // are 0 on the wire.
+  // the sources and stored to the destination; lanes past the payload are 0.
   COLLC_DI uint64_t compute(uint32_t w, uint64_t in) {
     const uint32_t e0 = w * kV;
-    if (k == ~0u || e0 - start >= q) // a thread's words only move forward
-      enter(e0 / q);
-    uint32_t j = e0 - start;
-    if (j + kV <= q && e0 + kV <= n) { // the common case: one chunk, whole words
-      uint64_t acc = in;
+    if (k == ~0u || e0 - start >= s.q) // a thread's words only move forward
+      enter(e0 / s.q);
+    const uint32_t j = e0 - start;
+    const bool whole = j + kV <= s.q && e0 + kV <= s.n;
+    uint64_t acc = in;
 #pragma unroll
-      for (int r = 0; r < R - 1; ++r) {
-        if (r < nsrc) {
-          uint64_t x = load(view[r], j);
-          acc = r > 0 || receives ? apply(acc, x) : x;
-        }
+    for (int r = 0; r < R - 1; ++r) {
+      if (r < s.nsrc) {
+        uint64_t x = whole ? load(view[r], j) : gather(at, r, e0, s.n);
+        acc = r > 0 || s.receives ? reduceWords<kEs>(s.type, s.op, acc, x) : x;
       }
-      if (hasDst)
+    }
+    if (s.hasDst) {
+      if (whole)
         store(view[R - 1], j, acc);
-      return acc;
+      else
+        scatter(at, e0, s.n, acc);
     }
-    uint64_t acc = 0;
-#pragma unroll 1
-    for (uint32_t i = 0; i < kV && e0 + i < n; ++i, ++j) {
-      if (j == q) {
-        enter(k + 1);
-        j = 0;
-      }
-      B v = B(in >> (i * kBits));
-#pragma unroll
-      for (int r = 0; r < R - 1; ++r) {
-        if (r < nsrc) {
-          B x = j < view[r].valid ? reinterpret_cast<const B *>(view[r].p)[j] : B(0);
-          v = r > 0 || receives ? Op::template apply<A>(v, x) : x;
-        }
-      }
-      if (hasDst && j < view[R - 1].valid)
-        reinterpret_cast<B *>(view[R - 1].p)[j] = v;
-      acc |= uint64_t(v) << (i * kBits);
-    }
+    if (e0 + kV > s.n)
+      acc &= (uint64_t(1) << (s.n - e0) * kBits) - 1;
     return acc;
   }
 
-  const StepWork<R> &s; // read where it is, outside the element path
+  const Transfer s;     // a copy: registers, whatever the stores alias
+  const Places<R> &at; // read in place, only when a thread changes chunks
   Patience patience;
-  const uint32_t q, n;
-  const int32_t nsrc;
-  const bool hasDst, receives;
   Chunk view[R];
   uint32_t k = ~0u, start = 0; // the chunk the views show, its first element
   bool bad = false;
 };
 
-template <class A, int R> COLLC_DI bool reduceAs(const StepWork<R> &s, int32_t op) {
-  switch (op) {
-  case collProd: return Mover<A, Prod, R>::run(s);
-  case collMax: return Mover<A, Max, R>::run(s);
-  case collMin: return Mover<A, Min, R>::run(s);
-  default: return Mover<A, Sum, R>::run(s); // sum, and avg
+// NVLink multicast (NVLS, sm_90 and later). The reductions multimem has:
+// sums of fp32, fp64, fp16 and bf16 (these two in pairs, summed in fp32) and
+// of 32- and 64-bit integers, min and max of the integers, fp16 and bf16.
+COLLC_DI bool multimemReduces(int32_t type, int32_t op) {
+  const bool sum = op == collSum || op == collAvg, order = op == collMin || op == collMax;
+  switch (type) {
+  case collFloat32: case collFloat64: return sum;
+  case collFloat16: case collBfloat16: case collInt32: case collUint32: case collInt64:
+  case collUint64: return sum || order;
+  default: return false;
   }
 }
-
-template <int R> COLLC_DI bool move(const StepWork<R> &s, int32_t datatype, int32_t op,
-                                    int32_t elemSize) {
-  if (s.nsrc + (s.receives ? 1 : 0) < 2) {
-    switch (elemSize) {
-    case 1: return Mover<RawBits<uint8_t>, Copy, R>::run(s);
-    case 2: return Mover<RawBits<uint16_t>, Copy, R>::run(s);
-    case 4: return Mover<RawBits<uint32_t>, Copy, R>::run(s);
-    default: return Mover<RawBits<uint64_t>, Copy, R>::run(s);
-    }
+// The element (the aligned 4-byte pair of 2-byte ones) at multicast
+// address x, reduced over every rank.
+COLLC_DI uint64_t multimemLoad(int32_t type, int32_t op, const char *x) {
+  uint64_t v = 0;
+#if __CUDA_ARCH__ >= 900
+  uint32_t r = 0;
+  float f = 0;
+  double d = 0;
+#define COLLC_LD(what, cons, out)                                                          \
+  asm volatile("multimem.ld_reduce.relaxed.sys.global." what " %0, [%1];"                  \
+               : "=" cons(out) : "l"(x) : "memory")
+#define COLLC_LD3(sum, min, max, cons, out)                                                \
+  do {                                                                                     \
+    if (op == collMin)                                                                     \
+      COLLC_LD(min, cons, out);                                                            \
+    else if (op == collMax)                                                                \
+      COLLC_LD(max, cons, out);                                                            \
+    else                                                                                   \
+      COLLC_LD(sum, cons, out);                                                            \
+  } while (0)
+  switch (type) {
+  case collFloat32: COLLC_LD("add.f32", "f", f); return __float_as_uint(f);
+  case collFloat64: COLLC_LD("add.f64", "d", d); return uint64_t(__double_as_longlong(d));
+  case collFloat16: COLLC_LD3("add.acc::f32.f16x2", "min.f16x2", "max.f16x2", "r", r); return r;
+  case collBfloat16: COLLC_LD3("add.acc::f32.bf16x2", "min.bf16x2", "max.bf16x2", "r", r); return r;
+  case collInt32: COLLC_LD3("add.s32", "min.s32", "max.s32", "r", r); return r;
+  case collUint32: COLLC_LD3("add.u32", "min.u32", "max.u32", "r", r); return r;
+  case collInt64: COLLC_LD3("add.u64", "min.s64", "max.s64", "l", v); return v;
+  default: COLLC_LD3("add.u64", "min.u64", "max.u64", "l", v); return v;
   }
-  switch (datatype) {
-  case collInt8: return reduceAs<IntArith<uint8_t, int8_t>>(s, op);
-  case collUint8: return reduceAs<IntArith<uint8_t, uint8_t>>(s, op);
-  case collInt32: return reduceAs<IntArith<uint32_t, int32_t>>(s, op);
-  case collUint32: return reduceAs<IntArith<uint32_t, uint32_t>>(s, op);
-  case collInt64: return reduceAs<IntArith<uint64_t, int64_t>>(s, op);
-  case collUint64: return reduceAs<IntArith<uint64_t, uint64_t>>(s, op);
-  case collFloat16: return reduceAs<FloatArith<F16>>(s, op);
-  case collFloat32: return reduceAs<FloatArith<F32>>(s, op);
-  case collFloat64: return reduceAs<FloatArith<F64>>(s, op);
-  case collBfloat16: return reduceAs<FloatArith<BF16>>(s, op);
-  case collFloat8e4m3: return reduceAs<FloatArith<F8<__NV_E4M3>>>(s, op);
-  case collFloat8e5m2: return reduceAs<FloatArith<F8<__NV_E5M2>>>(s, op);
-  default: return false;
+#undef COLLC_LD3
+#undef COLLC_LD
+#endif
+  return v;
+}
+COLLC_DI void multimemStore(char *x, uint64_t v, int32_t bytes) {
+#if __CUDA_ARCH__ >= 900
+  if (bytes == 8)
+    asm volatile("multimem.st.relaxed.sys.global.b64 [%0], %1;" ::"l"(x), "l"(v) : "memory");
+  else
+    asm volatile("multimem.st.relaxed.sys.global.b32 [%0], %1;" ::"l"(x), "r"(uint32_t(v))
+                 : "memory");
+#endif
+}
+// Fails the launch for a multimem step this GPU or data type cannot do.
+static __device__ __noinline__ void refuse(const Args &a, const char *what) {
+  if (atomicCAS(reinterpret_cast<int *>(a.error), 0, collInvalidUsage) == 0) {
+    Text t{a.errorText};
+    t << "rank " << uint64_t(a.rank) << " threadblock " << uint64_t(a.tb) << ": " << what
+      << " cannot do this data type, op or chunk layout here; compile with --no-multimem";
+    __threadfence_system();
   }
 }
 
@@ -484,9 +575,15 @@ public:
   }
 
   // Starts the next loop over the user buffer; false after the last.
+  // A multimem plan ends at a barrier of every rank's threadblocks.
   __device__ bool nextLoop() {
-    if (dead || ++loop >= loops)
+    if (dead)
       return false;
+    if (++loop >= loops) {
+      if (a->barrier)
+        arrive();
+      return false;
+    }
     int64_t rest = a->count - loop * perLoop;
     width = rest < perLoop ? rest : perLoop;
     q = (width + a->chunks - 1) / a->chunks;
@@ -510,6 +607,10 @@ public:
     step<N + 1>(refs, N, true, false, false);
   }
 
+  // NVLink multicast: Args::multicast[b] addresses buffer b of every rank.
+  __device__ void multimemLdReduce(Ref src, Ref dst) { multimem(true, src, dst); }
+  __device__ void multimemSt(Ref src, Ref dst) { multimem(false, src, dst); }
+
   // Waits until threadblock `tb` (an index into the plan's table) has
   // finished step `index` of its `steps` per loop in this loop.
   __device__ __noinline__ void wait(int32_t tb, int32_t index, int32_t steps) {
@@ -523,41 +624,116 @@ public:
   }
 
 private:
+  // dst = src reduced over every rank (into this rank's dst), or src stored
+  // to dst on every rank; 2-byte elements are reduced in aligned pairs, and
+  // stores of 1- and 2-byte elements need chunk edges on 4-byte boundaries.
+  __device__ __noinline__ void multimem(bool reduce, Ref src, Ref dst) {
+    if (dead)
+      return;
+    const Args &A = *a;
+    const int32_t es = A.elemSize;
+    const cuda::Geometry g{A.count, A.chunks, A.slice, width, q};
+#if __CUDA_ARCH__ >= 900
+    bool ok = !reduce || (es > 1 && cuda::multimemReduces(A.datatype, A.op));
+#else
+    bool ok = false; // no multimem before sm_90
+#endif
+    for (int32_t k = 0; k < dst.count && ok; ++k) {
+      cuda::Chunk s = cuda::chunkOf(g, row(src), src.buffer >= kScratch0, src.index + k, es);
+      cuda::Chunk d = cuda::chunkOf(g, row(dst), dst.buffer >= kScratch0, dst.index + k, es);
+      if (reduce) {
+        const char *x = A.multicast[src.buffer] + (s.p - A.buffers[src.buffer]);
+        for (uint32_t j = threadIdx.x; j < d.valid; j += blockDim.x) {
+          uint64_t v = 0;
+          if (j < s.valid && es == 2) {
+            uintptr_t at = uintptr_t(x + 2 * j);
+            v = cuda::multimemLoad(A.datatype, A.op, x + 2 * j - (at & 2)) >> 8 * (at & 2);
+          } else if (j < s.valid) {
+            v = cuda::multimemLoad(A.datatype, A.op, x + size_t(j) * es);
+          }
+          memcpy(d.p + size_t(j) * es, &v, es);
+        }
+        continue;
+      }
+      char *x = A.multicast[dst.buffer] + (d.p - A.buffers[dst.buffer]);
+      const int32_t unit = es < 4 ? 4 : es, per = unit / es;
+      ok = (uintptr_t(x) | d.valid * es) % unit == 0;
+      for (uint32_t w = threadIdx.x; ok && w < d.valid / per; w += blockDim.x) {
+        uint64_t v = 0;
+        for (int32_t i = 0; i < per; ++i) {
+          uint64_t e = 0;
+          if (w * per + i < s.valid)
+            memcpy(&e, s.p + size_t(w * per + i) * es, es);
+          v |= e << 8 * es * i;
+        }
+        cuda::multimemStore(x + size_t(w) * unit, v, unit);
+      }
+    }
+    if (!ok && threadIdx.x == 0)
+      cuda::refuse(A, reduce ? "multimem_ld_reduce" : "multimem_st");
+    if ((dead = __syncthreads_or(!ok)))
+      return;
+    if (threadIdx.x == 0) {
+      cuda::fenceSys(); // multicast stores come back to this GPU through the switch
+      cuda::releaseGpu(&A.progress[A.tb], cuda::loadGpu(&A.progress[A.tb]) + 1);
+    }
+  }
+  // The loop row of a ref's buffer.
+  __device__ char *row(Ref r) const {
+    int64_t first = r.buffer >= kScratch0
+                        ? loop * a->scratchChunks[r.buffer - kScratch0] * a->slice
+                        : loop * perLoop;
+    return a->buffers[r.buffer] + first * a->elemSize;
+  }
+  // Every threadblock of every rank arrives at Args::barrier; all go on once
+  // it reaches barrierGoal (the runtime counts arrivals over launches).
+  __device__ __noinline__ void arrive() {
+    __syncthreads();
+    bool bad = false;
+    if (threadIdx.x == 0) {
+      cuda::fenceSys();
+      atomicAdd_system(reinterpret_cast<unsigned long long *>(a->barrier), 1ull);
+      bad = !cuda::waitAtLeast(*a, a->barrier, a->barrierGoal, true,
+                               "every rank at the multimem barrier, rank", a->rank);
+    }
+    dead = __syncthreads_or(bad);
+  }
+
   template <int R>
   __device__ __noinline__ void step(const Ref (&refs)[R], int32_t nsrc, bool hasDst,
                                     bool receives, bool sends) {
     if (dead)
       return;
     const Args &A = *a;
-    cuda::StepWork<R> s;
-    s.a = a;
-    s.g = {A.count, A.chunks, A.slice, width, q};
+    cuda::Places<R> at;
+    at.g = {A.count, A.chunks, A.slice, width, q};
     for (int r = 0; r < R; ++r) {
       const Ref &ref = refs[r];
       if (r >= nsrc && !(r == R - 1 && hasDst))
         continue;
-      bool scratch = ref.buffer >= kScratch0;
-      int64_t row = scratch ? loop * A.scratchChunks[ref.buffer - kScratch0] * A.slice
-                            : loop * perLoop;
-      s.row[r] = A.buffers[ref.buffer] + row * A.elemSize;
-      s.index[r] = uint32_t(ref.index);
-      s.scratch[r] = scratch;
+      at.row[r] = row(ref);
+      at.index[r] = uint32_t(ref.index);
+      at.scratch[r] = ref.buffer >= kScratch0;
     }
-    s.nsrc = nsrc;
-    s.hasDst = hasDst;
-    s.receives = receives;
-    s.sends = sends;
-    int64_t chunks = hasDst ? refs[R - 1].count : nsrc ? refs[0].count : 0;
-    s.n = uint32_t(chunks * q);
-    s.bytes = s.n * uint32_t(A.elemSize);
-    s.words = (s.bytes + 7) / 8;
     const Fifo &in = A.recv, &out = A.send;
-    s.recvProtocol = receives ? in.protocol : -1;
-    s.sendProtocol = sends ? out.protocol : -1;
-    s.recvSlot = receives ? in.slots + (recvStep % in.numSlots) * in.slotBytes : nullptr;
-    s.sendSlot = sends ? out.slots + (sendStep % out.numSlots) * out.slotBytes : nullptr;
-    s.recvFlag = recvStep + 1;
-    s.sendFlag = sendStep + 1;
+    cuda::Transfer t;
+    t.a = a;
+    t.nsrc = nsrc;
+    t.type = A.datatype;
+    t.op = A.op;
+    t.hasDst = hasDst;
+    t.receives = receives;
+    t.sends = sends;
+    t.recvProtocol = receives ? in.protocol : -1;
+    t.sendProtocol = sends ? out.protocol : -1;
+    t.q = uint32_t(q);
+    t.n = uint32_t((hasDst ? refs[R - 1].count : nsrc ? refs[0].count : 0) * q);
+    t.bytes = t.n * uint32_t(A.elemSize);
+    t.words = (t.bytes + 7) / 8;
+    t.recvSlot = receives ? in.slots + (recvStep % in.numSlots) * in.slotBytes : nullptr;
+    t.sendSlot = sends ? out.slots + (sendStep % out.numSlots) * out.slotBytes : nullptr;
+    t.recvFlag = receives && in.protocol == kLL ? llFlag(recvStep) : recvStep + 1;
+    t.sendFlag = sends && out.protocol == kLL ? llFlag(sendStep) : sendStep + 1;
 
     // Thread 0 waits for room to send and, for Simple, for the data; the
     // step may hold its receive slot meanwhile (the runtime sizes FIFOs).
@@ -575,7 +751,13 @@ private:
       if ((dead = __syncthreads_or(bad)))
         return;
     }
-    bool ok = cuda::move(s, A.datatype, A.op, A.elemSize);
+    bool ok;
+    switch (A.elemSize) {
+    case 1: ok = cuda::Mover<1, R>::run(t, at); break;
+    case 2: ok = cuda::Mover<2, R>::run(t, at); break;
+    case 4: ok = cuda::Mover<4, R>::run(t, at); break;
+    default: ok = cuda::Mover<8, R>::run(t, at); break;
+    }
     if ((dead = __syncthreads_or(!ok)))
       return;
     if (threadIdx.x == 0) {
@@ -584,9 +766,9 @@ private:
       if (sends) {
         if (out.sizes)
           out.sizes[sendStep % out.numSlots] =
-              out.protocol == kSimple ? s.bytes
-              : out.protocol == kLL   ? (s.bytes + 3) / 4 * 8
-                                      : (s.bytes + 119) / 120 * 128;
+              out.protocol == kSimple ? t.bytes
+              : out.protocol == kLL   ? (t.bytes + 3) / 4 * 8
+                                      : (t.bytes + 119) / 120 * 128;
         cuda::releaseSys(out.tail, sendStep + 1);
       }
       cuda::releaseGpu(&A.progress[A.tb], cuda::loadGpu(&A.progress[A.tb]) + 1);
