@@ -106,6 +106,8 @@ collResult_t collCommDestroy(collComm_t comm) {
     return collInvalidArgument;
   for (auto &[alg, setup] : comm->setups)
     comm->transport->release(setup.window);
+  if (comm->symmetricBytes)
+    comm->transport->release(comm->symmetric);
   delete comm;
   return collSuccess;
 }

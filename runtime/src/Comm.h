@@ -35,6 +35,8 @@ struct collComm {
   std::map<const collc::AlgorithmDesc *, collrt::AlgorithmSetup> setups;
   std::vector<const collc::AlgorithmDesc *> registered;
   std::vector<std::vector<char>> scratch; // grown as launches need
+  collrt::Window symmetric;               // multimem plans: every rank's buffers
+  size_t symmetricBytes = 0;
   std::vector<char> staging;              // input copies for in-place mismatches
 
   collResult_t fail(collResult_t r, std::string message) {

@@ -168,12 +168,13 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld))\n",
             alg->name, (long long)inBytes, plan->name, protocolName(plan->protocol),
             (long long)plan->minBytes, (long long)plan->maxBytes);
+  bool multimem = false;
   for (int32_t i = 0; i < plan->numThreadblocks; ++i)
-    if (plan->threadblocks[i].direct & 4)
-      return comm->fail(collInvalidUsage,
-                        std::string("plan ") + plan->name + " uses NVLink multicast "
-                        "(multimem), which the host emulation does not have; compile "
-                        "with --no-multimem");
+    multimem |= (plan->threadblocks[i].direct & 4) != 0;
+  if (multimem && std::string(comm->transport->name()) != "shm")
+    return comm->fail(collInvalidUsage,
+                      std::string("plan ") + plan->name + " uses NVLink multicast (multimem), "
+                      "which the host emulates over shared memory: use the shm transport");
   if (plan->wholeChunks && E % plan->chunks)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " moves chunks between positions, so "
@@ -245,6 +246,58 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       comm->scratch[k].resize(need);
   }
 
+  // Multimem steps reach every rank's buffers: they run on copies in one
+  // symmetric window per rank, between barriers, like NCCL's NVLS kernels.
+  std::vector<char *> peers;
+  std::vector<char *> scratchOf(plan->numScratch);
+  for (int32_t k = 0; k < plan->numScratch; ++k)
+    scratchOf[k] = comm->scratch[k].data();
+  char *userOut = out;
+  if (multimem) {
+    auto align = [](int64_t b) { return (b + 63) & ~int64_t(63); };
+    std::vector<int64_t> inAt(R, 0), outAt(R, 0);
+    int64_t data;
+    for (int q = 0; q < R; ++q) {
+      if (plan->inplace && coll == collc::kAllGather)
+        inAt[q] = q * unit;
+      else if (plan->inplace && coll == collc::kReduceScatter)
+        outAt[q] = q * unit;
+      else if (!plan->inplace)
+        outAt[q] = align(inBytes);
+    }
+    data = plan->inplace ? align(std::max(inBytes, outBytes)) : align(inBytes) + align(outBytes);
+    std::vector<int64_t> scratchAt(plan->numScratch);
+    int64_t total = data;
+    for (int32_t k = 0; k < plan->numScratch; ++k) {
+      scratchAt[k] = total;
+      total += align(loops * plan->scratchChunks[k] * slice * es);
+    }
+    std::string err;
+    if (comm->symmetricBytes < size_t(total)) {
+      if (comm->symmetricBytes)
+        comm->transport->release(comm->symmetric);
+      comm->symmetricBytes = 0;
+      if (collResult_t r = comm->transport->exchangeWindow(size_t(total), comm->symmetric, err))
+        return comm->fail(r, err);
+      comm->symmetricBytes = size_t(total);
+    }
+    const std::vector<char *> &base = comm->symmetric.base;
+    peers.assign(size_t(R) * collc::kMaxBuffers, nullptr);
+    for (int q = 0; q < R; ++q) {
+      peers[q * collc::kMaxBuffers + collc::kIn] = base[q] + inAt[q];
+      peers[q * collc::kMaxBuffers + collc::kOut] = base[q] + outAt[q];
+      for (int32_t k = 0; k < plan->numScratch; ++k)
+        peers[q * collc::kMaxBuffers + collc::kScratch0 + k] = base[q] + scratchAt[k];
+    }
+    memcpy(base[me] + inAt[me], in, inBytes);
+    in = base[me] + inAt[me];
+    out = base[me] + outAt[me];
+    for (int32_t k = 0; k < plan->numScratch; ++k)
+      scratchOf[k] = base[me] + scratchAt[k];
+    if (collResult_t r = comm->bootstrap.barrier(err)) // every rank's input is in place
+      return comm->fail(r, err);
+  }
+
   const int32_t p = int32_t(plan - alg->plans);
   std::vector<uint64_t> progress(plan->numThreadblocks, 0);
   int32_t error = 0;
@@ -271,11 +324,12 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     a.buffers[collc::kOut] = out;
     for (int32_t k = 0; k < plan->numScratch; ++k) {
       a.scratchChunks[k] = plan->scratchChunks[k];
-      a.buffers[collc::kScratch0 + k] = comm->scratch[k].data();
+      a.buffers[collc::kScratch0 + k] = scratchOf[k];
     }
     a.recv = setup->recv[p][i];
     a.send = setup->send[p][i];
     a.progress = progress.data();
+    a.peers = peers.empty() ? nullptr : peers.data();
     a.abort = &comm->abortFlag;
     a.timeoutSeconds = Env::get().timeoutSeconds;
     a.error = &error;
@@ -293,6 +347,13 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     return comm->fail(collAborted, "the communicator was aborted");
   if (error)
     return comm->fail(collResult_t(error), errorText);
+  if (multimem) {
+    std::string err;
+    if (collResult_t r = comm->bootstrap.barrier(err)) // every rank's stores are done
+      return comm->fail(r, err);
+    memcpy(userOut, out, outBytes);
+    out = userOut;
+  }
 
   if (op == collAvg && reduces(coll) && (coll != collc::kReduce || me == plan->root))
     divideBy(datatype, out, E, R);

@@ -4,7 +4,8 @@ ranks and check every output bit-exactly (collc-launch does the checking).
 
 Every example runs at ranks {2, 3, 4, 5, 8} where it allows them, with each
 protocol forced in turn, plain, pipelined (--pipeline=2), replicated
-(--instances=2) or both, over the shm transport and, one run in four, the
+(--instances=2) or both, half of them placed on an H100 node (multimem where
+the program allows it), over the shm transport and, one run in four, the
 socket transport. Each compiled kernel then runs a rotating sample of
 data type x op x count x in-place, so that across the matrix every value of
 every dimension, and every (type, op) pair, appears many times. Prints one line per failure and ends with `N passed, N failed`.
@@ -80,6 +81,10 @@ def main():
                 # Pipelined and replicated plans take turns with plain ones.
                 shape = [[], ["--pipeline=2"], ["--instances=2"], ["--pipeline=2", "--instances=2"]][
                     (ranks + PROTOCOLS.index(proto)) % 4]
+                # On an H100 node, multimem where the program allows it (the
+                # host emulates it over shared memory).
+                if (ranks + index) % 2 == 0:
+                    shape = shape + ["--topology=hgx-h100"]
                 gen = run([args.collc, path, "--emit=cuda", "--protocol", proto, "-o", src] +
                           shape + flags)
                 build = gen if gen.returncode else run(
@@ -103,7 +108,8 @@ def main():
                            "--count", str(count), "--dtype", dtype, "--op", op]
                     if inplace:
                         cmd.append("--inplace")
-                    transport = "socket" if (turn + k) % 4 == 0 else "shm"
+                    multicast = "--topology=hgx-h100" in shape
+                    transport = "socket" if (turn + k) % 4 == 0 and not multicast else "shm"
                     cmd += ["--transport", transport]
                     res = run(cmd, timeout=300)
                     case = (f"{example} ranks={ranks} {proto} {' '.join(shape)} {dtype} {op} count={count}"

@@ -233,8 +233,9 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     split.pipeline = pipelineDepth;
     split.instances = instanceCount;
     pm.addPass(coll::createCollPipelinePass(split));
-    // NVLink multicast where the machine has it; MSCCL and the host have not.
-    if (!topology.empty() && !noMultimem && emit != Emit::MscclXml && !runMode)
+    // NVLink multicast where the machine has it (the host emulates it); MSCCL
+    // has none.
+    if (!topology.empty() && !noMultimem && emit != Emit::MscclXml)
       pm.addPass(coll::createCollMultimemPass());
     pm.addPass(coll::createCollToRankStreamsPass());
     pm.addPass(coll::createCollAssignChannelsPass());

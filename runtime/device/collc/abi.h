@@ -84,8 +84,11 @@ struct Args {
   int32_t rank, nranks;
   int32_t tb;             // index into the plan's threadblock table
   int32_t recvPeer, sendPeer;
-  // Multicast addresses of the buffers (multimem steps); null on the host.
+  // Multicast addresses of the buffers (multimem steps on the GPU).
   char *multicast[kMaxBuffers];
+  // Every rank's buffers as this rank maps them, rank-major (multimem steps
+  // in the host emulation); null where the plan has none.
+  char *const *peers;
   // Arrival counter and goal of the barrier that ends a multimem plan.
   uint64_t *barrier;
   uint64_t barrierGoal;

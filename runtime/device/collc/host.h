@@ -71,10 +71,35 @@ public:
   void copy(Ref src, Ref dst) { step(false, {src}, &dst, false); }
   void reduce(std::initializer_list<Ref> srcs, Ref dst) { step(false, srcs, &dst, false); }
 
-  // NVLink multicast: the host emulation has none, and the runtime refuses
-  // plans that use it before they start; this only guards a direct call.
-  void multimemLdReduce(Ref, Ref) { unsupported("multimem_ld_reduce"); }
-  void multimemSt(Ref, Ref) { unsupported("multimem_st"); }
+  // NVLink multicast, emulated over every rank's buffers in shared memory
+  // (`Args::peers`): what the switch would reduce or fan out, a loop does.
+  void multimemLdReduce(Ref src, Ref dst) {
+    if (failed())
+      return;
+    if (!a.peers)
+      return unsupported("multimem_ld_reduce");
+    int64_t bytes = dst.count * q * a.elemSize;
+    acc.resize(bytes + 128);
+    tmp.resize(bytes + 128);
+    for (int32_t p = 0; p < a.nranks; ++p) {
+      gather(src, p ? tmp.data() : acc.data(), a.peers[p * kMaxBuffers + src.buffer]);
+      if (p)
+        collcHostReduce(a.datatype, a.op, acc.data(), tmp.data(), dst.count * q);
+    }
+    scatter(dst, acc.data());
+    store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1);
+  }
+  void multimemSt(Ref src, Ref dst) {
+    if (failed())
+      return;
+    if (!a.peers)
+      return unsupported("multimem_st");
+    acc.resize(src.count * q * a.elemSize + 128);
+    gather(src, acc.data());
+    for (int32_t p = 0; p < a.nranks; ++p)
+      scatter(dst, acc.data(), a.peers[p * kMaxBuffers + dst.buffer]);
+    store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1);
+  }
 
   // Waits until threadblock `tb` (an index into the plan's table) has
   // finished step `index` of its `steps` per loop in this loop.
@@ -107,20 +132,25 @@ private:
 
   // Reads a run of chunks into `dst` (q elements per chunk, zeros past the
   // end of the user's buffer), or writes `src` back to one.
-  void gather(Ref r, char *dst) const {
+  // `base` is the buffer on this rank, or on a peer for multimem steps.
+  void gather(Ref r, char *dst, const char *base = nullptr) const {
     const int64_t es = a.elemSize;
+    if (!base)
+      base = a.buffers[r.buffer];
     for (int32_t k = 0; k < r.count; ++k) {
       int64_t n = valid(r.buffer, r.index + k);
       char *to = dst + k * q * es;
-      memcpy(to, a.buffers[r.buffer] + offset(r.buffer, r.index + k) * es, n * es);
+      memcpy(to, base + offset(r.buffer, r.index + k) * es, n * es);
       memset(to + n * es, 0, (q - n) * es);
     }
   }
-  void scatter(Ref r, const char *src) const {
+  void scatter(Ref r, const char *src, char *base = nullptr) const {
     const int64_t es = a.elemSize;
+    if (!base)
+      base = a.buffers[r.buffer];
     for (int32_t k = 0; k < r.count; ++k)
-      memcpy(a.buffers[r.buffer] + offset(r.buffer, r.index + k) * es,
-             src + k * q * es, valid(r.buffer, r.index + k) * es);
+      memcpy(base + offset(r.buffer, r.index + k) * es, src + k * q * es,
+             valid(r.buffer, r.index + k) * es);
   }
 
   void step(bool receives, std::initializer_list<Ref> srcs, const Ref *dst, bool sends) {
