@@ -31,6 +31,7 @@
 #include "collrt.h"
 
 #include "Expected.h"
+#include "Names.h"
 
 #include <algorithm>
 #include <array>
@@ -51,14 +52,10 @@
 #include <vector>
 
 using namespace collc_check;
+using namespace collc_launch;
 
 namespace {
 
-const char *typeNames[] = {"int8",  "uint8",  "int32",  "uint32",   "int64",  "uint64",
-                           "half",  "float",  "double", "bfloat16", "f8e4m3", "f8e5m2"};
-const char *opNames[] = {"sum", "prod", "max", "min", "avg"};
-const char *collNames[] = {"allreduce", "reducescatter", "allgather",
-                           "alltoall",  "broadcast",     "reduce"};
 
 struct Options {
   std::string kernel, algorithm, idFile;
@@ -87,32 +84,6 @@ int usage(const char *why) {
   return 2;
 }
 
-bool parseType(const std::string &s, collDataType_t &t) {
-  static const std::pair<const char *, collDataType_t> aliases[] = {
-      {"float16", collFloat16}, {"float32", collFloat32}, {"float64", collFloat64},
-      {"fp16", collFloat16},    {"bf16", collBfloat16},   {"fp32", collFloat32},
-      {"fp64", collFloat64}};
-  for (int i = 0; i < collNumTypes; ++i)
-    if (s == typeNames[i]) {
-      t = collDataType_t(i);
-      return true;
-    }
-  for (auto &[name, type] : aliases)
-    if (s == name) {
-      t = type;
-      return true;
-    }
-  return false;
-}
-
-bool parseOp(const std::string &s, collRedOp_t &op) {
-  for (int i = 0; i < collNumOps; ++i)
-    if (s == opNames[i]) {
-      op = collRedOp_t(i);
-      return true;
-    }
-  return false;
-}
 
 /// nccl-tests' sizes: a number with an optional K, M or G (powers of 1024).
 bool parseSize(const char *s, int64_t &out) {
@@ -266,28 +237,6 @@ const collc::AlgorithmDesc *loadAlgorithm(const Options &o, std::string &error) 
   return alg && alg->numPlans >= 1 ? alg : nullptr;
 }
 
-std::string hex(const void *data, size_t n) {
-  std::string s;
-  char b[3];
-  for (size_t i = 0; i < n; ++i) {
-    snprintf(b, sizeof b, "%02x", static_cast<const unsigned char *>(data)[i]);
-    s += b;
-  }
-  return s;
-}
-
-bool unhex(const std::string &s, void *data, size_t n) {
-  if (s.size() != 2 * n)
-    return false;
-  for (size_t i = 0; i < n; ++i) {
-    char *end;
-    std::string byte = s.substr(2 * i, 2);
-    static_cast<unsigned char *>(data)[i] = (unsigned char)strtoul(byte.c_str(), &end, 16);
-    if (*end)
-      return false;
-  }
-  return true;
-}
 
 //===----------------------------------------------------------------------===//
 // Sizes, counts and bandwidths, as nccl-tests computes them.

@@ -32,11 +32,6 @@ int64_t slotBytes(int32_t protocol) {
   const Env &e = Env::get();
   return protocol == collc::kLL ? e.llSlot : protocol == collc::kLL128 ? e.ll128Slot : e.simpleSlot;
 }
-// Payload bytes a slot carries: LL spends half on flags, LL128 one word in 16.
-int64_t payloadBytes(int32_t protocol) {
-  int64_t s = slotBytes(protocol);
-  return protocol == collc::kLL ? s / 2 : protocol == collc::kLL128 ? s / 128 * 120 : s;
-}
 
 int64_t inUnits(int32_t c, int r) { return c == collc::kReduceScatter || c == collc::kAllToAll ? r : 1; }
 int64_t outUnits(int32_t c, int r) { return c == collc::kAllGather || c == collc::kAllToAll ? r : 1; }
@@ -190,12 +185,7 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     return comm->fail(collInvalidArgument, "null buffer for a nonzero count");
 
   // Slice: elements of one chunk per loop, the same on every rank.
-  int64_t capacity = INT64_MAX;
-  for (int32_t i = 0; i < plan->numThreadblocks; ++i)
-    capacity = std::min(capacity, payloadBytes(plan->threadblocks[i].protocol));
-  int64_t slice = capacity / (plan->widest * es);
-  if (slice >= 16 / es)
-    slice -= slice % (16 / es);
+  int64_t slice = sliceElements(*plan, es, slotBytes);
   if (slice < 1)
     return comm->fail(collInvalidUsage, std::string("plan ") + plan->name + " sends " +
                                             std::to_string(plan->widest) +

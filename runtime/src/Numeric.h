@@ -106,25 +106,19 @@ template <typename T> struct Arith<T, std::enable_if_t<std::is_floating_point_v<
   static T fromInt(int64_t v) { return T(v); }
 };
 
-template <> struct Arith<Half> {
-  static Half make(float f) { return {floatToHalf(f)}; }
-  static float val(Half h) { return halfToFloat(h.bits); }
-  static Half add(Half x, Half y) { return make(val(x) + val(y)); }
-  static Half mul(Half x, Half y) { return make(val(x) * val(y)); }
-  static bool less(Half x, Half y) { return val(x) < val(y); }
-  static Half div(Half x, int n) { return make(val(x) / float(n)); }
-  static Half fromInt(int64_t v) { return make(float(v)); }
+// 16-bit floats: stored as bits, computed in float, rounded after each op.
+template <typename T, float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
+struct Arith16 {
+  static T make(float f) { return {FromFloat(f)}; }
+  static float val(T h) { return ToFloat(h.bits); }
+  static T add(T x, T y) { return make(val(x) + val(y)); }
+  static T mul(T x, T y) { return make(val(x) * val(y)); }
+  static bool less(T x, T y) { return val(x) < val(y); }
+  static T div(T x, int n) { return make(val(x) / float(n)); }
+  static T fromInt(int64_t v) { return make(float(v)); }
 };
-
-template <> struct Arith<BFloat16> {
-  static BFloat16 make(float f) { return {floatToBf16(f)}; }
-  static float val(BFloat16 h) { return bf16ToFloat(h.bits); }
-  static BFloat16 add(BFloat16 x, BFloat16 y) { return make(val(x) + val(y)); }
-  static BFloat16 mul(BFloat16 x, BFloat16 y) { return make(val(x) * val(y)); }
-  static bool less(BFloat16 x, BFloat16 y) { return val(x) < val(y); }
-  static BFloat16 div(BFloat16 x, int n) { return make(val(x) / float(n)); }
-  static BFloat16 fromInt(int64_t v) { return make(float(v)); }
-};
+template <> struct Arith<Half> : Arith16<Half, halfToFloat, floatToHalf> {};
+template <> struct Arith<BFloat16> : Arith16<BFloat16, bf16ToFloat, floatToBf16> {};
 
 /// Calls f(T{}) with the storage type of `type`; false for types the host
 /// cannot compute (fp8).

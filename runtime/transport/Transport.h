@@ -14,7 +14,9 @@
 #include "collc/abi.h"
 #include "collrt.h"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +41,30 @@ inline collc::Fifo fifoAt(char *base, int32_t slots, int64_t slotBytes, int32_t 
   return collc::Fifo{reinterpret_cast<uint64_t *>(base), reinterpret_cast<uint64_t *>(base + 64),
                      reinterpret_cast<int64_t *>(base + 128), base + fifoHeaderBytes(slots),
                      slotBytes, slots, protocol};
+}
+
+/// Payload bytes a slot of `slotBytes` carries: LL spends half on flags,
+/// LL128 one word in 16.
+inline int64_t payloadBytes(int32_t protocol, int64_t slotBytes) {
+  return protocol == collc::kLL ? slotBytes / 2
+         : protocol == collc::kLL128 ? slotBytes / 128 * 120
+                                     : slotBytes;
+}
+
+/// Elements of one chunk per loop: what the smallest slot of the plan holds
+/// for its widest step, in whole 16-byte units where it can. The same on
+/// every rank, since it decides where every chunk's slice lies. 0: too wide.
+template <typename SlotBytes>
+int64_t sliceElements(const collc::PlanDesc &plan, int64_t elemSize, SlotBytes slotBytes) {
+  int64_t capacity = INT64_MAX;
+  for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
+    int32_t p = plan.threadblocks[i].protocol;
+    capacity = std::min(capacity, payloadBytes(p, slotBytes(p)));
+  }
+  int64_t slice = capacity / (plan.widest * elemSize);
+  if (slice >= 16 / elemSize)
+    slice -= slice % (16 / elemSize);
+  return slice;
 }
 
 class Transport {

@@ -41,10 +41,6 @@ namespace {
 
 // NCCL's step sizes, as the runtime's defaults.
 int64_t slotBytes(int32_t p) { return p == collc::kLL ? 65536 : p == collc::kLL128 ? 614400 : 524288; }
-int64_t payloadBytes(int32_t p) {
-  int64_t s = slotBytes(p);
-  return p == collc::kLL ? s / 2 : p == collc::kLL128 ? s / 128 * 120 : s;
-}
 const char *protocolName(int32_t p) { return p == collc::kLL ? "LL" : p == collc::kLL128 ? "LL128" : "Simple"; }
 
 struct Options {
@@ -66,12 +62,7 @@ bool runPlan(const collc::PlanDesc &plan, const Options &o, double &seconds) {
   const int R = plan.ranks, coll = plan.collective;
   const int64_t E = o.count, es = sizeof(T);
   const int64_t inN = inUnits(coll, R) * E, outN = outUnits(coll, R) * E;
-  int64_t capacity = INT64_MAX;
-  for (int32_t i = 0; i < plan.numThreadblocks; ++i)
-    capacity = std::min(capacity, payloadBytes(plan.threadblocks[i].protocol));
-  int64_t slice = capacity / (plan.widest * es);
-  if (slice >= 16 / es)
-    slice -= slice % (16 / es);
+  int64_t slice = collrt::sliceElements(plan, es, slotBytes);
   int64_t loops = E ? (E + plan.chunks * slice - 1) / (plan.chunks * slice) : 0;
 
   // Buffers per rank: in place where the plan is (NCCL's offsets).

@@ -11,6 +11,7 @@
 #include "collrt.h"
 
 #include "Expected.h"
+#include "Names.h"
 
 #include <chrono>
 #include <csignal>
@@ -25,6 +26,7 @@
 #include <vector>
 
 using namespace collc_check;
+using namespace collc_launch;
 
 namespace {
 
@@ -50,38 +52,7 @@ struct Report {
   char message[400];
 };
 
-const char *typeNames[] = {"int8",    "uint8",   "int32", "uint32",   "int64",  "uint64",
-                           "half",    "float",   "double", "bfloat16", "f8e4m3", "f8e5m2"};
-const char *opNames[] = {"sum", "prod", "max", "min", "avg"};
-const char *collNames[] = {"allreduce", "reducescatter", "allgather",
-                           "alltoall",  "broadcast",     "reduce"};
 
-bool parseType(const std::string &s, collDataType_t &t) {
-  static const std::pair<const char *, collDataType_t> aliases[] = {
-      {"float16", collFloat16}, {"float32", collFloat32}, {"float64", collFloat64},
-      {"fp16", collFloat16},    {"bf16", collBfloat16},   {"fp32", collFloat32},
-      {"fp64", collFloat64}};
-  for (int i = 0; i < collNumTypes; ++i)
-    if (s == typeNames[i]) {
-      t = collDataType_t(i);
-      return true;
-    }
-  for (auto &[name, type] : aliases)
-    if (s == name) {
-      t = type;
-      return true;
-    }
-  return false;
-}
-
-bool parseOp(const std::string &s, collRedOp_t &op) {
-  for (int i = 0; i < collNumOps; ++i)
-    if (s == opNames[i]) {
-      op = collRedOp_t(i);
-      return true;
-    }
-  return false;
-}
 
 int usage(const char *why) {
   fprintf(stderr,
@@ -201,23 +172,6 @@ const collc::AlgorithmDesc *loadAlgorithm(const Options &o, std::string &error) 
   return alg;
 }
 
-std::string hex(const void *data, size_t n) {
-  std::string s;
-  char b[3];
-  for (size_t i = 0; i < n; ++i) {
-    snprintf(b, sizeof b, "%02x", static_cast<const unsigned char *>(data)[i]);
-    s += b;
-  }
-  return s;
-}
-
-bool unhex(const std::string &s, void *data, size_t n) {
-  if (s.size() != 2 * n)
-    return false;
-  for (size_t i = 0; i < n; ++i)
-    static_cast<unsigned char *>(data)[i] = (unsigned char)strtoul(s.substr(2 * i, 2).c_str(), nullptr, 16);
-  return true;
-}
 
 template <typename T>
 void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm, Report &rep) {
