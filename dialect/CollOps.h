@@ -52,9 +52,9 @@ std::optional<TransferChunks> transferChunks(mlir::Operation *op);
 /// reduction operands, or what it sends) and the chunks it writes.
 struct StepEffects {
   bool receives = false, sends = false, reduces = false;
-  /// A multimem step: `reads` (ld_reduce) or `writes` (st) stands for that
-  /// chunk on every rank of the plan.
-  bool multimem = false;
+  /// A step on every rank's window (multimem_ld_reduce, read_reduce:
+  /// `reads`; multimem_st, put: `writes`) names that chunk on every rank.
+  bool everyRank = false;
   llvm::SmallVector<ChunkAttr, 2> reads;
   ChunkAttr writes;
   mlir::DenseI64ArrayAttr deps;

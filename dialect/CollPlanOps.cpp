@@ -123,6 +123,14 @@ static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
   return success();
 }
 
+/// A step that reads `src` and writes `dst` of the same size, locally.
+static LogicalResult verifyLocalPair(Operation *op, ChunkAttr src, ChunkAttr dst,
+                                     DenseI64ArrayAttr deps) {
+  if (src.getCount() != dst.getCount())
+    return op->emitOpError("source and destination differ in size");
+  return verifyStep(op, false, false, {src, dst}, deps);
+}
+
 LogicalResult SendOp::verify() {
   return verifyStep(*this, false, true, {getSrc()}, getDepsAttr());
 }
@@ -146,9 +154,7 @@ LogicalResult RecvReduceCopySendOp::verify() {
   return verifyStep(*this, true, true, {getSrc(), getDst()}, getDepsAttr());
 }
 LogicalResult LocalCopyOp::verify() {
-  if (getSrc().getCount() != getDst().getCount())
-    return emitOpError("source and destination differ in size");
-  return verifyStep(*this, false, false, {getSrc(), getDst()}, getDepsAttr());
+  return verifyLocalPair(*this, getSrc(), getDst(), getDepsAttr());
 }
 LogicalResult LocalReduceOp::verify() {
   SmallVector<Attribute> all(getSrcs().begin(), getSrcs().end());
@@ -197,13 +203,17 @@ std::optional<StepEffects> coll::stepEffects(Operation *op) {
       e.reads.push_back(llvm::cast<ChunkAttr>(a));
     e.writes = s.getDst();
     e.deps = s.getDepsAttr();
-  } else if (auto s = llvm::dyn_cast<MultimemLdReduceOp>(op)) {
-    e.reduces = e.multimem = true;
-    e.reads.push_back(s.getSrc());
-    e.writes = s.getDst();
-    e.deps = s.getDepsAttr();
-  } else if (auto s = llvm::dyn_cast<MultimemStOp>(op)) {
-    e.multimem = true;
+  } else if (llvm::isa<MultimemLdReduceOp, ReadReduceOp>(op)) {
+    e.reduces = e.everyRank = true;
+    e.reads.push_back(op->getAttrOfType<ChunkAttr>("src"));
+    e.writes = op->getAttrOfType<ChunkAttr>("dst");
+    e.deps = op->getAttrOfType<DenseI64ArrayAttr>("deps");
+  } else if (llvm::isa<MultimemStOp, PutOp>(op)) {
+    e.everyRank = true;
+    e.reads.push_back(op->getAttrOfType<ChunkAttr>("src"));
+    e.writes = op->getAttrOfType<ChunkAttr>("dst");
+    e.deps = op->getAttrOfType<DenseI64ArrayAttr>("deps");
+  } else if (auto s = llvm::dyn_cast<GetOp>(op)) {
     e.reads.push_back(s.getSrc());
     e.writes = s.getDst();
     e.deps = s.getDepsAttr();
@@ -214,12 +224,30 @@ std::optional<StepEffects> coll::stepEffects(Operation *op) {
 }
 
 LogicalResult MultimemLdReduceOp::verify() {
-  if (getSrc().getCount() != getDst().getCount())
-    return emitOpError("source and destination differ in size");
-  return verifyStep(*this, false, false, {getSrc(), getDst()}, getDepsAttr());
+  return verifyLocalPair(*this, getSrc(), getDst(), getDepsAttr());
 }
 LogicalResult MultimemStOp::verify() {
+  return verifyLocalPair(*this, getSrc(), getDst(), getDepsAttr());
+}
+LogicalResult ReadReduceOp::verify() {
+  return verifyLocalPair(*this, getSrc(), getDst(), getDepsAttr());
+}
+LogicalResult PutOp::verify() {
+  return verifyLocalPair(*this, getSrc(), getDst(), getDepsAttr());
+}
+LogicalResult GetOp::verify() {
   if (getSrc().getCount() != getDst().getCount())
     return emitOpError("source and destination differ in size");
-  return verifyStep(*this, false, false, {getSrc(), getDst()}, getDepsAttr());
+  int64_t rank = (*this)->getParentOfType<RankOp>().getRank();
+  int64_t ranks = (*this)->getParentOfType<PlanOp>().getRanks();
+  if (getSrc().getRank() == rank)
+    return emitOpError("gets a chunk of its own rank ") << rank << "; use local_copy";
+  if (getSrc().getRank() < 0 || getSrc().getRank() >= ranks)
+    return emitOpError("gets a chunk of rank ") << getSrc().getRank() << ", not one of "
+                                                << ranks;
+  // The source is checked as the peer's own chunk.
+  ChunkAttr src = getSrc();
+  ChunkAttr asLocal = ChunkAttr::get(getContext(), src.getBuffer(), rank, src.getIndex(),
+                                     src.getCount());
+  return verifyStep(*this, false, false, {asLocal, getDst()}, getDepsAttr());
 }

@@ -158,4 +158,53 @@ def Coll_MultimemStOp : Coll_StepOp<"multimem_st",
   }];
 }
 
+def Coll_ReadReduceOp : Coll_StepOp<"read_reduce",
+    "reduce a chunk over every rank by loading it from each rank's window",
+    (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
+    "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let description = [{
+    `multimem_ld_reduce` without a multicasting switch: the step loads
+    `src`'s chunk from every rank's buffer window in turn (peer-to-peer
+    loads over NVLink, a symmetric LSA window) and stores the reduction in
+    the local `dst`. The same rules hold: nothing on any rank writes `src`'s
+    chunks before this step.
+
+    ```mlir
+    coll.read_reduce in[2][2] -> red[2][0]
+    ```
+  }];
+}
+
+def Coll_PutOp : Coll_StepOp<"put",
+    "store a chunk into every rank's window",
+    (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
+    "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let description = [{
+    `multimem_st` without a multicasting switch: stores the local `src` into
+    `dst`'s chunk on every rank, one peer-to-peer store per rank. Nothing
+    else touches those chunks afterwards; the kernel ends with a barrier
+    over the ranks.
+
+    ```mlir
+    coll.put red[2][0] -> out[2][2]
+    ```
+  }];
+}
+
+def Coll_GetOp : Coll_StepOp<"get",
+    "load a chunk of another rank from its window",
+    (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
+    "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let description = [{
+    Copies `src`, a chunk of another rank (its rank index names the peer),
+    into the local `dst` with peer-to-peer loads. Nothing on the peer writes
+    `src` during the plan: it holds the peer's input from the barrier that
+    starts the kernel.
+
+    ```mlir
+    coll.get in[0][3] -> out[3][0]
+    ```
+  }];
+}
+
 #endif // COLL_PLAN_OPS

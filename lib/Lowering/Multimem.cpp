@@ -1,14 +1,18 @@
-//===- Multimem.cpp - NVLink multicast for all-rank reduces and stores ----===//
+//===- Multimem.cpp - Multicast and peer-window steps for one NVLink domain ===//
 //
-// Where every rank sits in one NVLink domain whose switches reduce and
-// multicast (NVLS), a reduce of one chunk over all ranks becomes a single
-// multimem load-reduce on the rank that wants the result, and copies of one
-// chunk to the same place on every rank become a single multimem store,
-// provided nothing else can race with them: the reduced chunks hold inputs
-// that no one overwrites (but the store that ends the same rank's two-shot),
-// and the stored chunks are touched by nothing else. Chains `D = a + b;
-// D += c; ...` count as one reduce. Afterwards such ops carry `coll.multimem`
-// or `coll.multimem_st = group`, which coll-to-rank-streams lowers.
+// Where every rank sits in one NVLink switch domain, a reduce of one chunk
+// over all ranks becomes a single load-reduce on the rank that wants the
+// result, and copies of one chunk to the same place on every rank become a
+// single store to every rank, provided nothing else can race with them: the
+// reduced chunks hold inputs that no one overwrites (but the store that ends
+// the same rank's two-shot), and the stored chunks are touched by nothing
+// else. Chains `D = a + b; D += c; ...` count as one reduce. Switches that
+// multicast (NVLS) do these with multimem; others with loads and stores
+// through every rank's window (LSA). A copy of another rank's input that
+// nothing reads afterwards becomes a load from that rank's window: it has
+// no FIFO to fuse with. Afterwards such ops carry `coll.multimem` or
+// `coll.read_reduce`, `coll.multimem_st = group` or `coll.put = group`, or
+// `coll.get`, which coll-to-rank-streams lowers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,8 +44,8 @@ struct Access {
 
 class MultimemSelection {
 public:
-  MultimemSelection(AlgorithmOp alg)
-      : alg(alg), shape(CollectiveShape::of(alg)), slots(shape) {}
+  MultimemSelection(AlgorithmOp alg, bool multicast)
+      : alg(alg), multicast(multicast), shape(CollectiveShape::of(alg)), slots(shape) {}
 
   void run();
 
@@ -51,7 +55,10 @@ private:
   bool touchedOnlyBy(ArrayRef<uint64_t> cells, llvm::function_ref<bool(const Access &)> ok);
   SmallVector<uint64_t> everyRank(ChunkAttr c) const;
 
+  void selectGets();
+
   AlgorithmOp alg;
+  bool multicast;
   CollectiveShape shape;
   SlotLayout slots;
   std::vector<Operation *> ops; // program order
@@ -261,14 +268,39 @@ void MultimemSelection::run() {
   }
   for (Load &l : loads)
     if (l.chosen)
-      l.op->setAttr("coll.multimem", UnitAttr::get(ctx));
+      l.op->setAttr(multicast ? "coll.multimem" : "coll.read_reduce", UnitAttr::get(ctx));
   int64_t id = 0;
   for (Group &g : groups) {
     if (!g.chosen)
       continue;
     for (CopyOp c : g.copies)
-      c->setAttr("coll.multimem_st", IntegerAttr::get(IntegerType::get(ctx, 64), id));
+      c->setAttr(multicast ? "coll.multimem_st" : "coll.put",
+                 IntegerAttr::get(IntegerType::get(ctx, 64), id));
     ++id;
+  }
+  selectGets();
+}
+
+/// Copies of another rank's input that nothing reads afterwards: the
+/// receiver loads them from the owner's window. A copy whose result is
+/// forwarded keeps its FIFO, so that the receive fuses with the send.
+void MultimemSelection::selectGets() {
+  for (Operation *op : ops) {
+    auto copy = llvm::dyn_cast<CopyOp>(op);
+    if (!copy || copy->hasAttr("coll.multimem_st") || copy->hasAttr("coll.put"))
+      continue;
+    ChunkAttr src = copy.getSrc(), dst = copy.getDst();
+    if (src.getRank() == dst.getRank())
+      continue;
+    bool input = true, final = true;
+    for (int64_t k = 0; k < src.getCount(); ++k) {
+      for (const Access &a : accesses[slots.slot(src, k)])
+        input &= !a.write;
+      for (const Access &a : accesses[slots.slot(dst, k)])
+        final &= a.write || position[a.op] < position[op];
+    }
+    if (input && final)
+      copy->setAttr("coll.get", UnitAttr::get(alg.getContext()));
   }
 }
 
@@ -295,11 +327,13 @@ struct CollMultimemPass : coll::impl::CollMultimemPassBase<CollMultimemPass> {
       if (int64_t(map.size()) != int64_t(alg.getRanks()) ||
           *llvm::max_element(map) >= topo->size())
         continue;
-      bool multicast = true;
-      for (int64_t g : map)
+      bool multicast = true, windows = true;
+      for (int64_t g : map) {
         multicast &= topo->sharesMulticast(map[0], g);
-      if (multicast)
-        MultimemSelection(alg).run();
+        windows &= topo->sharesPeerWindows(map[0], g);
+      }
+      if (windows)
+        MultimemSelection(alg, multicast).run();
     }
   }
 };

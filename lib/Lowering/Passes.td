@@ -45,15 +45,19 @@ def CollPipelinePass : Pass<"coll-pipeline", "::mlir::ModuleOp"> {
 }
 
 def CollMultimemPass : Pass<"coll-multimem", "::mlir::ModuleOp"> {
-  let summary = "Use NVLink multicast for reduces over every rank and stores to every rank";
+  let summary = "Use NVLink multicast or peer windows within one NVLink switch domain";
   let description = [{
-    Where all ranks share one NVLink domain whose switches multicast (the
-    topology's `multicast`, NVLS on Hopper and later), a reduce of one chunk
-    over every rank becomes one `multimem_ld_reduce` on the rank that keeps
-    the result, and copies of one chunk to the same place on every rank one
-    `multimem_st`, when nothing else can race with them. Marks the ops
-    (`coll.multimem`, `coll.multimem_st = group`) for coll-to-rank-streams.
-    Runs after coll-pipeline, on the pieces.
+    Where all ranks share one NVLink switch domain, a reduce of one chunk
+    over every rank becomes one load-reduce on the rank that keeps the
+    result, and copies of one chunk to the same place on every rank one
+    store to every rank, when nothing else can race with them: with
+    `multimem` where the switches multicast (the topology's `multicast`,
+    NVLS on Hopper and later), else with loads and stores through each
+    rank's window (`read_reduce`, `put`). A copy of another rank's input
+    that nothing reads afterwards becomes a `get` from that rank's window.
+    Marks the ops (`coll.multimem`, `coll.read_reduce`,
+    `coll.multimem_st = group`, `coll.put = group`, `coll.get`) for
+    coll-to-rank-streams. Runs after coll-pipeline, on the pieces.
   }];
   let options = [
     Option<"topology", "topology", "std::string", /*default=*/"\"\"",

@@ -33,7 +33,10 @@ using namespace coll;
 
 namespace {
 
-enum class StepKind { Send, Recv, RecvReduceCopy, LocalCopy, LocalReduce, MultimemLdReduce, MultimemSt };
+enum class StepKind {
+  Send, Recv, RecvReduceCopy, LocalCopy, LocalReduce,
+  MultimemLdReduce, MultimemSt, ReadReduce, Put, Get
+};
 
 struct Step {
   StepKind kind;
@@ -80,7 +83,7 @@ private:
   std::deque<Step> all; // stable addresses
   ProtocolAttr protocol; // of the op being lowered
   uint64_t sub = 0;
-  llvm::DenseSet<int64_t> multimemGroups; // coll.multimem_st groups lowered
+  llvm::DenseSet<int64_t> storeGroups; // coll.multimem_st and coll.put groups lowered
 
   struct Threadblock {
     int64_t recv = -1, send = -1, channel = 0;
@@ -106,20 +109,34 @@ void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
                         uint64_t level, uint64_t order, int64_t channel) {
   Location loc = op->getLoc();
   int64_t to = dst.getRank();
-  // coll-multimem chose a multicast form: one local step on the issuing rank,
-  // naming the chunk of that rank that stands for the chunk on every rank.
-  if (op->hasAttr("coll.multimem")) {
-    Step &s = add(StepKind::MultimemLdReduce, to, loc, level, order, channel);
+  // coll-multimem chose a multicast or peer-window form: one local step on
+  // the issuing rank, naming the chunk of that rank that stands for the
+  // chunk on every rank.
+  if (op->hasAttr("coll.multimem") || op->hasAttr("coll.read_reduce")) {
+    Step &s = add(op->hasAttr("coll.multimem") ? StepKind::MultimemLdReduce
+                                               : StepKind::ReadReduce,
+                  to, loc, level, order, channel);
     s.src = ChunkAttr::get(op->getContext(), srcs[0].getBuffer(), to, srcs[0].getIndex(),
                            srcs[0].getCount());
     s.dst = dst;
     return;
   }
-  if (auto group = op->getAttrOfType<IntegerAttr>("coll.multimem_st")) {
-    if (!multimemGroups.insert(group.getInt()).second)
+  if (op->hasAttr("coll.get")) {
+    Step &s = add(StepKind::Get, to, loc, level, order, channel);
+    s.src = srcs[0]; // the peer's chunk
+    s.dst = dst;
+    return;
+  }
+  auto group = op->getAttrOfType<IntegerAttr>("coll.multimem_st");
+  bool multicast = bool(group);
+  if (!group)
+    group = op->getAttrOfType<IntegerAttr>("coll.put");
+  if (group) {
+    if (!storeGroups.insert(group.getInt()).second)
       return; // the group's first copy made the step
     int64_t from = srcs[0].getRank();
-    Step &s = add(StepKind::MultimemSt, from, loc, level, order, channel);
+    Step &s = add(multicast ? StepKind::MultimemSt : StepKind::Put, from, loc, level, order,
+                  channel);
     s.src = srcs[0];
     s.dst = ChunkAttr::get(op->getContext(), dst.getBuffer(), from, dst.getIndex(),
                            dst.getCount());
@@ -541,6 +558,15 @@ PlanOp Lowering::run() {
           break;
         case StepKind::MultimemSt:
           MultimemStOp::create(b, s->loc, s->src, s->dst, d);
+          break;
+        case StepKind::ReadReduce:
+          ReadReduceOp::create(b, s->loc, s->src, s->dst, d);
+          break;
+        case StepKind::Put:
+          PutOp::create(b, s->loc, s->src, s->dst, d);
+          break;
+        case StepKind::Get:
+          GetOp::create(b, s->loc, s->src, s->dst, d);
           break;
         }
       }

@@ -190,15 +190,17 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
   Operation *op = tb.steps[tb.next];
   StepEffects e = *stepEffects(op);
   blocked = true;
-  // A multimem step reads (ld_reduce) or writes (st) its chunk on every rank.
+  // A multimem or peer-window step reads (ld_reduce, read_reduce) or writes
+  // (st, put) its chunk on every rank.
   SmallVector<ChunkAttr> remoteWrites;
-  if (e.multimem) {
-    ChunkAttr c = llvm::isa<MultimemLdReduceOp>(op) ? e.reads[0] : e.writes;
+  if (e.everyRank) {
+    bool loads = llvm::isa<MultimemLdReduceOp, ReadReduceOp>(op);
+    ChunkAttr c = loads ? e.reads[0] : e.writes;
     SmallVector<ChunkAttr> every;
     for (int64_t r = 0; r < int64_t(plan.getRanks()); ++r)
       every.push_back(ChunkAttr::get(op->getContext(), c.getBuffer(), r, c.getIndex(),
                                      c.getCount()));
-    if (llvm::isa<MultimemLdReduceOp>(op)) {
+    if (loads) {
       e.reads.assign(every.begin(), every.end());
     } else {
       for (ChunkAttr w : every)
@@ -326,8 +328,9 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
 LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, const StepEffects &e) {
   Threadblock &tb = tbs[t];
   const SlotLayout &slots = state.layout();
-  // Only multimem steps touch another rank's chunks, and nothing but the
-  // barrier at the end of the kernel orders those with the owner's steps.
+  // Only multimem and peer-window steps touch another rank's chunks, and
+  // nothing but the barriers around the kernel orders those with the
+  // owner's steps.
   auto ordered = [&](std::pair<size_t, size_t> other) {
     if (other.first == t)
       return true;

@@ -80,6 +80,11 @@ struct Topology {
   bool sharesMulticast(int a, int b) const {
     return multicast && linkClass(a, b) <= LinkClass::NVLink;
   }
+  /// One NVLink switch joins a and b: each can load from and store to the
+  /// other's memory (peer windows, NCCL's LSA).
+  bool sharesPeerWindows(int a, int b) const {
+    return nvlink == NVLinkKind::Switch && linkClass(a, b) <= LinkClass::NVLink;
+  }
   /// LL128 needs 128-byte stores that arrive whole and in order: NVLink only.
   bool allowsLL128(int a, int b) const { return linkClass(a, b) <= LinkClass::NVLink; }
 };

@@ -43,6 +43,14 @@ std::string sourceLine(Location loc) {
   return "";
 }
 
+/// Whether a threadblock reaches other ranks' buffers: multimem or
+/// peer-window steps.
+bool usesPeers(ThreadblockOp tb) {
+  return llvm::any_of(tb.getBody().front(), [](Operation &op) {
+    return llvm::isa<MultimemLdReduceOp, MultimemStOp, ReadReduceOp, PutOp, GetOp>(op);
+  });
+}
+
 std::string cIdent(StringRef name) {
   std::string out;
   for (char c : name)
@@ -110,6 +118,16 @@ void PlanWriter::writeStep(Operation *op, ThreadblockOp tb, int64_t rank) {
       })
       .Case([&](MultimemStOp o) {
         s << "b.multimemSt(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
+      })
+      .Case([&](ReadReduceOp o) {
+        s << "b.readReduce(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
+      })
+      .Case([&](PutOp o) {
+        s << "b.put(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
+      })
+      .Case([&](GetOp o) {
+        s << "b.get(" << o.getSrc().getRank() << ", " << ref(o.getSrc()) << ", "
+          << ref(o.getDst()) << ")";
       })
       .Case([&](LocalReduceOp o) {
         s << "b.reduce({";
@@ -180,6 +198,8 @@ LogicalResult PlanWriter::write() {
           return llvm::isa<MultimemLdReduceOp, MultimemStOp>(op);
         }))
       os << ", multimem";
+    else if (usesPeers(tb))
+      os << ", peer windows";
     os << ".\n";
     os << "COLLC_DEVICE void r" << rank << "_t" << tb.getId() << "(Block &b) {\n";
     for (Operation &op : tb.getBody().front())
@@ -197,14 +217,15 @@ LogicalResult PlanWriter::write() {
   os << "    }\n  }\n}\n\n";
 
   os << "const ThreadblockDesc threadblocks[] = {\n"
-     << "    // rank, id, recv, send, channel, protocol, direct/multimem, steps\n";
+     << "    // rank, id, recv, send, channel, protocol, direct/peer steps, steps\n";
   for (auto [index, entry] : llvm::enumerate(tbs)) {
     auto [rank, tb] = entry;
     Protocol p = tb.getProtocol().value_or(Protocol::Simple);
     bool multimem = llvm::any_of(tb.getBody().front(), [](Operation &op) {
       return llvm::isa<MultimemLdReduceOp, MultimemStOp>(op);
     });
-    int direct = (tb.getDirectRecv() ? 1 : 0) | (tb.getDirectSend() ? 2 : 0) | (multimem ? 4 : 0);
+    int direct = (tb.getDirectRecv() ? 1 : 0) | (tb.getDirectSend() ? 2 : 0) |
+                 (usesPeers(tb) ? 4 : 0) | (multimem ? 8 : 0);
     os << llvm::formatv("    {{{0}, {1}, {2}, {3}, {4}, k{5}, {6}, {7}},\n", rank, tb.getId(),
                         tb.getRecv() ? int64_t(*tb.getRecv()) : -1,
                         tb.getSend() ? int64_t(*tb.getSend()) : -1, tb.getChannel(),

@@ -88,12 +88,14 @@ SmallVector<XmlStep, 2> translate(Operation *op) {
 } // namespace
 
 LogicalResult coll::writeMscclXml(PlanOp plan, raw_ostream &os) {
-  WalkResult multimem = plan.walk([](Operation *op) {
-    return llvm::isa<MultimemLdReduceOp, MultimemStOp>(op) ? WalkResult::interrupt()
-                                                            : WalkResult::advance();
+  WalkResult peers = plan.walk([](Operation *op) {
+    return llvm::isa<MultimemLdReduceOp, MultimemStOp, ReadReduceOp, PutOp, GetOp>(op)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
   });
-  if (multimem.wasInterrupted())
-    return plan.emitError("MSCCL-IR has no multimem steps; lower without coll-multimem");
+  if (peers.wasInterrupted())
+    return plan.emitError(
+        "MSCCL-IR has no multimem or peer-window steps; lower without coll-multimem");
   Buffers buffers(plan);
   int64_t inChunks = *plan.getBufferSize("in"), outChunks = *plan.getBufferSize("out");
   int64_t channels = 0;

@@ -35,7 +35,7 @@ struct collComm {
   std::map<const collc::AlgorithmDesc *, collrt::AlgorithmSetup> setups;
   std::vector<const collc::AlgorithmDesc *> registered;
   std::vector<std::vector<char>> scratch; // grown as launches need
-  collrt::Window symmetric;               // multimem plans: every rank's buffers
+  collrt::Window symmetric;               // peer-step plans: every rank's buffers
   size_t symmetricBytes = 0;
   std::vector<char> staging;              // input copies for in-place mismatches
 

@@ -163,13 +163,14 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld))\n",
             alg->name, (long long)inBytes, plan->name, protocolName(plan->protocol),
             (long long)plan->minBytes, (long long)plan->maxBytes);
-  bool multimem = false;
+  bool peerSteps = false; // multimem or peer-window steps
   for (int32_t i = 0; i < plan->numThreadblocks; ++i)
-    multimem |= (plan->threadblocks[i].direct & 4) != 0;
-  if (multimem && std::string(comm->transport->name()) != "shm")
+    peerSteps |= (plan->threadblocks[i].direct & 4) != 0;
+  if (peerSteps && std::string(comm->transport->name()) != "shm")
     return comm->fail(collInvalidUsage,
-                      std::string("plan ") + plan->name + " uses NVLink multicast (multimem), "
-                      "which the host emulates over shared memory: use the shm transport");
+                      std::string("plan ") + plan->name + " reaches other ranks' buffers "
+                      "(NVLink multicast or peer windows), which the host emulates over "
+                      "shared memory: use the shm transport");
   if (plan->wholeChunks && E % plan->chunks)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " moves chunks between positions, so "
@@ -236,14 +237,15 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       comm->scratch[k].resize(need);
   }
 
-  // Multimem steps reach every rank's buffers: they run on copies in one
-  // symmetric window per rank, between barriers, like NCCL's NVLS kernels.
+  // Multimem and peer-window steps reach other ranks' buffers: they run on
+  // copies in one symmetric window per rank, between barriers, like NCCL's
+  // NVLS and LSA kernels.
   std::vector<char *> peers;
   std::vector<char *> scratchOf(plan->numScratch);
   for (int32_t k = 0; k < plan->numScratch; ++k)
     scratchOf[k] = comm->scratch[k].data();
   char *userOut = out;
-  if (multimem) {
+  if (peerSteps) {
     auto align = [](int64_t b) { return (b + 63) & ~int64_t(63); };
     std::vector<int64_t> inAt(R, 0), outAt(R, 0);
     int64_t data;
@@ -337,7 +339,7 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     return comm->fail(collAborted, "the communicator was aborted");
   if (error)
     return comm->fail(collResult_t(error), errorText);
-  if (multimem) {
+  if (peerSteps) {
     std::string err;
     if (collResult_t r = comm->bootstrap.barrier(err)) // every rank's stores are done
       return comm->fail(r, err);

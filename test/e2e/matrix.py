@@ -4,8 +4,9 @@ ranks and check every output bit-exactly (collc-launch does the checking).
 
 Every example runs at ranks {2, 3, 4, 5, 8} where it allows them, with each
 protocol forced in turn, plain, pipelined (--pipeline=2), replicated
-(--instances=2) or both, half of them placed on an H100 node (multimem where
-the program allows it), over the shm transport and, one run in four, the
+(--instances=2) or both, a third of them placed on an H100 node (multimem
+where the program allows it) and a third on an A100 node (peer-window loads
+and stores), over the shm transport and, one run in four of the others, the
 socket transport. Each compiled kernel then runs a rotating sample of
 data type x op x count x in-place, so that across the matrix every value of
 every dimension, and every (type, op) pair, appears many times. Prints one line per failure and ends with `N passed, N failed`.
@@ -81,10 +82,12 @@ def main():
                 # Pipelined and replicated plans take turns with plain ones.
                 shape = [[], ["--pipeline=2"], ["--instances=2"], ["--pipeline=2", "--instances=2"]][
                     (ranks + PROTOCOLS.index(proto)) % 4]
-                # On an H100 node, multimem where the program allows it (the
-                # host emulates it over shared memory).
-                if (ranks + index) % 2 == 0:
-                    shape = shape + ["--topology=hgx-h100"]
+                # On an H100 node, multimem where the program allows it; on an
+                # A100 node, peer windows (the host emulates both over shared
+                # memory).
+                place = (ranks + index) % 3
+                if place < 2:
+                    shape = shape + ["--topology=" + ("hgx-h100", "dgx-a100")[place]]
                 gen = run([args.collc, path, "--emit=cuda", "--protocol", proto, "-o", src] +
                           shape + flags)
                 build = gen if gen.returncode else run(
@@ -108,8 +111,8 @@ def main():
                            "--count", str(count), "--dtype", dtype, "--op", op]
                     if inplace:
                         cmd.append("--inplace")
-                    multicast = "--topology=hgx-h100" in shape
-                    transport = "socket" if (turn + k) % 4 == 0 and not multicast else "shm"
+                    placed = any(f.startswith("--topology") for f in shape)
+                    transport = "socket" if (turn + k) % 4 == 0 and not placed else "shm"
                     cmd += ["--transport", transport]
                     res = run(cmd, timeout=300)
                     case = (f"{example} ranks={ranks} {proto} {' '.join(shape)} {dtype} {op} count={count}"

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # nvcc compiles what collc emits: one example's kernels (every size range,
-# direct and multimem forms on an H100 node) for sm_80, sm_90 and sm_100
-# where this nvcc knows it, through ptxas; prints registers and spills.
-# Usage: nvcc.sh COLLC NVCC RUNTIME_INCLUDE DEVICE_INCLUDE EXAMPLE.coll [collc flags...]
+# direct, multimem and peer-window forms on an H100 node, or on $TOPOLOGY)
+# for sm_80, sm_90 and sm_100 where this nvcc knows it, through ptxas;
+# prints registers and spills.
+# Usage: [TOPOLOGY=name] nvcc.sh COLLC NVCC RUNTIME_INCLUDE DEVICE_INCLUDE EXAMPLE.coll [collc flags...]
 set -euo pipefail
 collc=$1 nvcc=$2 include=$3 device=$4 example=$5
 shift 5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$collc" "$example" --topology=hgx-h100 --emit=cuda -o "$work/k.cu" "$@"
+"$collc" "$example" --topology="${TOPOLOGY:-hgx-h100}" --emit=cuda -o "$work/k.cu" "$@"
 archs=()
 for sm in 80 90 100; do
   if "$nvcc" --list-gpu-arch | grep -qx "compute_$sm"; then

@@ -107,6 +107,25 @@ bool runPlan(const collc::PlanDesc &plan, const Options &o, double &seconds) {
   }
   // Progress counters: a rank's threadblocks share one array, indexed by table.
   auto *progress = static_cast<uint64_t *>(deviceZeros(R * plan.numThreadblocks * 8));
+  // Peer windows: every rank's buffers, rank-major, and the barrier that
+  // starts and ends such a plan (every threadblock arrives twice).
+  bool peerSteps = false;
+  for (int32_t i = 0; i < plan.numThreadblocks; ++i)
+    peerSteps |= (plan.threadblocks[i].direct & 4) != 0;
+  char **peers = nullptr;
+  auto *barrier = static_cast<uint64_t *>(deviceZeros(8));
+  if (peerSteps) {
+    std::vector<char *> table(size_t(R) * collc::kMaxBuffers, nullptr);
+    for (int r = 0; r < R; ++r) {
+      table[r * collc::kMaxBuffers + collc::kIn] = in[r];
+      table[r * collc::kMaxBuffers + collc::kOut] = out[r];
+      for (int32_t k = 0; k < plan.numScratch; ++k)
+        table[r * collc::kMaxBuffers + collc::kScratch0 + k] = scratch[r][k];
+    }
+    CHECK_CUDA(cudaMalloc(&peers, table.size() * sizeof(char *)));
+    CHECK_CUDA(cudaMemcpy(peers, table.data(), table.size() * sizeof(char *),
+                          cudaMemcpyHostToDevice));
+  }
   auto *flags = static_cast<int32_t *>(deviceZeros(2 * sizeof(int32_t))); // abort, error
   auto *errorText = static_cast<char *>(deviceZeros(256));
 
@@ -136,6 +155,12 @@ bool runPlan(const collc::PlanDesc &plan, const Options &o, double &seconds) {
     a.recv = recvFifo[i];
     a.send = sendFifo[i];
     a.progress = progress + tb.rank * plan.numThreadblocks;
+    if (peerSteps) {
+      a.peers = peers;
+      a.barrier = barrier;
+      a.barrierStart = uint64_t(plan.numThreadblocks);
+      a.barrierGoal = 2 * uint64_t(plan.numThreadblocks);
+    }
     a.abort = flags;
     a.error = flags + 1;
     a.errorText = errorText;
@@ -171,6 +196,7 @@ bool runPlan(const collc::PlanDesc &plan, const Options &o, double &seconds) {
         CHECK_CUDA(cudaMemcpy(in[r], host.data(), inN * es, cudaMemcpyHostToDevice));
       }
     CHECK_CUDA(cudaMemset(progress, 0, R * plan.numThreadblocks * 8));
+    CHECK_CUDA(cudaMemset(barrier, 0, 8));
     CHECK_CUDA(cudaEventRecord(start));
     CHECK_CUDA(cudaLaunchKernel(plan.cudaKernel, dim3(plan.numThreadblocks), dim3(o.threads),
                                 params, 0, nullptr));
@@ -213,6 +239,8 @@ bool runPlan(const collc::PlanDesc &plan, const Options &o, double &seconds) {
   printf("  %-14s %-6s %s  %10.1f us  %8.2f GB/s algbw%s%s\n", plan.name,
          protocolName(plan.protocol), wrong ? "FAIL" : "PASS", seconds * 1e6,
          bytes / seconds / 1e9, wrong ? "  " : "", wrong ? first.c_str() : "");
+  cudaFree(peers);
+  cudaFree(barrier);
   for (int r = 0; r < R; ++r) {
     cudaFree(in[r]);
     if (!plan.inplace)
@@ -256,7 +284,7 @@ int main(int argc, char **argv) {
     const collc::PlanDesc &plan = alg.plans[p];
     bool multimem = false;
     for (int32_t i = 0; i < plan.numThreadblocks; ++i)
-      multimem |= (plan.threadblocks[i].direct & 4) != 0;
+      multimem |= (plan.threadblocks[i].direct & 8) != 0;
     if (multimem) {
       printf("  %-14s SKIP: multimem needs multicast objects over several GPUs\n", plan.name);
       continue;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Emits the CUDA kernels test/gpu/run.sh builds: a sample of the examples at
-# RANKS ranks, each with every protocol forced in turn (no multimem: the
+# RANKS ranks, each with every protocol forced in turn, and the peer-window
+# forms (read_reduce, put, get) of a DGX A100 node (no multimem: the
 # one-process harness has no multicast objects).
 # Usage: test/gpu/kernels.sh DIR [RANKS]
 set -euo pipefail
@@ -15,4 +16,8 @@ for example in ring_allreduce bidir_ring_allreduce twoshot_allreduce pairwise_al
     "$collc" "$root/examples/$example.coll" -D ranks="$ranks" --protocol="$proto" \
       --emit=cuda -o "$dir/${example}_${proto}.cu"
   done
+done
+for example in twoshot_allreduce pairwise_alltoall; do
+  "$collc" "$root/examples/$example.coll" -D ranks="$ranks" --topology=dgx-a100 \
+    --emit=cuda -o "$dir/${example}_peers.cu"
 done

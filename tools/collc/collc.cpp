@@ -86,8 +86,9 @@ cl::opt<int64_t> instanceCount(
     "instances", cl::desc("Run this many copies of the program on separate channels"),
     cl::value_desc("k"), cl::init(1), cl::cat(category));
 cl::opt<bool> noMultimem("no-multimem",
-                         cl::desc("Do not use NVLink multicast (multimem) even where "
-                                  "--topology has it"),
+                         cl::desc("Do not use NVLink multicast (multimem) or peer "
+                                  "windows (read_reduce, put, get) even where --topology "
+                                  "has them"),
                          cl::cat(category));
 cl::opt<bool> noVerify("no-verify",
                        cl::desc("Skip the proof that each algorithm implements its "

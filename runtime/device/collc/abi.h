@@ -32,7 +32,9 @@ struct ThreadblockDesc {
   int32_t channel;
   int32_t protocol;
   int32_t direct;             // bit 0: direct recv, bit 1: direct send,
-                              // bit 2: multimem steps (NVLink multicast)
+                              // bit 2: steps on other ranks' buffers
+                              // (multimem or peer windows), bit 3: multimem
+                              // among them
   int32_t steps;              // steps per loop
 };
 
@@ -86,12 +88,14 @@ struct Args {
   int32_t recvPeer, sendPeer;
   // Multicast addresses of the buffers (multimem steps on the GPU).
   char *multicast[kMaxBuffers];
-  // Every rank's buffers as this rank maps them, rank-major (multimem steps
-  // in the host emulation); null where the plan has none.
+  // Every rank's buffers as this rank maps them, rank-major (peer-window
+  // steps, and multimem in the host emulation); null where the plan has none.
   char *const *peers;
-  // Arrival counter and goal of the barrier that ends a multimem plan.
+  // Arrival counter of the barriers that start and end a plan with steps on
+  // other ranks' buffers on the GPU, and the counts that open them (the
+  // host emulation has its own barriers and passes null).
   uint64_t *barrier;
-  uint64_t barrierGoal;
+  uint64_t barrierStart, barrierGoal;
   int32_t datatype, op;
   int32_t elemSize;
   int64_t count;          // elements per unit of the user buffer (E)

@@ -12,7 +12,8 @@
 // ptxas compiles a kernel's whole call graph once per kernel, and loops per
 // (type, op) cost it about a minute per kernel. Steps and waits are calls so
 // that each generated call site stays small. Multimem steps (sm_90+) use
-// Args::multicast and end the plan at Args::barrier.
+// Args::multicast, peer-window steps the peers' buffers in Args::peers; a
+// plan with either starts and ends at Args::barrier.
 // Launch with blockDim.x a multiple of 32, at most COLLC_CUDA_MAX_THREADS,
 // and every block resident at once (blocks of a rank wait for each other).
 //
@@ -550,12 +551,14 @@ COLLC_DI void multimemStore(char *x, uint64_t v, int32_t bytes) {
                  : "memory");
 #endif
 }
-// Fails the launch for a multimem step this GPU or data type cannot do.
+// Fails the launch for a multimem or peer step this GPU, data type or
+// launch cannot do.
 static __device__ __noinline__ void refuse(const Args &a, const char *what) {
   if (atomicCAS(reinterpret_cast<int *>(a.error), 0, collInvalidUsage) == 0) {
     Text t{a.errorText};
     t << "rank " << uint64_t(a.rank) << " threadblock " << uint64_t(a.tb) << ": " << what
-      << " cannot do this data type, op or chunk layout here; compile with --no-multimem";
+      << " cannot run here (data type, op, chunk layout or unmapped peers); compile with "
+         "--no-multimem";
     __threadfence_system();
   }
 }
@@ -575,13 +578,19 @@ public:
   }
 
   // Starts the next loop over the user buffer; false after the last.
-  // A multimem plan ends at a barrier of every rank's threadblocks.
+  // A plan with steps on other ranks' buffers starts and ends at a barrier
+  // of every rank's threadblocks: inputs are in place before any peer reads
+  // them, and every store has landed before any rank returns.
   __device__ bool nextLoop() {
+    if (dead)
+      return false;
+    if (loop < 0 && a->barrier)
+      arrive(a->barrierStart);
     if (dead)
       return false;
     if (++loop >= loops) {
       if (a->barrier)
-        arrive();
+        arrive(a->barrierGoal);
       return false;
     }
     int64_t rest = a->count - loop * perLoop;
@@ -610,6 +619,34 @@ public:
   // NVLink multicast: Args::multicast[b] addresses buffer b of every rank.
   __device__ void multimemLdReduce(Ref src, Ref dst) { multimem(true, src, dst); }
   __device__ void multimemSt(Ref src, Ref dst) { multimem(false, src, dst); }
+
+  // Peer windows: Args::peers[r * kMaxBuffers + b] is buffer b of rank r.
+  // dst = src reduced over every rank, one rank's loads at a time.
+  __device__ __noinline__ void readReduce(Ref src, Ref dst) {
+    if (!peersMapped("read_reduce"))
+      return;
+    peerMove<2>({src, dst}, 1, {0, -1});
+    for (int32_t p = 1; p < a->nranks; ++p) {
+      __syncthreads();
+      peerMove<3>({dst, src, dst}, 2, {-1, p, -1});
+    }
+    peerDone();
+  }
+  // src stored to dst on every rank.
+  __device__ __noinline__ void put(Ref src, Ref dst) {
+    if (!peersMapped("put"))
+      return;
+    for (int32_t p = 0; p < a->nranks; ++p)
+      peerMove<2>({src, dst}, 1, {-1, p == a->rank ? -1 : p});
+    peerDone();
+  }
+  // dst = src of rank `from`.
+  __device__ __noinline__ void get(int32_t from, Ref src, Ref dst) {
+    if (!peersMapped("get"))
+      return;
+    peerMove<2>({src, dst}, 1, {from, -1});
+    peerDone();
+  }
 
   // Waits until threadblock `tb` (an index into the plan's table) has
   // finished step `index` of its `steps` per loop in this loop.
@@ -678,25 +715,73 @@ private:
       cuda::releaseGpu(&A.progress[A.tb], cuda::loadGpu(&A.progress[A.tb]) + 1);
     }
   }
-  // The loop row of a ref's buffer.
-  __device__ char *row(Ref r) const {
+  // The loop row of a ref's buffer, on this rank or on rank `owner`.
+  __device__ char *row(Ref r, int32_t owner = -1) const {
     int64_t first = r.buffer >= kScratch0
                         ? loop * a->scratchChunks[r.buffer - kScratch0] * a->slice
                         : loop * perLoop;
-    return a->buffers[r.buffer] + first * a->elemSize;
+    char *base = owner < 0 ? a->buffers[r.buffer] : a->peers[owner * kMaxBuffers + r.buffer];
+    return base + first * a->elemSize;
   }
   // Every threadblock of every rank arrives at Args::barrier; all go on once
-  // it reaches barrierGoal (the runtime counts arrivals over launches).
-  __device__ __noinline__ void arrive() {
+  // it reaches `goal` (the runtime counts arrivals over launches).
+  __device__ __noinline__ void arrive(uint64_t goal) {
     __syncthreads();
     bool bad = false;
     if (threadIdx.x == 0) {
       cuda::fenceSys();
       atomicAdd_system(reinterpret_cast<unsigned long long *>(a->barrier), 1ull);
-      bad = !cuda::waitAtLeast(*a, a->barrier, a->barrierGoal, true,
-                               "every rank at the multimem barrier, rank", a->rank);
+      bad = !cuda::waitAtLeast(*a, a->barrier, goal, true,
+                               "every rank at the peer barrier, rank", a->rank);
     }
     dead = __syncthreads_or(bad);
+  }
+
+  __device__ bool peersMapped(const char *what) {
+    if (dead)
+      return false;
+    if (!a->peers && threadIdx.x == 0)
+      cuda::refuse(*a, what);
+    dead = !a->peers;
+    return !dead;
+  }
+  __device__ void peerDone() {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      cuda::fenceSys(); // stores to peers are visible before the step counts
+      cuda::releaseGpu(&a->progress[a->tb], cuda::loadGpu(&a->progress[a->tb]) + 1);
+    }
+  }
+  // refs[0, nsrc) reduced into refs[R - 1], each on the rank `owner` names
+  // (-1: this one), through the same element path as FIFO steps.
+  template <int R>
+  __device__ __noinline__ void peerMove(const Ref (&refs)[R], int32_t nsrc,
+                                        const int32_t (&owner)[R]) {
+    const Args &A = *a;
+    cuda::Places<R> at;
+    at.g = {A.count, A.chunks, A.slice, width, q};
+    for (int r = 0; r < R; ++r) {
+      at.row[r] = row(refs[r], owner[r]);
+      at.index[r] = uint32_t(refs[r].index);
+      at.scratch[r] = refs[r].buffer >= kScratch0;
+    }
+    cuda::Transfer t{};
+    t.a = a;
+    t.nsrc = nsrc;
+    t.type = A.datatype;
+    t.op = A.op;
+    t.hasDst = true;
+    t.recvProtocol = t.sendProtocol = -1;
+    t.q = uint32_t(q);
+    t.n = uint32_t(refs[R - 1].count * q);
+    t.bytes = t.n * uint32_t(A.elemSize);
+    t.words = (t.bytes + 7) / 8;
+    switch (A.elemSize) {
+    case 1: cuda::Mover<1, R>::run(t, at); break;
+    case 2: cuda::Mover<2, R>::run(t, at); break;
+    case 4: cuda::Mover<4, R>::run(t, at); break;
+    default: cuda::Mover<8, R>::run(t, at); break;
+    }
   }
 
   template <int R>

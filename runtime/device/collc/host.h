@@ -73,32 +73,41 @@ public:
 
   // NVLink multicast, emulated over every rank's buffers in shared memory
   // (`Args::peers`): what the switch would reduce or fan out, a loop does.
-  void multimemLdReduce(Ref src, Ref dst) {
-    if (failed())
+  // Peer windows (LSA) are those same buffers, loaded and stored one rank
+  // at a time, which is what the emulation does for both.
+  void multimemLdReduce(Ref src, Ref dst) { readReduce(src, dst); }
+  void multimemSt(Ref src, Ref dst) { put(src, dst); }
+  void readReduce(Ref src, Ref dst) {
+    if (!ready("read_reduce"))
       return;
-    if (!a.peers)
-      return unsupported("multimem_ld_reduce");
     int64_t bytes = dst.count * q * a.elemSize;
     acc.resize(bytes + 128);
     tmp.resize(bytes + 128);
     for (int32_t p = 0; p < a.nranks; ++p) {
-      gather(src, p ? tmp.data() : acc.data(), a.peers[p * kMaxBuffers + src.buffer]);
+      gather(src, p ? tmp.data() : acc.data(), peer(p, src.buffer));
       if (p)
         collcHostReduce(a.datatype, a.op, acc.data(), tmp.data(), dst.count * q);
     }
     scatter(dst, acc.data());
-    store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1);
+    done();
   }
-  void multimemSt(Ref src, Ref dst) {
-    if (failed())
+  void put(Ref src, Ref dst) {
+    if (!ready("put"))
       return;
-    if (!a.peers)
-      return unsupported("multimem_st");
     acc.resize(src.count * q * a.elemSize + 128);
     gather(src, acc.data());
     for (int32_t p = 0; p < a.nranks; ++p)
-      scatter(dst, acc.data(), a.peers[p * kMaxBuffers + dst.buffer]);
-    store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1);
+      scatter(dst, acc.data(), peer(p, dst.buffer));
+    done();
+  }
+  // `src` names a chunk of rank `from`.
+  void get(int32_t from, Ref src, Ref dst) {
+    if (!ready("get"))
+      return;
+    acc.resize(src.count * q * a.elemSize + 128);
+    gather(src, acc.data(), peer(from, src.buffer));
+    scatter(dst, acc.data());
+    done();
   }
 
   // Waits until threadblock `tb` (an index into the plan's table) has
@@ -115,6 +124,17 @@ private:
   static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
   static void store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
   bool failed() const { return dead || *a.abort; }
+  char *peer(int32_t rank, int32_t buffer) const { return a.peers[rank * kMaxBuffers + buffer]; }
+  bool ready(const char *what) {
+    if (failed())
+      return false;
+    if (!a.peers) {
+      unsupported(what);
+      return false;
+    }
+    return true;
+  }
+  void done() { store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1); }
 
   // Element offset and valid length of chunk `index` of a buffer in this loop.
   int64_t offset(int32_t buffer, int64_t index) const {
@@ -132,7 +152,7 @@ private:
 
   // Reads a run of chunks into `dst` (q elements per chunk, zeros past the
   // end of the user's buffer), or writes `src` back to one.
-  // `base` is the buffer on this rank, or on a peer for multimem steps.
+  // `base` is the buffer on this rank, or on a peer for peer steps.
   void gather(Ref r, char *dst, const char *base = nullptr) const {
     const int64_t es = a.elemSize;
     if (!base)
@@ -180,7 +200,7 @@ private:
       scatter(*dst, acc.data());
     if (sends && !push(bytes))
       return;
-    store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1);
+    done();
   }
 
   // Receives one step into `acc` and frees its slot.
@@ -269,7 +289,8 @@ private:
     if (failed())
       return;
     if (__atomic_exchange_n(a.error, int32_t(5 /* collInvalidUsage */), __ATOMIC_ACQ_REL) == 0)
-      snprintf(a.errorText, 256, "%s needs NVLink multicast; the host emulation has none", what);
+      snprintf(a.errorText, 256, "%s needs other ranks' buffers, which this launch did not map",
+               what);
     dead = true;
   }
 
