@@ -74,9 +74,10 @@ def Coll_ThreadblockOp : Coll_Op<"threadblock", [
   let description = [{
     Receives only from `recv` and sends only to `send` (absent when it does
     not), on `channel`, with `protocol` on its connections. `direct_recv` /
-    `direct_send`: that connection moves data by load/store in the peer's
-    registered buffer window (NVLink P2P or a symmetric LSA window) instead
-    of through FIFO slots, with the same step-by-step handshake.
+    `direct_send`: on that connection a sender may store a step straight
+    into the receiver's destination in its buffer window (NVLink P2P or a
+    symmetric LSA window) instead of a FIFO slot, once the receiver waits in
+    that step; the step counters move as for any other step.
   }];
   let arguments = (ins I64Attr:$id,
                        OptionalAttr<I64Attr>:$recv,

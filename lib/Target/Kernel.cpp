@@ -18,6 +18,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace coll;
 
@@ -70,12 +72,53 @@ public:
 private:
   std::string ref(ChunkAttr c) const;
   void writeStep(Operation *op, ThreadblockOp tb, int64_t rank);
+  void pairDirect();
 
   PlanOp plan;
   raw_ostream &os;
   llvm::DenseMap<std::pair<int64_t, int64_t>, int64_t> tableIndex;
   llvm::DenseMap<int64_t, int64_t> stepsOf; // table index → steps per loop
+  /// Sending steps of direct connections → where the receiving step stores.
+  llvm::DenseMap<Operation *, ChunkAttr> directDst;
 };
+
+/// On a direct connection the k-th step that sends pairs with the k-th step
+/// that receives. Where that receive stores what arrives, and does not
+/// reduce it with what it overwrites, the sender may store it there itself.
+void PlanWriter::pairDirect() {
+  std::map<std::tuple<int64_t, int64_t, int64_t>, ThreadblockOp> receivers;
+  for (auto rank : plan.getBody().getOps<RankOp>())
+    for (auto tb : rank.getBody().getOps<ThreadblockOp>())
+      if (tb.getDirectRecv() && tb.getRecv())
+        receivers[{*tb.getRecv(), rank.getRank(), tb.getChannel()}] = tb;
+  auto steps = [](ThreadblockOp tb, bool sending) {
+    SmallVector<Operation *> out;
+    for (Operation &op : tb.getBody().front())
+      if (std::optional<StepEffects> e = stepEffects(&op); e && (sending ? e->sends : e->receives))
+        out.push_back(&op);
+    return out;
+  };
+  auto where = [&](ChunkAttr c) {
+    return physicalRange(plan.getCollective(), plan.getChunks(), plan.getInplace(), c);
+  };
+  for (auto rank : plan.getBody().getOps<RankOp>())
+    for (auto tb : rank.getBody().getOps<ThreadblockOp>()) {
+      auto it = receivers.find({rank.getRank(), tb.getSend().value_or(-1), tb.getChannel()});
+      if (!tb.getDirectSend() || it == receivers.end())
+        continue;
+      SmallVector<Operation *> sends = steps(tb, true), recvs = steps(it->second, false);
+      for (size_t k = 0; k < sends.size() && k < recvs.size(); ++k) {
+        StepEffects e = *stepEffects(recvs[k]);
+        if (!e.writes)
+          continue;
+        bool apart = true;
+        for (ChunkAttr r : e.reads)
+          apart &= !where(r).overlaps(where(e.writes));
+        if (apart)
+          directDst[sends[k]] = e.writes;
+      }
+    }
+}
 
 std::string PlanWriter::ref(ChunkAttr c) const {
   StringRef buf = c.getBuffer().getValue();
@@ -99,16 +142,26 @@ void PlanWriter::writeStep(Operation *op, ThreadblockOp tb, int64_t rank) {
   }
   std::string call;
   llvm::raw_string_ostream s(call);
+  // A sending step of a direct connection also names where its receiver
+  // stores the data.
+  std::string direct;
+  if (ChunkAttr d = directDst.lookup(op))
+    direct = ", direct(" + ref(d) + ")";
   llvm::TypeSwitch<Operation *>(op)
-      .Case([&](SendOp o) { s << "b.send(" << ref(o.getSrc()) << ")"; })
+      .Case([&](SendOp o) { s << "b.send(" << ref(o.getSrc()) << direct << ")"; })
       .Case([&](RecvOp o) { s << "b.recv(" << ref(o.getDst()) << ")"; })
-      .Case([&](RecvCopySendOp o) { s << "b.recvCopySend(" << ref(o.getDst()) << ")"; })
-      .Case([&](RecvReduceSendOp o) { s << "b.recvReduceSend(" << ref(o.getSrc()) << ")"; })
+      .Case([&](RecvCopySendOp o) {
+        s << "b.recvCopySend(" << ref(o.getDst()) << direct << ")";
+      })
+      .Case([&](RecvReduceSendOp o) {
+        s << "b.recvReduceSend(" << ref(o.getSrc()) << direct << ")";
+      })
       .Case([&](RecvReduceCopyOp o) {
         s << "b.recvReduceCopy(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
       })
       .Case([&](RecvReduceCopySendOp o) {
-        s << "b.recvReduceCopySend(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
+        s << "b.recvReduceCopySend(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << direct
+          << ")";
       })
       .Case([&](LocalCopyOp o) {
         s << "b.copy(" << ref(o.getSrc()) << ", " << ref(o.getDst()) << ")";
@@ -153,6 +206,7 @@ LogicalResult PlanWriter::write() {
   }
   if (auto depth = plan->getAttrOfType<IntegerAttr>("fifo_depth"))
     slots = std::max<int64_t>(slots, depth.getInt() + 1);
+  pairDirect();
 
   // Table indices first: waits name other threadblocks by index.
   SmallVector<std::pair<int64_t, ThreadblockOp>> tbs;

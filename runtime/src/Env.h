@@ -5,6 +5,10 @@
 //   COLL_SIMPLE_SLOT=524288, COLL_LL_SLOT=65536, COLL_LL128_SLOT=614400
 //                          bytes of one FIFO slot on the wire, per protocol
 //   COLL_TRANSPORT=shm     shm (shared memory) or socket (TCP and a proxy thread)
+//   COLL_DIRECT=0          1: direct connections store into the receiver's
+//                          buffers. The host emulation must then copy every
+//                          buffer into a shared window and back, which costs
+//                          more than the FIFO copy it saves; for tests.
 //   COLL_BOOTSTRAP_ADDR=127.0.0.1
 //                          the address collGetUniqueId publishes for its root
 //
@@ -23,6 +27,7 @@ struct Env {
   int64_t simpleSlot = 524288, llSlot = 65536, ll128Slot = 614400; // NCCL's step sizes
   std::string bootstrapAddr = "127.0.0.1";
   std::string transport = "shm";
+  bool direct = false;
 
   static const Env &get();
 };

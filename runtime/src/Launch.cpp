@@ -163,10 +163,13 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld))\n",
             alg->name, (long long)inBytes, plan->name, protocolName(plan->protocol),
             (long long)plan->minBytes, (long long)plan->maxBytes);
-  bool peerSteps = false; // multimem or peer-window steps
-  for (int32_t i = 0; i < plan->numThreadblocks; ++i)
+  bool peerSteps = false, direct = false; // multimem or peer-window steps; direct connections
+  for (int32_t i = 0; i < plan->numThreadblocks; ++i) {
     peerSteps |= (plan->threadblocks[i].direct & 4) != 0;
-  if (peerSteps && std::string(comm->transport->name()) != "shm")
+    direct |= (plan->threadblocks[i].direct & 3) != 0;
+  }
+  const bool shm = std::string(comm->transport->name()) == "shm";
+  if (peerSteps && !shm)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " reaches other ranks' buffers "
                       "(NVLink multicast or peer windows), which the host emulates over "
@@ -237,15 +240,18 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       comm->scratch[k].resize(need);
   }
 
-  // Multimem and peer-window steps reach other ranks' buffers: they run on
-  // copies in one symmetric window per rank, between barriers, like NCCL's
-  // NVLS and LSA kernels.
+  // Multimem and peer-window steps, and direct senders, reach other ranks'
+  // buffers: they run on copies in one symmetric window per rank, between
+  // barriers, like NCCL's NVLS and LSA kernels. Direct connections use
+  // their FIFOs instead over sockets, or unless COLL_DIRECT=1 asks for the
+  // copies.
+  const bool windows = peerSteps || (direct && shm && Env::get().direct);
   std::vector<char *> peers;
   std::vector<char *> scratchOf(plan->numScratch);
   for (int32_t k = 0; k < plan->numScratch; ++k)
     scratchOf[k] = comm->scratch[k].data();
   char *userOut = out;
-  if (peerSteps) {
+  if (windows) {
     auto align = [](int64_t b) { return (b + 63) & ~int64_t(63); };
     std::vector<int64_t> inAt(R, 0), outAt(R, 0);
     int64_t data;
@@ -281,6 +287,8 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       for (int32_t k = 0; k < plan->numScratch; ++k)
         peers[q * collc::kMaxBuffers + collc::kScratch0 + k] = base[q] + scratchAt[k];
     }
+    if (!plan->inplace) // what the plan leaves alone comes back unchanged
+      memcpy(base[me] + outAt[me], out, outBytes);
     memcpy(base[me] + inAt[me], in, inBytes);
     in = base[me] + inAt[me];
     out = base[me] + outAt[me];
@@ -339,7 +347,7 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     return comm->fail(collAborted, "the communicator was aborted");
   if (error)
     return comm->fail(collResult_t(error), errorText);
-  if (peerSteps) {
+  if (windows) {
     std::string err;
     if (collResult_t r = comm->bootstrap.barrier(err)) // every rank's stores are done
       return comm->fail(r, err);

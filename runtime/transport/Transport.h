@@ -31,8 +31,9 @@ struct Window {
   std::vector<size_t> size;
 };
 
-/// A FIFO's layout in memory: head and tail on their own cache lines, the
-/// wire size of each slot's step, then the slots.
+/// A FIFO's layout in memory: head and ready (the receiver's) and tail (the
+/// sender's) on their own cache lines, the wire size of each slot's step,
+/// then the slots.
 inline size_t fifoHeaderBytes(int32_t slots) { return 128 + ((size_t(slots) * 8 + 63) & ~size_t(63)); }
 inline size_t fifoBytes(int32_t slots, int64_t slotBytes) {
   return fifoHeaderBytes(slots) + size_t(slots) * size_t(slotBytes);
@@ -40,7 +41,7 @@ inline size_t fifoBytes(int32_t slots, int64_t slotBytes) {
 inline collc::Fifo fifoAt(char *base, int32_t slots, int64_t slotBytes, int32_t protocol) {
   return collc::Fifo{reinterpret_cast<uint64_t *>(base), reinterpret_cast<uint64_t *>(base + 64),
                      reinterpret_cast<int64_t *>(base + 128), base + fifoHeaderBytes(slots),
-                     slotBytes, slots, protocol};
+                     slotBytes, slots, protocol, reinterpret_cast<uint64_t *>(base + 8)};
 }
 
 /// Payload bytes a slot of `slotBytes` carries: LL spends half on flags,

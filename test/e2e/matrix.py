@@ -6,8 +6,8 @@ Every example runs at ranks {2, 3, 4, 5, 8} where it allows them, with each
 protocol forced in turn, plain, pipelined (--pipeline=2), replicated
 (--instances=2) or both, a third of them placed on an H100 node (multimem
 where the program allows it) and a third on an A100 node (peer-window loads
-and stores), over the shm transport and, one run in four of the others, the
-socket transport. Each compiled kernel then runs a rotating sample of
+and stores), these with direct connections on (COLL_DIRECT=1), over the shm
+transport and, one run in four of the others, the socket transport. Each compiled kernel then runs a rotating sample of
 data type x op x count x in-place, so that across the matrix every value of
 every dimension, and every (type, op) pair, appears many times. Prints one line per failure and ends with `N passed, N failed`.
 """
@@ -114,7 +114,10 @@ def main():
                     placed = any(f.startswith("--topology") for f in shape)
                     transport = "socket" if (turn + k) % 4 == 0 and not placed else "shm"
                     cmd += ["--transport", transport]
-                    res = run(cmd, timeout=300)
+                    # Placed builds store straight into receivers on their
+                    # direct (NVLink Simple) connections.
+                    env = dict(os.environ, COLL_DIRECT="1") if placed else None
+                    res = run(cmd, timeout=300, env=env)
                     case = (f"{example} ranks={ranks} {proto} {' '.join(shape)} {dtype} {op} count={count}"
                             f"{' inplace' if inplace else ''} {transport}")
                     if res.returncode == 0 and "PASS" in res.stdout:

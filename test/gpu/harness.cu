@@ -107,14 +107,17 @@ bool runPlan(const collc::PlanDesc &plan, const Options &o, double &seconds) {
   }
   // Progress counters: a rank's threadblocks share one array, indexed by table.
   auto *progress = static_cast<uint64_t *>(deviceZeros(R * plan.numThreadblocks * 8));
-  // Peer windows: every rank's buffers, rank-major, and the barrier that
-  // starts and ends such a plan (every threadblock arrives twice).
-  bool peerSteps = false;
-  for (int32_t i = 0; i < plan.numThreadblocks; ++i)
+  // Peer windows: every rank's buffers, rank-major, for peer steps and
+  // direct connections, and the barrier that starts and ends a plan with
+  // peer steps (every threadblock arrives twice).
+  bool peerSteps = false, direct = false;
+  for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
     peerSteps |= (plan.threadblocks[i].direct & 4) != 0;
+    direct |= (plan.threadblocks[i].direct & 3) != 0;
+  }
   char **peers = nullptr;
   auto *barrier = static_cast<uint64_t *>(deviceZeros(8));
-  if (peerSteps) {
+  if (peerSteps || direct) {
     std::vector<char *> table(size_t(R) * collc::kMaxBuffers, nullptr);
     for (int r = 0; r < R; ++r) {
       table[r * collc::kMaxBuffers + collc::kIn] = in[r];
@@ -155,8 +158,8 @@ bool runPlan(const collc::PlanDesc &plan, const Options &o, double &seconds) {
     a.recv = recvFifo[i];
     a.send = sendFifo[i];
     a.progress = progress + tb.rank * plan.numThreadblocks;
+    a.peers = peers;
     if (peerSteps) {
-      a.peers = peers;
       a.barrier = barrier;
       a.barrierStart = uint64_t(plan.numThreadblocks);
       a.barrierGoal = 2 * uint64_t(plan.numThreadblocks);

@@ -143,6 +143,12 @@ COLLC_KERNEL(sink) {
   while (b.nextLoop())
     b.recvReduceCopy(in(0), out(0));
 }
+// A sender on a direct connection: its receiver stores into out(0).
+COLLC_KERNEL(directSender) {
+  Block b(COLLC_BLOCK_ARGS);
+  while (b.nextLoop())
+    b.send(in(0), direct(out(0)));
+}
 
 // Runs each threadblock on its own thread, as collLaunch does.
 void run(std::vector<std::pair<KernelFn, Tb *>> blocks) {
@@ -382,4 +388,64 @@ TEST(FifoWait, LLWordsNeverWrittenAreNotSentWhenTheFlagWraps) {
   receiver(&r.a);
   EXPECT_EQ(r.error, collTimeout) << "the receiver took unsent words for data";
   EXPECT_EQ(link.head(), start) << "the step was consumed before it was sent";
+}
+
+// Direct connections: a receiver that waits in its step posts `ready`; the
+// sender then stores into the receiver's destination, marks the slot
+// kDirect and leaves the slot alone. The receiver reduces what it finds
+// there with its own input.
+namespace {
+struct DirectPair {
+  explicit DirectPair(unsigned seed)
+      : src(pattern(count, seed)), mine(pattern(count, seed + 1)), dst(count, 0xee),
+        s(0, collUint8, count, link.slice(1)), r(1, collUint8, count, link.slice(1)),
+        peers(2 * kMaxBuffers, nullptr) {
+    peers[1 * kMaxBuffers + kOut] = reinterpret_cast<char *>(dst.data());
+    s.to(1, link).in(src.data());
+    r.from(0, link).in(mine.data()).out(dst.data());
+    s.a.peers = r.a.peers = peers.data();
+  }
+  void expectSum() {
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(dst[i], uint8_t(src[i] + mine[i])) << "element " << i;
+  }
+  Link link{kSimple};
+  const int64_t count = 100;
+  std::vector<uint8_t> src, mine, dst;
+  Tb s, r;
+  std::vector<char *> peers;
+};
+} // namespace
+
+TEST(FifoDirect, SenderStoresIntoTheWaitingReceiversBuffer) {
+  DirectPair d(1);
+  std::thread rt(sink, &d.r.a);
+  auto t0 = Clock::now();
+  while (loadWord(d.link.fifo().ready) < 1 && since(t0) < 5)
+    std::this_thread::yield();
+  ASSERT_EQ(loadWord(d.link.fifo().ready), 1u) << "the receiver did not post its step";
+  directSender(&d.s.a);
+  rt.join();
+  ASSERT_EQ(d.s.error, 0) << d.s.text;
+  ASSERT_EQ(d.r.error, 0) << d.r.text;
+  EXPECT_EQ(d.link.fifo().sizes[0], kDirect);
+  const uint8_t *slot = reinterpret_cast<const uint8_t *>(d.link.fifo().slots);
+  EXPECT_TRUE(std::all_of(slot, slot + d.count, [](uint8_t b) { return b == 0; }))
+      << "a direct step went through the slot";
+  d.expectSum();
+  EXPECT_EQ(d.link.tail(), 1u);
+  EXPECT_EQ(d.link.head(), 1u);
+}
+
+// A receiver that is not there yet gets the step through the slot.
+TEST(FifoDirect, SenderUsesTheSlotWhenTheReceiverIsLate) {
+  DirectPair d(3);
+  directSender(&d.s.a); // room for the step: it does not wait
+  ASSERT_EQ(d.s.error, 0) << d.s.text;
+  EXPECT_EQ(d.link.fifo().sizes[0], d.count);
+  EXPECT_TRUE(std::all_of(d.dst.begin(), d.dst.end(), [](uint8_t b) { return b == 0xee; }))
+      << "the sender stored into a receiver that was not waiting";
+  sink(&d.r.a);
+  ASSERT_EQ(d.r.error, 0) << d.r.text;
+  d.expectSum();
 }

@@ -245,9 +245,6 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     select.topology = topology;
     select.protocol = protocol;
     select.messageSize = messageSize;
-    // The host emulation has no peer windows over user buffers.
-    if (runMode)
-      select.direct = false;
     pm.addPass(coll::createCollSelectProtocolPass(select));
     coll::CollVerifyPlanPassOptions verifyPlan;
     verifyPlan.mscclLimits = emit == Emit::MscclXml;

@@ -71,14 +71,23 @@ struct AlgorithmDesc {
 // receiver's memory; `head` is written only by the receiver and `tail` only by
 // the sender, both count steps since the connection was made and persist
 // across launches, so each side starts a launch from its own counter.
+//
+// Direct connections (NVLink Simple): the receiver posts `ready` = its step
+// + 1 once it waits in that step, whose destination is then free. A sender
+// that finds it posted may store the step straight into that destination
+// in the receiver's buffers instead of the slot, and marks the slot's size
+// kDirect; the counters move as for any step.
+constexpr int64_t kDirect = -1;
 struct Fifo {
   uint64_t *head;
   uint64_t *tail;
-  int64_t *sizes;        // bytes on the wire of the step in each slot (for proxies)
+  int64_t *sizes;        // bytes on the wire of the step in each slot (for
+                         // proxies), or kDirect
   char *slots;           // `numSlots` slots of `slotBytes`
   int64_t slotBytes;
   int32_t numSlots;
   int32_t protocol;
+  uint64_t *ready;       // written by the receiver, like head
 };
 
 // Everything one threadblock of one rank needs for one launch.

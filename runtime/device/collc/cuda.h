@@ -296,6 +296,7 @@ struct Transfer {
   const Args *a;
   int32_t nsrc, type, op;
   bool hasDst, receives, sends;
+  bool recvFromDst; // a direct sender stored what arrives in the destination
   int32_t recvProtocol, sendProtocol;
   uint32_t q, n, bytes, words; // elements per chunk, payload elements, bytes, 8-byte words
   const char *recvSlot;
@@ -357,7 +358,7 @@ private:
         const bool late = __shfl_sync(~0u, bad, 15); // every lane must take part
         if (data && !late)
           in = loadVolatile(l + 16 * (lane / 16) + col);
-      } else if (s.receives && data) {
+      } else if (s.receives && data && !s.recvFromDst) {
         in = receiveWord(w);
       }
       if (ll128 ? __any_sync(~0u, bad) : bad)
@@ -469,6 +470,8 @@ private:
     const uint32_t j = e0 - start;
     const bool whole = j + kV <= s.q && e0 + kV <= s.n;
     uint64_t acc = in;
+    if (s.recvFromDst)
+      acc = whole ? load(view[R - 1], j) : gather(at, R - 1, e0, s.n);
 #pragma unroll
     for (int r = 0; r < R - 1; ++r) {
       if (r < s.nsrc) {
@@ -607,6 +610,17 @@ public:
   __device__ void recvReduceCopy(Ref src, Ref dst) { step<2>({src, dst}, 1, true, true, false); }
   __device__ void recvReduceCopySend(Ref src, Ref dst) { step<2>({src, dst}, 1, true, true, true); }
   __device__ void copy(Ref src, Ref dst) { step<2>({src, dst}, 1, true, false, false); }
+  // The same on a direct connection: `to` is where the receiver stores.
+  __device__ void send(Ref src, Direct to) { step<2>({src, {}}, 1, false, false, true, &to.ref); }
+  __device__ void recvCopySend(Ref dst, Direct to) {
+    step<2>({{}, dst}, 0, true, true, true, &to.ref);
+  }
+  __device__ void recvReduceSend(Ref src, Direct to) {
+    step<2>({src, {}}, 1, false, true, true, &to.ref);
+  }
+  __device__ void recvReduceCopySend(Ref src, Ref dst, Direct to) {
+    step<2>({src, dst}, 1, true, true, true, &to.ref);
+  }
   // Called as b.reduce({in(1), in(2)}, out(3)): N is the length of the list.
   template <int N> __device__ void reduce(const Ref (&srcs)[N], Ref dst) {
     Ref refs[N + 1];
@@ -786,7 +800,7 @@ private:
 
   template <int R>
   __device__ __noinline__ void step(const Ref (&refs)[R], int32_t nsrc, bool hasDst,
-                                    bool receives, bool sends) {
+                                    bool receives, bool sends, const Ref *direct = nullptr) {
     if (dead)
       return;
     const Args &A = *a;
@@ -822,6 +836,10 @@ private:
 
     // Thread 0 waits for room to send and, for Simple, for the data; the
     // step may hold its receive slot meanwhile (the runtime sizes FIFOs).
+    // On direct connections it posts that this step waits, and learns
+    // whether the data came straight to the destination or may go straight
+    // to the receiver's.
+    bool fromDst = false, toPeer = false;
     if (sends || (receives && in.protocol == kSimple)) {
       bool bad = false;
       if (threadIdx.x == 0) {
@@ -829,12 +847,33 @@ private:
         if (sends && sendStep + 1 > slots)
           bad = !cuda::waitAtLeast(A, out.head, sendStep + 1 - slots, true,
                                    "room to send to rank", A.sendPeer);
-        if (!bad && receives && in.protocol == kSimple)
+        if (!bad && receives && in.protocol == kSimple) {
+          if (A.peers && in.ready)
+            cuda::releaseSys(in.ready, recvStep + 1);
           bad = !cuda::waitAtLeast(A, in.tail, recvStep + 1, true, "data from rank",
                                    A.recvPeer);
+          fromDst = !bad && hasDst && in.sizes && in.sizes[recvStep % in.numSlots] == kDirect;
+        }
+        toPeer = !bad && sends && direct && A.peers && out.ready && out.protocol == kSimple &&
+                 cuda::loadSys(out.ready) >= sendStep + 1;
       }
       if ((dead = __syncthreads_or(bad)))
         return;
+      if (direct || A.peers) {
+        fromDst = __syncthreads_or(fromDst);
+        toPeer = __syncthreads_or(toPeer);
+      }
+    }
+    t.recvFromDst = fromDst;
+    if (toPeer) {
+      t.sends = false;
+      t.sendProtocol = -1;
+      if (!hasDst) { // the receiver's destination is this step's
+        t.hasDst = true;
+        at.row[R - 1] = row(*direct, A.sendPeer);
+        at.index[R - 1] = uint32_t(direct->index);
+        at.scratch[R - 1] = direct->buffer >= kScratch0;
+      }
     }
     bool ok;
     switch (A.elemSize) {
@@ -845,13 +884,20 @@ private:
     }
     if ((dead = __syncthreads_or(!ok)))
       return;
+    if (toPeer && hasDst) { // and a copy of this step's destination to it
+      peerMove<2>({refs[R - 1], *direct}, 1, {-1, A.sendPeer});
+      __syncthreads();
+    }
     if (threadIdx.x == 0) {
       if (receives)
         cuda::releaseSys(in.head, recvStep + 1);
       if (sends) {
+        if (toPeer)
+          cuda::fenceSys(); // the stores reach the peer before the tail
         if (out.sizes)
           out.sizes[sendStep % out.numSlots] =
-              out.protocol == kSimple ? t.bytes
+              toPeer                  ? kDirect
+              : out.protocol == kSimple ? t.bytes
               : out.protocol == kLL   ? (t.bytes + 3) / 4 * 8
                                       : (t.bytes + 119) / 120 * 128;
         cuda::releaseSys(out.tail, sendStep + 1);

@@ -68,6 +68,13 @@ public:
   void recvReduceSend(Ref src) { step(true, {src}, nullptr, true); }
   void recvReduceCopy(Ref src, Ref dst) { step(true, {src}, &dst, false); }
   void recvReduceCopySend(Ref src, Ref dst) { step(true, {src}, &dst, true); }
+  // The same on a direct connection: `to` is where the receiver stores.
+  void send(Ref src, Direct to) { step(false, {src}, nullptr, true, &to.ref); }
+  void recvCopySend(Ref dst, Direct to) { step(true, {}, &dst, true, &to.ref); }
+  void recvReduceSend(Ref src, Direct to) { step(true, {src}, nullptr, true, &to.ref); }
+  void recvReduceCopySend(Ref src, Ref dst, Direct to) {
+    step(true, {src}, &dst, true, &to.ref);
+  }
   void copy(Ref src, Ref dst) { step(false, {src}, &dst, false); }
   void reduce(std::initializer_list<Ref> srcs, Ref dst) { step(false, srcs, &dst, false); }
 
@@ -78,7 +85,7 @@ public:
   void multimemLdReduce(Ref src, Ref dst) { readReduce(src, dst); }
   void multimemSt(Ref src, Ref dst) { put(src, dst); }
   void readReduce(Ref src, Ref dst) {
-    if (!ready("read_reduce"))
+    if (!mapped("read_reduce"))
       return;
     int64_t bytes = dst.count * q * a.elemSize;
     acc.resize(bytes + 128);
@@ -92,7 +99,7 @@ public:
     done();
   }
   void put(Ref src, Ref dst) {
-    if (!ready("put"))
+    if (!mapped("put"))
       return;
     acc.resize(src.count * q * a.elemSize + 128);
     gather(src, acc.data());
@@ -102,7 +109,7 @@ public:
   }
   // `src` names a chunk of rank `from`.
   void get(int32_t from, Ref src, Ref dst) {
-    if (!ready("get"))
+    if (!mapped("get"))
       return;
     acc.resize(src.count * q * a.elemSize + 128);
     gather(src, acc.data(), peer(from, src.buffer));
@@ -125,7 +132,7 @@ private:
   static void store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
   bool failed() const { return dead || *a.abort; }
   char *peer(int32_t rank, int32_t buffer) const { return a.peers[rank * kMaxBuffers + buffer]; }
-  bool ready(const char *what) {
+  bool mapped(const char *what) {
     if (failed())
       return false;
     if (!a.peers) {
@@ -173,7 +180,8 @@ private:
              valid(r.buffer, r.index + k) * es);
   }
 
-  void step(bool receives, std::initializer_list<Ref> srcs, const Ref *dst, bool sends) {
+  void step(bool receives, std::initializer_list<Ref> srcs, const Ref *dst, bool sends,
+            const Ref *direct = nullptr) {
     if (failed())
       return;
     int32_t count = dst ? dst->count : srcs.size() ? srcs.begin()->count : 0;
@@ -182,7 +190,7 @@ private:
     acc.resize(bytes + 128);
     bool have = false;
     if (receives) {
-      if (!pull(bytes))
+      if (!pull(bytes, dst))
         return;
       have = true;
     }
@@ -198,21 +206,27 @@ private:
     }
     if (dst)
       scatter(*dst, acc.data());
-    if (sends && !push(bytes))
+    if (sends && !push(bytes, direct))
       return;
     done();
   }
 
-  // Receives one step into `acc` and frees its slot.
-  bool pull(int64_t bytes) {
+  // Receives one step into `acc` and frees its slot. A direct sender may
+  // have stored it in `dst` already.
+  bool pull(int64_t bytes, const Ref *dst) {
     const Fifo &f = a.recv;
     char *slot = f.slots + (recvStep % f.numSlots) * f.slotBytes;
     uint64_t *words = reinterpret_cast<uint64_t *>(slot);
     char *out = acc.data();
     if (f.protocol == kSimple) {
+      if (a.peers && f.ready)
+        store(f.ready, recvStep + 1);
       if (!collcHostWait(&a, f.tail, recvStep + 1, kAtLeast, "data from rank", a.recvPeer))
         return fail();
-      memcpy(out, slot, bytes);
+      if (f.sizes[recvStep % f.numSlots] == kDirect && dst)
+        gather(*dst, out);
+      else
+        memcpy(out, slot, bytes);
     } else if (f.protocol == kLL) {
       uint32_t flag = llFlag(recvStep);
       // Wait for the last word first: the sender writes in order, so the
@@ -248,13 +262,21 @@ private:
     return true;
   }
 
-  // Sends `acc` as one step once the receiver has freed the slot.
-  bool push(int64_t bytes) {
+  // Sends `acc` as one step once the receiver has freed the slot: into the
+  // receiver's `direct` destination if it waits in that step already.
+  bool push(int64_t bytes, const Ref *direct) {
     const Fifo &f = a.send;
     uint64_t slots = uint64_t(f.numSlots);
     uint64_t freed = sendStep + 1 > slots ? sendStep + 1 - slots : 0;
     if (!collcHostWait(&a, f.head, freed, kAtLeast, "room to send to rank", a.sendPeer))
       return fail();
+    if (direct && a.peers && f.ready && f.protocol == kSimple &&
+        load(f.ready) >= sendStep + 1) {
+      scatter(*direct, acc.data(), peer(a.sendPeer, direct->buffer));
+      f.sizes[sendStep % f.numSlots] = kDirect;
+      store(f.tail, ++sendStep);
+      return true;
+    }
     char *slot = f.slots + (sendStep % f.numSlots) * f.slotBytes;
     uint64_t *words = reinterpret_cast<uint64_t *>(slot);
     const char *in = acc.data();

@@ -25,6 +25,12 @@ struct Ref {
   int64_t index;
 };
 
+// Where the receiver of a direct connection stores a step: generated code
+// passes it to the sending step, which may store there itself.
+struct Direct {
+  Ref ref;
+};
+
 // The LL flag of a step: never 0, the value of words no step has written
 // yet, and the same again only after 2^32 - 1 steps.
 COLLC_HD inline uint32_t llFlag(uint64_t step) { return uint32_t(step % 0xFFFFFFFFull) + 1; }
@@ -35,6 +41,7 @@ COLLC_HD constexpr Ref out(int64_t index, int32_t count = 1) { return {kOut, cou
 COLLC_HD constexpr Ref scratch(int32_t buffer, int64_t index, int32_t count = 1) {
   return {buffer, count, index};
 }
+COLLC_HD constexpr Direct direct(Ref r) { return {r}; }
 } // namespace collc
 
 #if defined(__CUDACC__)
