@@ -32,6 +32,7 @@
 
 #include "Expected.h"
 #include "Names.h"
+#include "Ranks.h"
 
 #include <algorithm>
 #include <array>
@@ -41,7 +42,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <random>
 #include <string>
@@ -103,113 +103,59 @@ bool parseSize(const char *s, int64_t &out) {
 }
 
 bool parse(int argc, char **argv, Options &o, std::string &error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> const char * {
-      if (i + 1 >= argc) {
-        error = a + " needs a value";
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    auto integer = [&](int64_t &out, int64_t lo) {
-      const char *v = value();
-      if (!v)
-        return false;
-      char *end;
-      errno = 0;
-      long long n = strtoll(v, &end, 10);
-      if (end == v || *end || errno || n < lo) {
-        error = a + " expects an integer >= " + std::to_string(lo) + ", got '" + v + "'";
-        return false;
-      }
-      out = n;
-      return true;
-    };
-    auto size = [&](int64_t &out) {
-      const char *v = value();
-      if (!v)
-        return false;
-      if (!parseSize(v, out)) {
-        error = a + " expects a size in bytes (K, M, G suffixes), got '" + v + "'";
-        return false;
-      }
-      return true;
-    };
-    int64_t n;
-    if (a == "--ranks") {
-      if (!integer(n, 1))
-        return false;
-      o.ranks = int(std::min<int64_t>(n, 4096));
-    } else if (a == "-b" || a == "--minbytes") {
-      if (!size(o.minBytes))
-        return false;
-    } else if (a == "-e" || a == "--maxbytes") {
-      if (!size(o.maxBytes))
-        return false;
-    } else if (a == "-i" || a == "--stepbytes") {
-      if (!size(o.stepBytes))
-        return false;
-    } else if (a == "-f" || a == "--stepfactor") {
-      if (!integer(o.factor, 1))
-        return false;
-    } else if (a == "-n" || a == "--iters") {
-      if (!integer(n, 1))
-        return false;
-      o.iters = int(std::min<int64_t>(n, 1000000));
-    } else if (a == "-w" || a == "--warmup_iters") {
-      if (!integer(n, 0))
-        return false;
-      o.warmup = int(std::min<int64_t>(n, 1000000));
-    } else if (a == "-c" || a == "--check") {
-      if (!integer(n, 0))
-        return false;
-      o.check = int(std::min<int64_t>(n, 1000));
-    } else if (a == "-d" || a == "--datatype" || a == "--dtype") {
-      const char *v = value();
-      if (!v)
-        return false;
-      if (!parseType(v, o.dtype)) {
-        error = std::string("unknown data type '") + v + "'";
-        return false;
-      }
-    } else if (a == "-o" || a == "--op") {
-      const char *v = value();
-      if (!v)
-        return false;
-      if (!parseOp(v, o.op)) {
-        error = std::string("unknown reduction op '") + v + "'";
-        return false;
-      }
-    } else if (a == "--algorithm") {
-      const char *v = value();
-      if (!v)
-        return false;
-      o.algorithm = v;
-    } else if (a == "--id-file") {
-      const char *v = value();
-      if (!v)
-        return false;
-      o.idFile = v;
-    } else if (a == "--child") {
-      if (!integer(n, 0))
-        return false;
-      o.child = int(n);
-    } else if (a == "--report") {
-      if (!integer(n, 0))
-        return false;
-      o.report = int(n);
-    } else if (a == "--id") {
-      const char *v = value();
-      if (!v)
-        return false;
-      o.id = v;
-    } else if (!a.empty() && a[0] != '-' && o.kernel.empty()) {
-      o.kernel = a;
-    } else {
-      error = "unknown argument '" + a + "'";
+  ArgReader in(argc, argv, error);
+  std::string a;
+  auto size = [&](int64_t &out) {
+    std::string v;
+    if (!in.text(v))
+      return false;
+    if (!parseSize(v.c_str(), out)) {
+      error = a + " expects a size in bytes (K, M, G suffixes), got '" + v + "'";
       return false;
     }
+    return true;
+  };
+  while (const char *arg = in.next()) {
+    a = arg;
+    bool ok = true;
+    if (a == "--ranks")
+      ok = in.integer(o.ranks, 1, 4096);
+    else if (a == "-b" || a == "--minbytes")
+      ok = size(o.minBytes);
+    else if (a == "-e" || a == "--maxbytes")
+      ok = size(o.maxBytes);
+    else if (a == "-i" || a == "--stepbytes")
+      ok = size(o.stepBytes);
+    else if (a == "-f" || a == "--stepfactor")
+      ok = in.integer(o.factor, 1);
+    else if (a == "-n" || a == "--iters")
+      ok = in.integer(o.iters, 1, 1000000);
+    else if (a == "-w" || a == "--warmup_iters")
+      ok = in.integer(o.warmup, 0, 1000000);
+    else if (a == "-c" || a == "--check")
+      ok = in.integer(o.check, 0, 1000);
+    else if (a == "-d" || a == "--datatype" || a == "--dtype")
+      ok = in.dtype(o.dtype);
+    else if (a == "-o" || a == "--op")
+      ok = in.op(o.op);
+    else if (a == "--algorithm")
+      ok = in.text(o.algorithm);
+    else if (a == "--id-file")
+      ok = in.text(o.idFile);
+    else if (a == "--child")
+      ok = in.integer(o.child, 0, 4096);
+    else if (a == "--report")
+      ok = in.integer(o.report, 0, 1 << 30);
+    else if (a == "--id")
+      ok = in.text(o.id);
+    else if (!a.empty() && a[0] != '-' && o.kernel.empty())
+      o.kernel = a;
+    else {
+      error = "unknown argument '" + a + "'";
+      ok = false;
+    }
+    if (!ok)
+      return false;
   }
   if (o.kernel.empty())
     error = "no kernel library given";
@@ -221,22 +167,6 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
     error = "-i (stepbytes) must be positive when -f is 1";
   return error.empty();
 }
-
-const collc::AlgorithmDesc *loadAlgorithm(const Options &o, std::string &error) {
-  void *lib = dlopen(o.kernel.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    error = dlerror();
-    return nullptr;
-  }
-  std::string symbol = "collc_algorithm_" + o.algorithm;
-  auto *alg = static_cast<const collc::AlgorithmDesc *>(dlsym(lib, symbol.c_str()));
-  if (!alg)
-    error = "no algorithm '" + o.algorithm + "' (symbol " + symbol + ") in " + o.kernel;
-  else if (alg->numPlans < 1)
-    error = std::string("algorithm ") + alg->name + " has no plan";
-  return alg && alg->numPlans >= 1 ? alg : nullptr;
-}
-
 
 //===----------------------------------------------------------------------===//
 // Sizes, counts and bandwidths, as nccl-tests computes them.
@@ -711,7 +641,7 @@ int child(const Options &o) {
   FdSink sink(o.report);
   std::string error;
   collUniqueId id;
-  const collc::AlgorithmDesc *alg = loadAlgorithm(o, error);
+  const collc::AlgorithmDesc *alg = loadAlgorithm(o.kernel, o.algorithm, error);
   Record r{};
   r.kind = kError;
   r.rank = o.child;
@@ -729,7 +659,7 @@ int child(const Options &o) {
 
 int launcher(const Options &o, int argc, char **argv) {
   std::string error;
-  const collc::AlgorithmDesc *alg = loadAlgorithm(o, error);
+  const collc::AlgorithmDesc *alg = loadAlgorithm(o.kernel, o.algorithm, error);
   if (!alg)
     return usage(error.c_str());
   if (o.ranks < 1)
@@ -737,46 +667,17 @@ int launcher(const Options &o, int argc, char **argv) {
   if (!compatible(o, alg))
     return 2;
   Setup s = makeSetup(o, alg->plans[0]);
-  collUniqueId id;
-  if (collResult_t r = collGetUniqueId(&id)) {
-    fprintf(stderr, "collc-perf: %s: %s\n", collGetErrorString(r), collGetLastError(nullptr));
+  int from = -1; // the ranks' reports
+  std::vector<pid_t> pids = spawnRanks(argc, argv, o.ranks, from, error);
+  if (pids.empty()) {
+    fprintf(stderr, "collc-perf: %s\n", error.c_str());
     return 1;
   }
-  int fds[2];
-  if (pipe(fds))
-    return perror("collc-perf: pipe"), 1;
-  fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-  const std::string idHex = hex(&id, sizeof id);
-  std::vector<pid_t> pids;
-  fflush(stdout);
-  for (int r = 0; r < o.ranks; ++r) {
-    pid_t pid = fork();
-    if (pid < 0) {
-      perror("collc-perf: fork");
-      for (pid_t p : pids)
-        kill(p, SIGKILL);
-      return 1;
-    }
-    if (pid == 0) {
-      std::vector<std::string> args(argv, argv + argc);
-      for (std::string extra : {std::string("--child"), std::to_string(r), std::string("--id"),
-                                idHex, std::string("--report"), std::to_string(fds[1])})
-        args.push_back(extra);
-      std::vector<char *> cargs;
-      for (std::string &a : args)
-        cargs.push_back(a.data());
-      cargs.push_back(nullptr);
-      execv("/proc/self/exe", cargs.data());
-      _exit(127);
-    }
-    pids.push_back(pid);
-  }
-  close(fds[1]);
 
   Table table(o, alg, s, "self-launched");
   Record rec;
   ssize_t n;
-  while ((n = read(fds[0], &rec, sizeof rec)) == ssize_t(sizeof rec) ||
+  while ((n = read(from, &rec, sizeof rec)) == ssize_t(sizeof rec) ||
          (n < 0 && errno == EINTR)) {
     if (n < 0)
       continue;
@@ -784,7 +685,7 @@ int launcher(const Options &o, int argc, char **argv) {
     if (table.failed())
       break;
   }
-  close(fds[0]);
+  close(from);
   if (table.failed() || !table.done()) {
     // A rank failed (the others may wait for it) or died: stop them all.
     for (pid_t p : pids)
@@ -896,7 +797,7 @@ int mpiMain(Options o, int rank, int size) {
   }
   o.ranks = size;
   std::string error;
-  const collc::AlgorithmDesc *alg = loadAlgorithm(o, error);
+  const collc::AlgorithmDesc *alg = loadAlgorithm(o.kernel, o.algorithm, error);
   if (!alg) {
     fprintf(stderr, "collc-perf: rank %d: %s\n", rank, error.c_str());
     return 2;

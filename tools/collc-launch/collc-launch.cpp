@@ -12,13 +12,12 @@
 
 #include "Expected.h"
 #include "Names.h"
+#include "Ranks.h"
 
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -66,91 +65,44 @@ int usage(const char *why) {
 }
 
 bool parse(int argc, char **argv, Options &o, std::string &error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> const char * {
-      if (i + 1 >= argc) {
-        error = a + " needs a value";
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    auto integer = [&](int64_t &out, int64_t lo) {
-      const char *v = value();
-      if (!v)
-        return false;
-      char *end;
-      long long n = strtoll(v, &end, 10);
-      if (*end || n < lo) {
-        error = a + " expects an integer >= " + std::to_string(lo) + ", got '" + v + "'";
-        return false;
-      }
-      out = n;
-      return true;
-    };
-    int64_t n;
-    if (a == "--ranks") {
-      if (!integer(n, 1))
-        return false;
-      o.ranks = int(std::min<int64_t>(n, 4096));
-    } else if (a == "--count") {
-      if (!integer(o.count, 0))
-        return false;
-    } else if (a == "--iters") {
-      if (!integer(n, 1))
-        return false;
-      o.iters = int(std::min<int64_t>(n, 1000000));
-    } else if (a == "--child") {
-      if (!integer(n, 0))
-        return false;
-      o.child = int(n);
-    } else if (a == "--report") {
-      if (!integer(n, 0))
-        return false;
-      o.report = int(n);
-    } else if (a == "--id") {
-      const char *v = value();
-      if (!v)
-        return false;
-      o.id = v;
-    } else if (a == "--algorithm") {
-      const char *v = value();
-      if (!v)
-        return false;
-      o.algorithm = v;
-    } else if (a == "--dtype") {
-      const char *v = value();
-      if (!v)
-        return false;
-      if (!parseType(v, o.dtype)) {
-        error = std::string("unknown data type '") + v + "'";
-        return false;
-      }
-    } else if (a == "--op") {
-      const char *v = value();
-      if (!v)
-        return false;
-      if (!parseOp(v, o.op)) {
-        error = std::string("unknown reduction op '") + v + "'";
-        return false;
-      }
-    } else if (a == "--transport") {
-      const char *v = value();
-      if (!v)
-        return false;
-      o.transport = v;
-      if (o.transport != "shm" && o.transport != "socket") {
+  ArgReader in(argc, argv, error);
+  while (const char *arg = in.next()) {
+    std::string a = arg;
+    bool ok = true;
+    if (a == "--ranks")
+      ok = in.integer(o.ranks, 1, 4096);
+    else if (a == "--count")
+      ok = in.integer(o.count, 0);
+    else if (a == "--iters")
+      ok = in.integer(o.iters, 1, 1000000);
+    else if (a == "--child")
+      ok = in.integer(o.child, 0, 4096);
+    else if (a == "--report")
+      ok = in.integer(o.report, 0, 1 << 30);
+    else if (a == "--id")
+      ok = in.text(o.id);
+    else if (a == "--algorithm")
+      ok = in.text(o.algorithm);
+    else if (a == "--dtype")
+      ok = in.dtype(o.dtype);
+    else if (a == "--op")
+      ok = in.op(o.op);
+    else if (a == "--transport") {
+      ok = in.text(o.transport);
+      if (ok && o.transport != "shm" && o.transport != "socket") {
         error = "unknown transport '" + o.transport + "'; expected shm or socket";
-        return false;
+        ok = false;
       }
-    } else if (a == "--inplace") {
+    } else if (a == "--inplace")
       o.inplace = true;
-    } else if (!a.empty() && a[0] != '-' && o.kernel.empty()) {
+    else if (!a.empty() && a[0] != '-' && o.kernel.empty())
       o.kernel = a;
-    } else {
+    else {
       error = "unknown argument '" + a + "'";
-      return false;
+      ok = false;
     }
+    if (!ok)
+      return false;
   }
   if (o.kernel.empty())
     error = "no kernel library given";
@@ -158,20 +110,6 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
     error = "--ranks is required";
   return error.empty();
 }
-
-const collc::AlgorithmDesc *loadAlgorithm(const Options &o, std::string &error) {
-  void *lib = dlopen(o.kernel.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    error = dlerror();
-    return nullptr;
-  }
-  std::string symbol = "collc_algorithm_" + o.algorithm;
-  auto *alg = static_cast<const collc::AlgorithmDesc *>(dlsym(lib, symbol.c_str()));
-  if (!alg)
-    error = "no algorithm '" + o.algorithm + "' in " + o.kernel;
-  return alg;
-}
-
 
 template <typename T>
 void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm, Report &rep) {
@@ -219,7 +157,7 @@ int child(const Options &o) {
   std::string error;
   collUniqueId id;
   collComm_t comm = nullptr;
-  const collc::AlgorithmDesc *alg = loadAlgorithm(o, error);
+  const collc::AlgorithmDesc *alg = loadAlgorithm(o.kernel, o.algorithm, error);
   if (!alg) {
     snprintf(rep.message, sizeof rep.message, "rank %d: %s", o.child, error.c_str());
   } else if (!unhex(o.id, &id, sizeof id)) {
@@ -236,9 +174,9 @@ int child(const Options &o) {
   return rep.ok ? 0 : 1;
 }
 
-int parent(const Options &o, char **argv) {
+int parent(const Options &o, int argc, char **argv) {
   std::string error;
-  const collc::AlgorithmDesc *alg = loadAlgorithm(o, error);
+  const collc::AlgorithmDesc *alg = loadAlgorithm(o.kernel, o.algorithm, error);
   if (!alg)
     return usage(error.c_str()), 2;
   const collc::PlanDesc &plan = alg->plans[0];
@@ -254,44 +192,17 @@ int parent(const Options &o, char **argv) {
   }
   // Ranks inherit the environment, where the runtime reads its knobs.
   setenv("COLL_TRANSPORT", o.transport.c_str(), 1);
-  collUniqueId id;
-  if (collResult_t r = collGetUniqueId(&id)) {
-    fprintf(stderr, "collc-launch: %s: %s\n", collGetErrorString(r), collGetLastError(nullptr));
+  int from = -1; // the ranks' reports
+  std::vector<pid_t> pids = spawnRanks(argc, argv, o.ranks, from, error);
+  if (pids.empty()) {
+    fprintf(stderr, "collc-launch: %s\n", error.c_str());
     return 1;
   }
-  int fds[2];
-  if (pipe(fds))
-    return perror("pipe"), 1;
-  std::string idHex = hex(&id, sizeof id);
-  std::vector<pid_t> pids;
-  for (int r = 0; r < o.ranks; ++r) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(fds[0]);
-      std::vector<std::string> args = {argv[0],     o.kernel,          "--algorithm",
-                                       o.algorithm, "--ranks",         std::to_string(o.ranks),
-                                       "--count",   std::to_string(o.count), "--dtype",
-                                       typeNames[o.dtype], "--op",     opNames[o.op],
-                                       "--iters",   std::to_string(o.iters), "--child",
-                                       std::to_string(r), "--id",      idHex,
-                                       "--report",  std::to_string(fds[1])};
-      if (o.inplace)
-        args.push_back("--inplace");
-      std::vector<char *> cargs;
-      for (std::string &s : args)
-        cargs.push_back(s.data());
-      cargs.push_back(nullptr);
-      execv("/proc/self/exe", cargs.data());
-      _exit(127);
-    }
-    pids.push_back(pid);
-  }
-  close(fds[1]);
   std::vector<Report> reports;
   Report rep;
-  while (read(fds[0], &rep, sizeof rep) == ssize_t(sizeof rep))
+  while (read(from, &rep, sizeof rep) == ssize_t(sizeof rep))
     reports.push_back(rep);
-  close(fds[0]);
+  close(from);
   int crashed = 0;
   for (pid_t pid : pids) {
     int status = 0;
@@ -332,5 +243,5 @@ int main(int argc, char **argv) {
     // The only algorithm of the file: collc names the symbol after it.
     return usage("--algorithm is required");
   }
-  return o.child >= 0 ? child(o) : parent(o, argv);
+  return o.child >= 0 ? child(o) : parent(o, argc, argv);
 }
