@@ -72,7 +72,7 @@ public:
   SocketTransport(Bootstrap &boot, int rank, int nranks)
       : boot(boot), rank(rank), peers(nranks) {}
   ~SocketTransport() override {
-    stop = true;
+    stop.store(true, std::memory_order_release);
     if (proxy.joinable())
       proxy.join();
     closeGracefully();
@@ -258,9 +258,14 @@ private:
     int idle = 0;
     std::chrono::steady_clock::time_point deadline{};
     for (;;) {
+      // Read the flag before collecting: the last launch's threadblocks
+      // published everything before `stop` was set, so a collect that starts
+      // after seeing it sees every step. Collecting first could miss a step
+      // published between the two reads, and then quit without it.
+      const bool stopping = stop.load(std::memory_order_acquire);
       bool busy = collect();
       // On destroy, finish shipping what this rank's last launch published.
-      if (stop) {
+      if (stopping) {
         auto now = std::chrono::steady_clock::now();
         if (deadline == std::chrono::steady_clock::time_point{})
           deadline = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
