@@ -7,45 +7,49 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <random>
+#include <array>
+#include <cerrno>
+#include <cstring>
 #include <thread>
 
 using namespace collrt;
 
 namespace {
 
-struct Hello {
-  uint64_t magic;
+struct RootHello {
   int32_t rank, nranks;
+  uint8_t secret[kSecretBytes];
 };
 
+using Secret = std::array<uint8_t, kSecretBytes>;
+
 // Serves rounds of allgathers until a rank leaves or fails.
-void serveRoot(int listener, uint64_t magic, double timeout) {
+void serveRoot(int listener, Secret secret, double timeout) {
   std::vector<int> peers;
   int nranks = -1, arrived = 0;
   std::string ignored;
-  while (nranks < 0 || arrived < nranks) {
-    int fd = acceptWithin(listener, timeout, ignored);
-    if (fd < 0)
-      break;
-    Hello h{};
-    if (!readFull(fd, &h, sizeof h, timeout, ignored) || h.magic != magic || h.nranks < 1 ||
+  // The first rank with the secret says how many ranks there are.
+  auto admit = [&](int fd, const std::string &bytes) {
+    RootHello h;
+    memcpy(&h, bytes.data(), sizeof h);
+    if (!sameSecret(h.secret, secret.data()) || h.nranks < 1 ||
         (nranks >= 0 && h.nranks != nranks) || h.rank < 0 || h.rank >= h.nranks ||
-        (nranks >= 0 && peers[h.rank] >= 0)) {
-      close(fd);
-      continue;
-    }
+        (nranks >= 0 && peers[h.rank] >= 0))
+      return false;
     if (nranks < 0) {
       nranks = h.nranks;
       peers.assign(nranks, -1);
     }
     peers[h.rank] = fd;
     ++arrived;
-  }
+    return true;
+  };
+  admitConnections(listener, sizeof(RootHello), timeout, admit,
+                   [&] { return nranks > 0 && arrived == nranks; }, ignored);
   close(listener);
   bool ok = nranks > 0 && arrived == nranks;
   // Rounds: one frame from every rank, then every frame to every rank. The
@@ -69,25 +73,49 @@ void serveRoot(int listener, uint64_t magic, double timeout) {
 
 } // namespace
 
+bool collrt::randomBytes(void *data, size_t size, std::string &error) {
+  char *p = static_cast<char *>(data);
+  while (size) {
+    ssize_t n = getrandom(p, size, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error = std::string("getrandom: ") + strerror(errno);
+      return false;
+    }
+    p += n;
+    size -= size_t(n);
+  }
+  return true;
+}
+
+bool collrt::sameSecret(const uint8_t *a, const uint8_t *b) {
+  // No early exit: every byte is looked at wherever the first difference is.
+  volatile uint8_t diff = 0;
+  for (size_t i = 0; i < kSecretBytes; ++i)
+    diff = uint8_t(diff | (a[i] ^ b[i]));
+  return diff == 0;
+}
+
 collResult_t collrt::startBootstrapRoot(UniqueIdData &id, std::string &error) {
   const Env &env = Env::get();
-  in_addr addr{};
-  if (inet_pton(AF_INET, env.bootstrapAddr.c_str(), &addr) != 1) {
-    error = "COLL_BOOTSTRAP_ADDR '" + env.bootstrapAddr + "' is not an IPv4 address";
+  uint32_t addr;
+  if (!localAddress(env.bootstrapAddr, env.socketIfname, addr, error))
     return collInvalidArgument;
-  }
-  int listener = listenTcp(error);
+  if (!randomBytes(&id.magic, sizeof id.magic, error) ||
+      !randomBytes(id.secret, sizeof id.secret, error))
+    return collSystemError;
+  int listener = listenTcp(addr, error);
   if (listener < 0)
     return collSystemError;
   sockaddr_in bound{};
   socklen_t len = sizeof bound;
   getsockname(listener, reinterpret_cast<sockaddr *>(&bound), &len);
-  std::random_device rd;
-  id.magic = (uint64_t(rd()) << 32) ^ rd() ^
-             uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  id.addr = addr.s_addr;
+  id.addr = addr;
   id.port = bound.sin_port;
-  std::thread(serveRoot, listener, id.magic, env.timeoutSeconds).detach();
+  Secret secret;
+  memcpy(secret.data(), id.secret, kSecretBytes);
+  std::thread(serveRoot, listener, secret, env.timeoutSeconds).detach();
   return collSuccess;
 }
 
@@ -101,13 +129,29 @@ collResult_t Bootstrap::connect(const UniqueIdData &id, int rank, int n, double 
   nranks = n;
   timeout = t;
   magic_ = id.magic;
+  memcpy(secret_, id.secret, kSecretBytes);
   fd = connectTcp(id.addr, id.port, timeout, error);
   if (fd < 0)
     return collSystemError;
-  Hello h{id.magic, rank, nranks};
+  RootHello h{rank, nranks, {}};
+  memcpy(h.secret, id.secret, kSecretBytes);
   if (!writeFull(fd, &h, sizeof h, error))
     return collSystemError;
   return collSuccess;
+}
+
+PeerHello Bootstrap::hello(int rank) const {
+  PeerHello h{rank, {}};
+  memcpy(h.secret, secret_, kSecretBytes);
+  return h;
+}
+
+int Bootstrap::admit(const std::string &bytes) const {
+  PeerHello h;
+  if (bytes.size() != sizeof h)
+    return -1;
+  memcpy(&h, bytes.data(), sizeof h);
+  return sameSecret(h.secret, secret_) ? h.rank : -1;
 }
 
 collResult_t Bootstrap::allgather(const std::string &mine, std::vector<std::string> &all,

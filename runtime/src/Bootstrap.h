@@ -1,11 +1,19 @@
 //===- Bootstrap.h - Rendezvous of ranks over TCP --------------------------===//
 //
 // NCCL-style unique-id bootstrap: collGetUniqueId starts a root thread that
-// listens on a TCP port; the id carries its address and a random magic.
-// Every rank connects to the root, and the root then serves allgathers: it
-// collects one blob per rank and sends everyone all of them. A rank that
-// dies closes its socket, and the root then drops everyone, so the others
-// fail at their next exchange instead of hanging.
+// listens on a TCP port; the id carries its address, a random magic that
+// names the group, and a random secret. Every rank connects to the root, and
+// the root then serves allgathers: it collects one blob per rank and sends
+// everyone all of them. A rank that dies closes its socket, and the root
+// then drops everyone, so the others fail at their next exchange instead of
+// hanging.
+//
+// The secret is what makes a connection a member of the group: whoever holds
+// the id may join, nobody else. Every connection between ranks, to the root
+// or to a peer, presents it before anything else is read from it; the
+// accepting side compares in constant time and closes the connection on a
+// mismatch. It travels in the clear, so the network between the ranks must
+// be one that only the job's own machines can read (loopback by default).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_BOOTSTRAP_H
@@ -13,20 +21,38 @@
 
 #include "collrt.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace collrt {
 
+/// 256 bits: far beyond guessing, and still small in a 128-byte id.
+constexpr size_t kSecretBytes = 32;
+
 struct UniqueIdData {
-  uint64_t magic;
-  uint32_t addr; // IPv4, network order
-  uint16_t port; // network order
+  uint64_t magic; // names the group where others can see it (Unix socket names)
+  uint32_t addr;  // IPv4, network order
+  uint16_t port;  // network order
+  uint8_t secret[kSecretBytes];
+};
+static_assert(sizeof(UniqueIdData) <= COLL_UNIQUE_ID_BYTES, "the id must fit in collUniqueId");
+
+/// What a rank sends first on every connection to a peer.
+struct PeerHello {
+  int32_t rank;
+  uint8_t secret[kSecretBytes];
 };
 
 /// Binds the root's socket and starts its thread.
 collResult_t startBootstrapRoot(UniqueIdData &id, std::string &error);
+
+/// Fills `data` from the kernel's random source.
+bool randomBytes(void *data, size_t size, std::string &error);
+/// Whether the two secrets are equal, in time that does not depend on where
+/// they differ.
+bool sameSecret(const uint8_t *a, const uint8_t *b);
 
 class Bootstrap {
 public:
@@ -41,12 +67,17 @@ public:
     return allgather("", all, error);
   }
   uint64_t magic() const { return magic_; }
+  /// The hello this rank sends to its peers.
+  PeerHello hello(int rank) const;
+  /// The rank a peer's hello names if it carries the group's secret, else -1.
+  int admit(const std::string &hello) const;
 
 private:
   int fd = -1;
   int nranks = 0;
   double timeout = 60;
   uint64_t magic_ = 0;
+  uint8_t secret_[kSecretBytes] = {};
 };
 
 } // namespace collrt

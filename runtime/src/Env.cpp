@@ -34,6 +34,8 @@ const Env &Env::get() {
     e.direct = readInt("COLL_DIRECT", 0, 0, 1) == 1;
     if (const char *a = std::getenv("COLL_BOOTSTRAP_ADDR"); a && *a)
       e.bootstrapAddr = a;
+    if (const char *i = std::getenv("COLL_SOCKET_IFNAME"); i && *i)
+      e.socketIfname = i;
     return e;
   }();
   return env;

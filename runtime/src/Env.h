@@ -10,7 +10,11 @@
 //                          buffer into a shared window and back, which costs
 //                          more than the FIFO copy it saves; for tests.
 //   COLL_BOOTSTRAP_ADDR=127.0.0.1
-//                          the address collGetUniqueId publishes for its root
+//                          the IPv4 address that the bootstrap root and the
+//                          socket transport listen on, the only one, and
+//                          publish to the other ranks
+//   COLL_SOCKET_IFNAME=    unset; else the network interface (eth0, ib0) whose
+//                          IPv4 address they use instead of COLL_BOOTSTRAP_ADDR
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_ENV_H
@@ -26,6 +30,7 @@ struct Env {
   double timeoutSeconds = 60;
   int64_t simpleSlot = 524288, llSlot = 65536, ll128Slot = 614400; // NCCL's step sizes
   std::string bootstrapAddr = "127.0.0.1";
+  std::string socketIfname;
   std::string transport = "shm";
   bool direct = false;
 

@@ -1,11 +1,14 @@
 //===- Socket.cpp - Blocking socket helpers with deadlines -----------------===//
 #include "Socket.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -13,6 +16,7 @@
 #include <sys/un.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace collrt;
 
@@ -74,7 +78,36 @@ sockaddr_un unixAddress(const std::string &name, socklen_t &len) {
 
 } // namespace
 
-int collrt::listenTcp(std::string &error) {
+bool collrt::localAddress(const std::string &addr, const std::string &ifname, uint32_t &out,
+                          std::string &error) {
+  if (ifname.empty()) {
+    in_addr a{};
+    if (inet_pton(AF_INET, addr.c_str(), &a) != 1) {
+      error = "COLL_BOOTSTRAP_ADDR '" + addr + "' is not an IPv4 address";
+      return false;
+    }
+    out = a.s_addr;
+    return true;
+  }
+  ifaddrs *all = nullptr;
+  if (getifaddrs(&all)) {
+    error = sysError("getifaddrs");
+    return false;
+  }
+  bool found = false;
+  for (ifaddrs *i = all; i && !found; i = i->ifa_next)
+    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && ifname == i->ifa_name &&
+        (i->ifa_flags & IFF_UP)) {
+      out = reinterpret_cast<const sockaddr_in *>(i->ifa_addr)->sin_addr.s_addr;
+      found = true;
+    }
+  freeifaddrs(all);
+  if (!found)
+    error = "COLL_SOCKET_IFNAME '" + ifname + "' names no interface that is up with an IPv4 address";
+  return found;
+}
+
+int collrt::listenTcp(uint32_t addr, std::string &error) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     error = sysError("socket");
@@ -82,7 +115,7 @@ int collrt::listenTcp(std::string &error) {
   }
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_addr.s_addr = addr;
   if (bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) || listen(fd, 1024)) {
     error = sysError("bind/listen");
     close(fd);
@@ -186,6 +219,81 @@ bool collrt::takeFrame(const std::string &from, size_t &at, std::string &frame) 
   return true;
 }
 
+bool collrt::admitConnections(int listener, size_t helloBytes, double timeout,
+                              const std::function<bool(int, const std::string &)> &admit,
+                              const std::function<bool()> &done, std::string &error) {
+  // Silent connections beyond this many make room for new ones, oldest first.
+  const size_t kMaxPending = 256;
+  struct Pending {
+    int fd;
+    std::string hello;
+  };
+  std::vector<Pending> pending;
+  std::vector<pollfd> fds;
+  auto restart = [&] { return Clock::now() + std::chrono::duration<double>(timeout); };
+  auto deadline = restart();
+  bool ok = true;
+  while (ok && !done()) {
+    int ms = -1;
+    if (timeout >= 0) {
+      auto left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        char text[64];
+        snprintf(text, sizeof text, "timed out after %g s", timeout);
+        error = text;
+        ok = false;
+        break;
+      }
+      ms = int(left) + 1;
+    }
+    fds.assign(1, pollfd{listener, POLLIN, 0});
+    for (const Pending &p : pending)
+      fds.push_back({p.fd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), ms) < 0) {
+      if (errno != EINTR) {
+        error = sysError("poll");
+        ok = false;
+      }
+      continue;
+    }
+    // Backwards, so that dropping pending[i - 1] keeps the earlier indices.
+    for (size_t i = fds.size() - 1; i >= 1 && !done(); --i) {
+      if (!fds[i].revents)
+        continue;
+      Pending &p = pending[i - 1];
+      size_t had = p.hello.size();
+      p.hello.resize(helloBytes);
+      ssize_t n = recv(p.fd, p.hello.data() + had, helloBytes - had, MSG_DONTWAIT);
+      p.hello.resize(had + size_t(std::max<ssize_t>(n, 0)));
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        continue;
+      if (n > 0 && p.hello.size() < helloBytes)
+        continue;
+      Pending whole = std::move(p);
+      pending.erase(pending.begin() + long(i - 1));
+      if (n > 0 && admit(whole.fd, whole.hello))
+        deadline = restart();
+      else
+        close(whole.fd);
+    }
+    if ((fds[0].revents & POLLIN) && !done()) {
+      int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); // fails on Unix sockets
+        if (pending.size() == kMaxPending) {
+          close(pending.front().fd);
+          pending.erase(pending.begin());
+        }
+        pending.push_back({fd, {}});
+      }
+    }
+  }
+  for (const Pending &p : pending)
+    close(p.fd);
+  return ok;
+}
+
 int collrt::listenUnix(const std::string &name, std::string &error) {
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   socklen_t len;
@@ -230,7 +338,11 @@ bool collrt::sendFd(int sock, int fd, int32_t tag, std::string &error) {
   c->cmsg_len = CMSG_LEN(sizeof(int));
   memcpy(CMSG_DATA(c), &fd, sizeof fd);
   if (sendmsg(sock, &msg, MSG_NOSIGNAL) != ssize_t(sizeof tag)) {
-    error = sysError("sendmsg (SCM_RIGHTS)");
+    const int why = errno;
+    error = why == EPIPE || why == ECONNRESET
+                ? "the other side closed the connection (its process exited or was killed)"
+                : sysError("sendmsg (SCM_RIGHTS)");
+    errno = why;
     return false;
   }
   return true;

@@ -2,7 +2,9 @@
 //
 // TCP for the bootstrap, Unix-domain sockets for passing file descriptors
 // (SCM_RIGHTS). Functions return false or -1 and fill `error` on failure;
-// a timeout below zero waits forever.
+// a timeout below zero waits forever. Listeners are reachable by anyone who
+// can route to them, so what a connection says is trusted only after it has
+// presented the group's secret (admitConnections).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_SOCKET_H
@@ -10,11 +12,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace collrt {
 
-int listenTcp(std::string &error);
+/// The IPv4 address (network order) this process listens on and publishes:
+/// that of interface `ifname` when it is not empty, else `addr`, dotted.
+bool localAddress(const std::string &addr, const std::string &ifname, uint32_t &out,
+                  std::string &error);
+/// Listens on `addr` (network order) only, at a port the kernel picks.
+int listenTcp(uint32_t addr, std::string &error);
 int acceptWithin(int listener, double timeout, std::string &error);
 int connectTcp(uint32_t addr, uint16_t port, double timeout, std::string &error);
 
@@ -24,6 +32,15 @@ bool readFrame(int fd, std::string &frame, double timeout, std::string &error);
 bool writeFrame(int fd, const std::string &frame, std::string &error);
 void appendFrame(std::string &to, const std::string &frame);
 bool takeFrame(const std::string &from, size_t &at, std::string &frame);
+
+/// Accepts connections on `listener` (TCP or Unix) until `done()`, reading
+/// the first `helloBytes` of every one at once, so that a connection that
+/// says nothing holds up none of the others. `admit` gets each complete
+/// hello and keeps the descriptor (true) or has it closed (false). False if
+/// `timeout` passes without a connection kept; the wait restarts at each.
+bool admitConnections(int listener, size_t helloBytes, double timeout,
+                      const std::function<bool(int fd, const std::string &hello)> &admit,
+                      const std::function<bool()> &done, std::string &error);
 
 /// An abstract-namespace Unix socket (no file on disk).
 int listenUnix(const std::string &name, std::string &error);

@@ -3,6 +3,9 @@
 // Each window is a memfd. Its descriptor travels to every peer over a Unix
 // socket with SCM_RIGHTS, the same flow as exporting a CUDA VMM allocation
 // as a POSIX fd, and each peer maps it. Sockets are made once, at init.
+// Their names are in the abstract namespace, which any local process can
+// reach, so a connection counts as a peer's only once it has presented the
+// group's secret.
 //
 //===----------------------------------------------------------------------===//
 #include "transport/Transport.h"
@@ -10,6 +13,7 @@
 #include "src/Bootstrap.h"
 #include "src/Socket.h"
 
+#include <cerrno>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,27 +44,29 @@ public:
       return collSystemError;
     // Every listener exists once the barrier returns.
     collResult_t res = boot.barrier(error);
+    const PeerHello hello = boot.hello(rank);
     for (int p = 0; p < nranks && res == collSuccess; ++p) {
       if (p == rank)
         continue;
       std::string peer = "collc-" + std::to_string(boot.magic()) + "-" + std::to_string(p);
       out[p] = connectUnix(peer, timeout, error);
-      int32_t tag = rank;
-      if (out[p] < 0 || !writeFull(out[p], &tag, sizeof tag, error))
+      if (out[p] < 0 || !writeFull(out[p], &hello, sizeof hello, error))
         res = collSystemError;
     }
-    for (int k = 1; k < nranks && res == collSuccess; ++k) {
-      int fd = acceptWithin(listener, timeout, error);
-      int32_t tag = -1;
-      if (fd < 0 || !readFull(fd, &tag, sizeof tag, timeout, error) || tag < 0 ||
-          tag >= nranks || in[tag] >= 0) {
-        if (fd >= 0)
-          close(fd);
-        error = "shm: a peer did not connect (" + error + ")";
-        res = collRemoteError;
-        break;
-      }
-      in[tag] = fd;
+    int arrived = 0;
+    auto admit = [&](int fd, const std::string &bytes) {
+      int from = boot.admit(bytes);
+      if (from < 0 || from >= nranks || from == rank || in[from] >= 0)
+        return false;
+      in[from] = fd;
+      ++arrived;
+      return true;
+    };
+    if (res == collSuccess &&
+        !admitConnections(listener, sizeof(PeerHello), timeout, admit,
+                          [&] { return arrived == nranks - 1; }, error)) {
+      error = "shm: a peer did not connect (" + error + ")";
+      res = collRemoteError;
     }
     close(listener);
     return res;
@@ -86,8 +92,10 @@ public:
     }
     collResult_t res = map(fd, rank, w, error);
     for (int p = 0; p < nranks && res == collSuccess; ++p)
-      if (p != rank && !sendFd(out[p], fd, rank, error))
-        res = collSystemError;
+      if (p != rank && !sendFd(out[p], fd, rank, error)) {
+        res = errno == EPIPE || errno == ECONNRESET ? collRemoteError : collSystemError;
+        error = "shm: cannot pass this rank's window to rank " + std::to_string(p) + ": " + error;
+      }
     close(fd);
     for (int p = 0; p < nranks && res == collSuccess; ++p) {
       if (p == rank)

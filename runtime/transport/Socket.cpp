@@ -8,16 +8,22 @@
 // forwards head moves into the sender's mirror. This is the shape of
 // NCCL's network transport, with TCP where it has RDMA writes.
 //
+// A peer's connection counts only once it has presented the group's secret,
+// and every message is checked (Frame.h) before it is acted on: a peer that
+// sends a malformed one loses its connection.
+//
 //===----------------------------------------------------------------------===//
 #include "transport/Transport.h"
 
 #include "src/Bootstrap.h"
+#include "transport/Frame.h"
 #include "src/Env.h"
 #include "src/Socket.h"
 
 #include <arpa/inet.h>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -32,19 +38,6 @@
 using namespace collrt;
 
 namespace {
-
-enum Kind : uint32_t { kData = 1, kCredit = 2 };
-
-// Every message says where it goes, so that data may arrive before the
-// receiver has looked at its FIFO.
-struct Message {
-  uint32_t kind;
-  int32_t protocol, slots, window;
-  uint64_t offset;    // of the FIFO in the receiver's window
-  int64_t slotBytes;
-  uint64_t step;      // data: the step; credit: the new head
-  int64_t size;       // bytes of payload that follow
-};
 
 using Key = std::tuple<int, int, uint64_t>; // peer, window, offset
 
@@ -81,43 +74,46 @@ public:
   const char *name() const override { return "socket"; }
 
   collResult_t connect(Bootstrap &boot, double timeout, std::string &error) {
-    int listener = listenTcp(error);
+    uint32_t addr;
+    if (!localAddress(Env::get().bootstrapAddr, Env::get().socketIfname, addr, error))
+      return collInvalidArgument;
+    int listener = listenTcp(addr, error);
     if (listener < 0)
       return collSystemError;
     sockaddr_in a{};
     socklen_t len = sizeof a;
     getsockname(listener, reinterpret_cast<sockaddr *>(&a), &len);
-    in_addr addr{};
-    inet_pton(AF_INET, Env::get().bootstrapAddr.c_str(), &addr);
     std::string mine(sizeof(uint32_t) + sizeof(uint16_t), '\0');
-    memcpy(mine.data(), &addr.s_addr, 4);
+    memcpy(mine.data(), &addr, 4);
     memcpy(mine.data() + 4, &a.sin_port, 2);
     std::vector<std::string> all;
     collResult_t r = boot.allgather(mine, all, error);
     // Each rank dials the ranks above it and answers the ones below.
+    const PeerHello hello = boot.hello(rank);
     for (int p = rank + 1; p < int(peers.size()) && r == collSuccess; ++p) {
       uint32_t ip;
       uint16_t port;
       memcpy(&ip, all[p].data(), 4);
       memcpy(&port, all[p].data() + 4, 2);
       int fd = connectTcp(ip, port, timeout, error);
-      int32_t me = rank;
-      if (fd < 0 || !writeFull(fd, &me, sizeof me, error))
+      if (fd < 0 || !writeFull(fd, &hello, sizeof hello, error))
         r = collSystemError;
       peers[p].fd = fd;
     }
-    for (int k = 0; k < rank && r == collSuccess; ++k) {
-      int fd = acceptWithin(listener, timeout, error);
-      int32_t from = -1;
-      if (fd < 0 || !readFull(fd, &from, sizeof from, timeout, error) || from < 0 ||
-          from >= rank || peers[from].fd >= 0) {
-        if (fd >= 0)
-          close(fd);
-        error = "socket: a peer did not connect (" + error + ")";
-        r = collRemoteError;
-        break;
-      }
+    int arrived = 0;
+    auto admit = [&](int fd, const std::string &bytes) {
+      int from = boot.admit(bytes);
+      if (from < 0 || from >= rank || peers[from].fd >= 0)
+        return false;
       peers[from].fd = fd;
+      ++arrived;
+      return true;
+    };
+    if (r == collSuccess &&
+        !admitConnections(listener, sizeof(PeerHello), timeout, admit,
+                          [&] { return arrived == rank; }, error)) {
+      error = "socket: a peer did not connect (" + error + ")";
+      r = collRemoteError;
     }
     close(listener);
     if (r != collSuccess)
@@ -138,6 +134,7 @@ public:
       w.base.assign(peers.size(), nullptr);
       w.size.assign(peers.size(), 0);
       windows.emplace_back(std::max<size_t>(bytes, 64), 0);
+      windowBytes.push_back(windows.back().size());
       w.base[rank] = windows.back().data();
       w.size[rank] = bytes;
     }
@@ -171,37 +168,32 @@ public:
   void release(Window &w) override {}
 
 private:
-  void post(int peer, const Message &m, const char *payload) {
+  void post(int peer, const FrameHeader &m, const char *payload) {
     Peer &p = peers[peer];
     p.outbox.append(reinterpret_cast<const char *>(&m), sizeof m);
     if (m.size)
       p.outbox.append(payload, size_t(m.size));
   }
 
-  // Writes a shipped step into this rank's FIFO, flags last.
-  void deliver(const Message &m, const char *payload) {
-    if (m.window < 0 || size_t(m.window) >= windows.size())
-      return;
-    std::vector<char> &w = windows[m.window];
-    size_t need = m.offset + fifoBytes(m.slots, m.slotBytes);
-    if (m.slots < 1 || m.size > m.slotBytes || need > w.size())
-      return;
-    collc::Fifo f = fifoAt(w.data() + m.offset, m.slots, m.slotBytes, m.protocol);
-    char *slot = f.slots + (m.step % uint64_t(m.slots)) * m.slotBytes;
-    if (m.protocol == collc::kSimple) {
-      memcpy(slot, payload, size_t(m.size));
-    } else {
-      auto *dst = reinterpret_cast<uint64_t *>(slot);
-      const int64_t words = m.size / 8;
-      for (int64_t i = 0; i < words; ++i) {
-        uint64_t v;
-        memcpy(&v, payload + i * 8, 8);
-        bool flag = m.protocol == collc::kLL128 && i % 16 == 15;
-        __atomic_store_n(&dst[i], v, flag ? __ATOMIC_RELEASE : __ATOMIC_RELAXED);
-      }
+  // Acts on one checked message: data into this rank's FIFO, a credit into
+  // the sender's mirror. False if it does not fit what this rank knows.
+  bool apply(int from, const Frame &f, std::string &error) {
+    const FrameHeader &m = f.header;
+    if (m.kind == kFrameData)
+      return deliverFrame(windows[m.window].data(), f, error);
+    auto it = sends.find({from, m.window, m.offset});
+    if (it == sends.end()) {
+      error = "a credit for a FIFO that this rank does not feed";
+      return false;
     }
-    f.sizes[m.step % uint64_t(m.slots)] = m.size;
-    __atomic_store_n(f.tail, m.step + 1, __ATOMIC_RELEASE);
+    // The receiver frees only what it got, and never takes a slot back.
+    SendConn &c = it->second;
+    if (m.step < __atomic_load_n(c.mirror.head, __ATOMIC_RELAXED) || m.step > c.shipped) {
+      error = "a credit for steps that were never sent";
+      return false;
+    }
+    __atomic_store_n(c.mirror.head, m.step, __ATOMIC_RELEASE);
+    return true;
   }
 
   // Moves what threadblocks published into outboxes; true if anything moved.
@@ -212,15 +204,15 @@ private:
       uint64_t tail = __atomic_load_n(c.mirror.tail, __ATOMIC_ACQUIRE);
       for (; c.shipped < tail; ++c.shipped, moved = true) {
         int64_t slot = int64_t(c.shipped % uint64_t(c.mirror.numSlots));
-        Message m{kData, c.mirror.protocol, c.mirror.numSlots, std::get<1>(key),
-                  std::get<2>(key), c.mirror.slotBytes, c.shipped, c.mirror.sizes[slot]};
+        FrameHeader m{kFrameData, c.mirror.protocol, c.mirror.numSlots, std::get<1>(key),
+                      std::get<2>(key), c.mirror.slotBytes, c.shipped, c.mirror.sizes[slot]};
         post(c.peer, m, c.mirror.slots + slot * c.mirror.slotBytes);
       }
     }
     for (auto &[key, c] : recvs) {
       uint64_t head = __atomic_load_n(c.fifo.head, __ATOMIC_ACQUIRE);
       if (head > c.credited) {
-        Message m{kCredit, 0, 0, std::get<1>(key), std::get<2>(key), 0, head, 0};
+        FrameHeader m{kFrameCredit, 0, 0, std::get<1>(key), std::get<2>(key), 0, head, 0};
         post(c.peer, m, nullptr);
         c.credited = head;
         moved = true;
@@ -229,24 +221,31 @@ private:
     return moved;
   }
 
+  // Acts on every whole message in the peer's inbox. A malformed one closes
+  // the connection: nothing after it can be trusted to start where it seems
+  // to, and the waiters for this peer then time out naming it.
   void receive(int from) {
     Peer &p = peers[from];
     size_t at = 0;
-    while (p.inbox.size() - at >= sizeof(Message)) {
-      Message m;
-      memcpy(&m, p.inbox.data() + at, sizeof m);
-      if (m.size < 0 || p.inbox.size() - at - sizeof m < size_t(m.size))
+    std::string error;
+    std::lock_guard<std::mutex> lock(mutex);
+    for (;;) {
+      Frame f;
+      size_t length = 0;
+      FrameStatus s = parseFrame(p.inbox.data() + at, p.inbox.size() - at, windowBytes.data(),
+                                 windowBytes.size(), f, length, error);
+      if (s == FrameStatus::kIncomplete)
         break;
-      const char *payload = p.inbox.data() + at + sizeof m;
-      std::lock_guard<std::mutex> lock(mutex);
-      if (m.kind == kData) {
-        deliver(m, payload);
-      } else if (m.kind == kCredit) {
-        auto it = sends.find({from, m.window, m.offset});
-        if (it != sends.end())
-          __atomic_store_n(it->second.mirror.head, m.step, __ATOMIC_RELEASE);
+      if (s == FrameStatus::kComplete && apply(from, f, error)) {
+        at += length;
+        continue;
       }
-      at += sizeof m + size_t(m.size);
+      fprintf(stderr, "collrt: rank %d closes its connection from rank %d, which sent %s\n",
+              rank, from, error.c_str());
+      close(p.fd);
+      p.fd = -1;
+      p.inbox.clear();
+      return;
     }
     p.inbox.erase(0, at);
   }
@@ -359,10 +358,11 @@ private:
   Bootstrap &boot;
   int rank;
   std::vector<Peer> peers;
-  std::mutex mutex; // guards sends, recvs and windows
+  std::mutex mutex; // guards sends, recvs, windows and windowBytes
   std::map<Key, SendConn> sends;
   std::map<Key, RecvConn> recvs;
   std::vector<std::vector<char>> windows;
+  std::vector<size_t> windowBytes; // of each window, for checking messages
   std::atomic<bool> stop{false};
   std::thread proxy;
 };
