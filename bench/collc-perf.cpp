@@ -33,6 +33,7 @@
 #include "Expected.h"
 #include "Names.h"
 #include "Ranks.h"
+#include "Watch.h"
 
 #include <algorithm>
 #include <array>
@@ -66,7 +67,7 @@ struct Options {
   int iters = 20, warmup = 1, check = 1;
   // A rank this program started.
   int child = -1;
-  std::string id;
+  int idFd = -1;
   int report = -1;
 };
 
@@ -146,8 +147,8 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       ok = in.integer(o.child, 0, 4096);
     else if (a == "--report")
       ok = in.integer(o.report, 0, 1 << 30);
-    else if (a == "--id")
-      ok = in.text(o.id);
+    else if (a == "--id-fd")
+      ok = in.integer(o.idFd, 0, 1 << 30);
     else if (!a.empty() && a[0] != '-' && o.kernel.empty())
       o.kernel = a;
     else {
@@ -647,8 +648,8 @@ int child(const Options &o) {
   r.rank = o.child;
   if (!alg)
     snprintf(r.text, sizeof r.text, "rank %d: %s", o.child, error.c_str());
-  else if (!unhex(o.id, &id, sizeof id))
-    snprintf(r.text, sizeof r.text, "rank %d: bad --id", o.child);
+  else if (!readIdFd(o.idFd, id, error))
+    snprintf(r.text, sizeof r.text, "rank %d: %s", o.child, error.c_str());
   else {
     Setup s = makeSetup(o, alg->plans[0]);
     return runRank(o, alg, s, id, o.child, 0, sink) ? 0 : 1;
@@ -675,28 +676,22 @@ int launcher(const Options &o, int argc, char **argv) {
   }
 
   Table table(o, alg, s, "self-launched");
-  Record rec;
-  ssize_t n;
-  while ((n = read(from, &rec, sizeof rec)) == ssize_t(sizeof rec) ||
-         (n < 0 && errno == EINTR)) {
-    if (n < 0)
-      continue;
-    table.add(rec);
-    if (table.failed())
-      break;
+  std::string problem;
+  {
+    RankWatch watch(std::move(pids), from, sizeof(Record));
+    Record rec;
+    while (watch.next(&rec)) {
+      table.add(rec);
+      if (table.failed())
+        break; // the others may wait for the failed rank: stop them all
+    }
+    watch.stopAll();
+    problem = watch.problem();
   }
-  close(from);
-  if (table.failed() || !table.done()) {
-    // A rank failed (the others may wait for it) or died: stop them all.
-    for (pid_t p : pids)
-      kill(p, SIGKILL);
-  }
-  int died = 0;
-  for (pid_t pid : pids) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
-      ++died;
+  if (!problem.empty()) {
+    fflush(stdout);
+    fprintf(stderr, "collc-perf: FAIL %s\n", problem.c_str());
+    return 1;
   }
   if (table.failed()) {
     fflush(stdout);
@@ -705,8 +700,7 @@ int launcher(const Options &o, int argc, char **argv) {
   }
   if (!table.done()) {
     fflush(stdout);
-    fprintf(stderr, "collc-perf: FAIL %d rank(s) died without reporting every size\n",
-            died ? died : o.ranks);
+    fprintf(stderr, "collc-perf: FAIL a rank ended without reporting every size\n");
     return 1;
   }
   return table.finish();

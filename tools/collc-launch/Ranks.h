@@ -2,7 +2,10 @@
 //
 // Both read a command line of flags with values, load a generated kernel
 // library and start one child process per rank: this program again, with
-// `--child R --id HEX --report FD` appended, reporting over a pipe.
+// `--child R --id-fd FD --report FD` appended, reporting over a pipe. The
+// unique id (which holds the communicator's secret) travels in an inherited
+// memfd, never on a command line, where `ps` would show it. Ranks die with
+// their launcher.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_LAUNCH_RANKS_H
@@ -21,6 +24,9 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <string>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -56,12 +62,18 @@ public:
     out = n;
     return true;
   }
-  /// An integer >= lo, capped at hi.
+  /// An integer in [lo, hi]; above hi is an error that names the maximum.
   bool integer(int &out, int64_t lo, int64_t hi) {
     int64_t n;
+    const char *flag = argv[i];
     if (!integer(n, lo))
       return false;
-    out = int(n < hi ? n : hi);
+    if (n > hi) {
+      error = std::string(flag) + " is " + std::to_string(n) + ", above the maximum of " +
+              std::to_string(hi);
+      return false;
+    }
+    out = int(n);
     return true;
   }
   bool text(std::string &out) {
@@ -107,6 +119,18 @@ inline const collc::AlgorithmDesc *loadAlgorithm(const std::string &kernel,
   return error.empty() ? alg : nullptr;
 }
 
+/// Reads the unique id that spawnRanks left in the descriptor `fd`.
+inline bool readIdFd(int fd, collUniqueId &id, std::string &error) {
+  ssize_t n = pread(fd, &id, sizeof id, 0);
+  if (n != ssize_t(sizeof id)) {
+    error = "cannot read the unique id from descriptor " + std::to_string(fd) + ": " +
+            (n < 0 ? strerror(errno) : "too short");
+    return false;
+  }
+  close(fd);
+  return true;
+}
+
 /// Makes the communicator's unique id and starts `ranks` copies of this
 /// program with argv and the child's flags; they report on the pipe whose
 /// read end is `reports`. Empty, with `error` set, if that fails (the ranks
@@ -118,29 +142,46 @@ inline std::vector<pid_t> spawnRanks(int argc, char **argv, int ranks, int &repo
     error = std::string(collGetErrorString(r)) + ": " + collGetLastError(nullptr);
     return {};
   }
-  const std::string id = hex(&uid, sizeof uid);
+  int idFd = memfd_create("collc-unique-id", 0); // inherited, so no MFD_CLOEXEC
+  if (idFd < 0 || write(idFd, &uid, sizeof uid) != ssize_t(sizeof uid)) {
+    error = std::string("memfd for the unique id: ") + strerror(errno);
+    if (idFd >= 0)
+      close(idFd);
+    return {};
+  }
   int fds[2];
   if (pipe(fds)) {
     error = std::string("pipe: ") + strerror(errno);
+    close(idFd);
     return {};
   }
   fcntl(fds[0], F_SETFD, FD_CLOEXEC);
   std::vector<pid_t> pids;
+  const pid_t launcher = getpid();
   fflush(stdout);
+  fflush(stderr);
   for (int r = 0; r < ranks; ++r) {
     pid_t pid = fork();
     if (pid < 0) {
       error = std::string("fork: ") + strerror(errno);
       for (pid_t p : pids)
         kill(p, SIGKILL);
+      for (pid_t p : pids)
+        waitpid(p, nullptr, 0);
       close(fds[0]);
       close(fds[1]);
+      close(idFd);
       return {};
     }
     if (pid == 0) {
+      // Die with the launcher, even if it dies before this line runs.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != launcher)
+        _exit(127);
       std::vector<std::string> args(argv, argv + argc);
-      for (std::string extra : {std::string("--child"), std::to_string(r), std::string("--id"),
-                                id, std::string("--report"), std::to_string(fds[1])})
+      for (std::string extra : {std::string("--child"), std::to_string(r),
+                                std::string("--id-fd"), std::to_string(idFd),
+                                std::string("--report"), std::to_string(fds[1])})
         args.push_back(extra);
       std::vector<char *> cargs;
       for (std::string &a : args)
@@ -152,8 +193,20 @@ inline std::vector<pid_t> spawnRanks(int argc, char **argv, int ranks, int &repo
     pids.push_back(pid);
   }
   close(fds[1]);
+  close(idFd);
   reports = fds[0];
   return pids;
+}
+
+/// For a launcher that another program started and waits for (as `collc
+/// run` does, naming itself in COLLC_PARENT_PID): die with that program.
+inline void dieWithParent() {
+  const char *parent = getenv("COLLC_PARENT_PID");
+  if (!parent)
+    return;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != pid_t(atoll(parent)))
+    _exit(1); // it is gone already
 }
 
 } // namespace collc_launch

@@ -13,6 +13,7 @@
 #include "Expected.h"
 #include "Names.h"
 #include "Ranks.h"
+#include "Watch.h"
 
 #include <chrono>
 #include <cstdio>
@@ -37,10 +38,11 @@ struct Options {
   collRedOp_t op = collSum;
   bool inplace = false;
   int iters = 1;
+  int repeat = 1; // start the ranks this many times, each a new communicator
   std::string transport = "shm";
   // Child only.
   int child = -1;
-  std::string id;
+  int idFd = -1;
   int report = -1;
 };
 
@@ -57,7 +59,8 @@ int usage(const char *why) {
   fprintf(stderr,
           "collc-launch: %s\n"
           "usage: collc-launch KERNEL.so --ranks R [--algorithm NAME] [--count N]\n"
-          "         [--dtype T] [--op OP] [--inplace] [--iters K] [--transport shm|socket]\n"
+          "         [--dtype T] [--op OP] [--inplace] [--iters K] [--repeat K]\n"
+          "         [--transport shm|socket]\n"
           "  T: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
           "     (float16, float32, float64 too); OP: sum prod max min avg\n",
           why);
@@ -75,12 +78,14 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       ok = in.integer(o.count, 0);
     else if (a == "--iters")
       ok = in.integer(o.iters, 1, 1000000);
+    else if (a == "--repeat")
+      ok = in.integer(o.repeat, 1, 1000000);
     else if (a == "--child")
       ok = in.integer(o.child, 0, 4096);
     else if (a == "--report")
       ok = in.integer(o.report, 0, 1 << 30);
-    else if (a == "--id")
-      ok = in.text(o.id);
+    else if (a == "--id-fd")
+      ok = in.integer(o.idFd, 0, 1 << 30);
     else if (a == "--algorithm")
       ok = in.text(o.algorithm);
     else if (a == "--dtype")
@@ -107,7 +112,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
   if (o.kernel.empty())
     error = "no kernel library given";
   else if (o.ranks < 1)
-    error = "--ranks is required";
+    error = "--ranks is required (at least 1)";
   return error.empty();
 }
 
@@ -160,8 +165,8 @@ int child(const Options &o) {
   const collc::AlgorithmDesc *alg = loadAlgorithm(o.kernel, o.algorithm, error);
   if (!alg) {
     snprintf(rep.message, sizeof rep.message, "rank %d: %s", o.child, error.c_str());
-  } else if (!unhex(o.id, &id, sizeof id)) {
-    snprintf(rep.message, sizeof rep.message, "rank %d: bad --id", o.child);
+  } else if (!readIdFd(o.idFd, id, error)) {
+    snprintf(rep.message, sizeof rep.message, "rank %d: %s", o.child, error.c_str());
   } else if (collResult_t r = collCommInitRank(&comm, o.ranks, id, o.child)) {
     snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", o.child,
              collGetErrorString(r), collGetLastError(nullptr));
@@ -172,6 +177,47 @@ int child(const Options &o) {
   if (write(o.report, &rep, sizeof rep) != ssize_t(sizeof rep))
     return 3;
   return rep.ok ? 0 : 1;
+}
+
+/// Starts the ranks once and waits for them. Empty if every rank passed;
+/// otherwise why not, naming the rank that caused it where one did.
+std::string launchOnce(const Options &o, int argc, char **argv, double &slowest) {
+  std::string error;
+  int from = -1; // the ranks' reports
+  std::vector<pid_t> pids = spawnRanks(argc, argv, o.ranks, from, error);
+  if (pids.empty())
+    return error;
+  RankWatch watch(std::move(pids), from, sizeof(Report));
+  std::vector<bool> reported(o.ranks, false);
+  std::string failure;
+  bool failureIsConsequence = false;
+  Report rep;
+  while (watch.next(&rep)) {
+    if (rep.rank < 0 || rep.rank >= o.ranks || reported[rep.rank])
+      continue;
+    reported[rep.rank] = true;
+    watch.finished(rep.rank);
+    slowest = std::max(slowest, rep.seconds);
+    if (rep.ok)
+      continue;
+    watch.sawFailure();
+    // A rank that lost a peer or timed out waiting for one reports a
+    // consequence: name the cause where a rank reported one.
+    rep.message[sizeof rep.message - 1] = 0;
+    bool consequence = strstr(rep.message, "remote error") || strstr(rep.message, "timeout");
+    if (failure.empty() || (failureIsConsequence && !consequence)) {
+      failure = rep.message;
+      failureIsConsequence = consequence;
+    }
+  }
+  watch.stopAll();
+  // A rank that died or stopped explains the others' failures: name it first.
+  if (!watch.problem().empty())
+    return watch.problem();
+  for (int r = 0; r < o.ranks && failure.empty(); ++r)
+    if (!reported[r])
+      failure = "rank " + std::to_string(r) + " " + watch.exitOf(r) + " without a report";
+  return failure;
 }
 
 int parent(const Options &o, int argc, char **argv) {
@@ -192,44 +238,33 @@ int parent(const Options &o, int argc, char **argv) {
   }
   // Ranks inherit the environment, where the runtime reads its knobs.
   setenv("COLL_TRANSPORT", o.transport.c_str(), 1);
-  int from = -1; // the ranks' reports
-  std::vector<pid_t> pids = spawnRanks(argc, argv, o.ranks, from, error);
-  if (pids.empty()) {
-    fprintf(stderr, "collc-launch: %s\n", error.c_str());
-    return 1;
-  }
-  std::vector<Report> reports;
-  Report rep;
-  while (read(from, &rep, sizeof rep) == ssize_t(sizeof rep))
-    reports.push_back(rep);
-  close(from);
-  int crashed = 0;
-  for (pid_t pid : pids) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFSIGNALED(status))
-      ++crashed;
-  }
-  bool ok = int(reports.size()) == o.ranks && !crashed;
-  double worst = 0;
-  std::string first;
-  for (const Report &r : reports) {
-    ok &= bool(r.ok);
-    worst = std::max(worst, r.seconds);
-    if (!r.ok && first.empty())
-      first = r.message;
-  }
   printf("%s (%s): %s on %d ranks, %lld x %s %s, %s, %s\n", alg->name, alg->source,
          collNames[plan.collective], o.ranks, (long long)o.count, typeNames[o.dtype],
          opNames[o.op], o.inplace ? "in place" : "out of place", o.transport.c_str());
-  if (ok) {
-    printf("PASS in %.3f ms (slowest rank, best of %d)\n", worst * 1e3, o.iters);
-    return 0;
+  double slowest = 0;
+  int failed = 0;
+  for (int run = 0; run < o.repeat; ++run) {
+    std::string failure = launchOnce(o, argc, argv, slowest);
+    if (failure.empty())
+      continue;
+    if (o.repeat == 1) {
+      printf("FAIL %s\n", failure.c_str());
+      return 1;
+    }
+    if (++failed <= 5) // a stress run counts every failure, showing the first few
+      printf("FAIL in run %d of %d: %s\n", run + 1, o.repeat, failure.c_str());
+    fflush(stdout);
   }
-  if (first.empty())
-    first = std::to_string(o.ranks - int(reports.size())) + " rank(s) died without a report";
-  printf("FAIL %s\n", first.c_str());
-  return 1;
+  if (failed) {
+    printf("FAIL %d of %d runs\n", failed, o.repeat);
+    return 1;
+  }
+  if (o.repeat > 1)
+    printf("PASS %d runs, slowest rank %.3f ms (best of %d)\n", o.repeat, slowest * 1e3,
+           o.iters);
+  else
+    printf("PASS in %.3f ms (slowest rank, best of %d)\n", slowest * 1e3, o.iters);
+  return 0;
 }
 
 } // namespace
@@ -243,5 +278,8 @@ int main(int argc, char **argv) {
     // The only algorithm of the file: collc names the symbol after it.
     return usage("--algorithm is required");
   }
-  return o.child >= 0 ? child(o) : parent(o, argc, argv);
+  if (o.child >= 0)
+    return child(o);
+  dieWithParent();
+  return parent(o, argc, argv);
 }

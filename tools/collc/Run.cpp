@@ -14,9 +14,14 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
+#include <string>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -32,6 +37,57 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+// The program collc waits for (the compiler, then collc-launch), and whether
+// collc was interrupted. LLVM's signal handler removes the files registered
+// with RemoveFileOnSignal, then calls onInterrupt, which passes the signal
+// on: the launcher dies of it, and its ranks die with the launcher.
+std::atomic<pid_t> waitingFor{0};
+std::atomic<bool> interrupted{false};
+
+void onInterrupt() {
+  interrupted = true;
+  if (pid_t pid = waitingFor.load())
+    kill(pid, SIGTERM);
+}
+
+constexpr int kInterruptedStatus = 130; // as a shell reports SIGINT
+
+/// Runs `program` to its end, unless collc is interrupted first. The result
+/// is ExecuteAndWait's: the exit status, -1 if it did not start, -2 if it
+/// died of a signal.
+int runToEnd(llvm::StringRef program, llvm::ArrayRef<llvm::StringRef> args,
+             std::string &error) {
+  if (interrupted)
+    return -2;
+  bool failedToStart = false;
+  llvm::sys::ProcessInfo child =
+      llvm::sys::ExecuteNoWait(program, args, std::nullopt, {}, 0, &error, &failedToStart);
+  if (failedToStart)
+    return -1;
+  waitingFor = child.Pid;
+  if (interrupted) // the signal came between the two lines above
+    kill(child.Pid, SIGTERM);
+  llvm::sys::ProcessInfo done = llvm::sys::Wait(child, std::nullopt, &error);
+  waitingFor = 0;
+  return done.ReturnCode;
+}
+
+/// A file for this run in the temporary directory, removed on any exit.
+std::error_code makeTemporary(llvm::StringRef suffix, llvm::SmallVectorImpl<char> &path,
+                              int *fd) {
+  std::error_code ec = fd ? llvm::sys::fs::createTemporaryFile("collc-run", suffix, *fd, path)
+                          : llvm::sys::fs::createTemporaryFile("collc-run", suffix, path);
+  if (!ec)
+    llvm::sys::RemoveFileOnSignal(llvm::StringRef(path.data(), path.size()));
+  return ec;
+}
+
+std::string temporaryDirectory() {
+  llvm::SmallString<128> dir;
+  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, dir);
+  return dir.str().str();
+}
+
 } // namespace
 
 int collc::runOnHost(ModuleOp module, const RunOptions &options) {
@@ -43,25 +99,45 @@ int collc::runOnHost(ModuleOp module, const RunOptions &options) {
   if (name.empty())
     return fail("no algorithm to run");
 
-  llvm::SmallString<128> dir;
-  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("collc-run", dir))
-    return fail("cannot make a work directory: " + ec.message());
-  std::string source = (dir + "/kernel.cpp").str(), library = (dir + "/kernel.so").str();
+  llvm::sys::SetInterruptFunction(onInterrupt);
+  const std::string tmp = temporaryDirectory();
+  llvm::SmallString<128> source, library;
+  int sourceFd = -1;
+  if (std::error_code ec = makeTemporary("cpp", source, &sourceFd))
+    return fail("cannot create a file in the temporary directory " + tmp + ": " +
+                ec.message() + " (set TMPDIR to a writable directory)");
   auto cleanup = [&](int status) {
-    if (options.keep)
-      llvm::errs() << "collc run: generated files kept in " << dir << "\n";
-    else
-      llvm::sys::fs::remove_directories(dir);
+    if (options.keep) {
+      llvm::errs() << "collc run: generated files kept: " << source << " " << library << "\n";
+    } else {
+      llvm::sys::fs::remove(source);
+      if (!library.empty())
+        llvm::sys::fs::remove(library);
+    }
+    if (interrupted) {
+      llvm::errs() << "collc run: interrupted\n";
+      return kInterruptedStatus;
+    }
     return status;
   };
+  if (options.keep)
+    llvm::sys::DontRemoveFileOnSignal(source);
   {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(source, ec);
-    if (ec)
-      return cleanup(fail("cannot write " + source + ": " + ec.message()));
+    llvm::raw_fd_ostream os(sourceFd, /*shouldClose=*/true);
     if (failed(coll::writeKernels(module, options.source, os)))
       return cleanup(1);
+    os.close();
+    if (std::error_code ec = os.error()) {
+      os.clear_error(); // reported here, not as a fatal error when `os` goes
+      return cleanup(fail("cannot write " + source + ": " + ec.message() +
+                          " (is the temporary directory " + tmp + " full? set TMPDIR)"));
+    }
   }
+  if (std::error_code ec = makeTemporary("so", library, nullptr))
+    return cleanup(fail("cannot create a file in the temporary directory " + tmp + ": " +
+                        ec.message() + " (set TMPDIR to a writable directory)"));
+  if (options.keep)
+    llvm::sys::DontRemoveFileOnSignal(library);
 
   std::string cxx = fromEnv("COLLC_CXX", COLLC_HOST_CXX);
   std::string libDir = fromEnv("COLLC_LIB_DIR", COLLC_LIB_DIR);
@@ -76,17 +152,23 @@ int collc::runOnHost(ModuleOp module, const RunOptions &options) {
                                                 "-shared", include, device, source,
                                                 "-o", library, libFlag, "-lcollrt", rpath};
   std::string error;
-  if (int rc = llvm::sys::ExecuteAndWait(*compiler, compile, std::nullopt, {}, 0, 0, &error))
+  if (int rc = runToEnd(*compiler, compile, error))
     return cleanup(fail("compiling the generated kernels failed (" + llvm::Twine(rc) + ") " +
-                        error));
+                        error + "; if the compiler could not write, is the temporary "
+                        "directory " + tmp + " full?"));
 
+  // The launcher dies with collc (it reads COLLC_PARENT_PID), and its ranks
+  // with the launcher: killing collc leaves no process behind.
+  setenv("COLLC_PARENT_PID", std::to_string(getpid()).c_str(), 1);
   std::string launcher = fromEnv("COLLC_LAUNCH", COLLC_BIN_DIR "/collc-launch");
-  llvm::SmallVector<std::string> args = {launcher, library, "--algorithm", name, "--ranks",
-                                         std::to_string(options.ranks)};
+  llvm::SmallVector<std::string> args = {launcher, library.str().str(), "--algorithm", name,
+                                         "--ranks", std::to_string(options.ranks)};
   args.append(options.launchArgs.begin(), options.launchArgs.end());
   llvm::SmallVector<llvm::StringRef> argv(args.begin(), args.end());
-  int rc = llvm::sys::ExecuteAndWait(launcher, argv, std::nullopt, {}, 0, 0, &error);
-  if (rc < 0)
+  int rc = runToEnd(launcher, argv, error);
+  if (rc == -1)
     return cleanup(fail("cannot run " + launcher + ": " + error));
+  if (rc < 0 && !interrupted)
+    return cleanup(fail(launcher + " " + error));
   return cleanup(rc);
 }

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Faults during `collc run`: a rank stopped, a rank killed (while running and
+during setup), the launcher killed, collc killed, collc interrupted, and a
+temporary directory that is full or missing. Each case checks the exit
+status, the message (which must name the right rank), the time bound, and
+that no process, temporary file or /dev/shm entry is left behind.
+
+usage: faults.py COLLC EXAMPLES_DIR
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+COLLC, EXAMPLES = sys.argv[1], sys.argv[2]
+TIMEOUT = 3  # COLL_TIMEOUT for the ranks: every wait of theirs ends within it
+GRACE = 6    # what the launcher may add to it (its grace period, polling, exits)
+failures = []
+
+
+def check(case, condition, what):
+    if not condition:
+        failures.append(f"{case}: {what}")
+        print(f"  FAIL {what}")
+
+
+def processes_under(tmp):
+    """Pids whose command line names a file in `tmp` (the launcher and ranks)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(tmp.encode() in a for a in cmd):
+            found.append((int(pid), [a.decode(errors="replace") for a in cmd if a]))
+    return found
+
+
+def rank_pid(tmp, rank):
+    for pid, cmd in processes_under(tmp):
+        if "--child" in cmd and cmd[cmd.index("--child") + 1] == str(rank):
+            return pid
+    return None
+
+
+def launcher_pid(tmp):
+    for pid, cmd in processes_under(tmp):
+        if cmd[0].endswith("collc-launch") and "--child" not in cmd:
+            return pid
+    return None
+
+
+def wait_for(probe, seconds, step=0.002):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        value = probe()
+        if value:
+            return value
+        time.sleep(step)
+    return None
+
+
+def start(tmp, extra_env=None, example="binary_tree_reduce.coll", count=100000):
+    env = dict(os.environ, TMPDIR=tmp, COLL_TIMEOUT=str(TIMEOUT))
+    env.update(extra_env or {})
+    args = [COLLC, "run", os.path.join(EXAMPLES, example), "--ranks", "4",
+            "--count", str(count), "--iters", "1000000"]
+    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+
+
+def finish(case, proc, tmp, shm_before, since, bound, status, message, clean_tmp=True):
+    try:
+        out, _ = proc.communicate(timeout=bound + 30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        check(case, False, "collc run did not end")
+    took = time.monotonic() - since
+    print(f"  exit {proc.returncode} after {took:.1f} s: {out.strip().splitlines()[-1:]}")
+    if status is not None:
+        check(case, proc.returncode == status, f"exit status {proc.returncode}, expected {status}")
+    check(case, took <= bound, f"took {took:.1f} s, more than {bound} s")
+    if message:
+        check(case, message in out, f"no '{message}' in: {out.strip()}")
+    for bad in ("Broken pipe", "LLVM ERROR", "Stack dump"):
+        check(case, bad not in out, f"'{bad}' in: {out.strip()}")
+    left = wait_for(lambda: not processes_under(tmp), 3, 0.05)
+    check(case, left, f"processes left: {processes_under(tmp)}")
+    if clean_tmp:
+        check(case, not os.listdir(tmp), f"files left in TMPDIR: {os.listdir(tmp)}")
+    shm_after = set(os.listdir("/dev/shm"))
+    check(case, shm_after <= shm_before, f"/dev/shm entries left: {shm_after - shm_before}")
+
+
+def case_signal_rank(case, sig, rank, status, message, at_once=False):
+    """Sends `sig` to `rank` once it runs (at once: as soon as it exists)."""
+    print(case)
+    with tempfile.TemporaryDirectory() as tmp:
+        shm = set(os.listdir("/dev/shm"))
+        proc = start(tmp)
+        pid = wait_for(lambda: rank_pid(tmp, rank), 60, 0.0005 if at_once else 0.01)
+        check(case, pid, "the rank never started")
+        if not at_once:
+            time.sleep(0.5)  # into the collective
+        since = time.monotonic()
+        if pid:
+            os.kill(pid, sig)
+        bound = TIMEOUT + GRACE if sig == signal.SIGSTOP else GRACE
+        finish(case, proc, tmp, shm, since, bound, status, message)
+
+
+def case_signal_tool(case, which, sig, status, message, clean_tmp=True):
+    """Sends `sig` to collc itself, its launcher, or the whole process group."""
+    print(case)
+    with tempfile.TemporaryDirectory() as tmp:
+        shm = set(os.listdir("/dev/shm"))
+        proc = start(tmp)
+        check(case, wait_for(lambda: rank_pid(tmp, 3), 60, 0.01), "the ranks never started")
+        time.sleep(0.5)
+        since = time.monotonic()
+        if which == "collc":
+            os.kill(proc.pid, sig)
+        elif which == "group":  # what Ctrl-C in a terminal does
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(launcher_pid(tmp), sig)
+        finish(case, proc, tmp, shm, since, GRACE, status, message, clean_tmp)
+        for f in os.listdir(tmp):  # collc killed by SIGKILL cannot tidy up
+            os.unlink(os.path.join(tmp, f))
+
+
+def case_full_tmpdir(size):
+    """A TMPDIR on a tiny tmpfs, in a mount namespace of its own: with 8 KiB
+    collc cannot write the kernel source, with 64 KiB the compiler fails."""
+    case = f"full TMPDIR ({size})"
+    print(case)
+    with tempfile.TemporaryDirectory() as tmp:
+        script = (f'mount -t tmpfs -o size={size} tmpfs "{tmp}" && '
+                  f'TMPDIR="{tmp}" "{COLLC}" run "{EXAMPLES}/ring_allreduce.coll" --ranks 4; '
+                  f'status=$?; ls -A "{tmp}"; exit $status')
+        r = subprocess.run(["unshare", "-r", "-m", "sh", "-c", script], capture_output=True,
+                           text=True, timeout=120)
+        out = r.stdout + r.stderr
+        print(f"  exit {r.returncode}: {out.strip().splitlines()[-2:]}")
+        check(case, r.returncode == 1, f"exit status {r.returncode}, expected 1")
+        check(case, "full?" in out, f"does not say the directory may be full: {out.strip()}")
+        check(case, "collc-run" not in r.stdout, f"files left: {r.stdout.strip()}")
+        for bad in ("LLVM ERROR", "Stack dump"):
+            check(case, bad not in out, f"'{bad}' in: {out.strip()}")
+
+
+def case_missing_tmpdir():
+    case = "missing TMPDIR"
+    print(case)
+    env = dict(os.environ, TMPDIR="/nonexistent/collc-test")
+    r = subprocess.run([COLLC, "run", os.path.join(EXAMPLES, "ring_allreduce.coll"),
+                        "--ranks", "2"], env=env, capture_output=True, text=True, timeout=120)
+    print(f"  exit {r.returncode}: {r.stderr.strip()}")
+    check(case, r.returncode == 1, f"exit status {r.returncode}, expected 1")
+    check(case, "cannot create a file in the temporary directory /nonexistent/collc-test"
+          in r.stderr and "set TMPDIR" in r.stderr, f"unclear message: {r.stderr.strip()}")
+
+
+case_signal_rank("stop rank 1", signal.SIGSTOP, 1, 1, "rank 1 is stopped")
+case_signal_rank("kill rank 1", signal.SIGKILL, 1, 1, "rank 1 killed by signal 9")
+case_signal_rank("kill rank 2 during setup", signal.SIGKILL, 2, 1, "rank 2 killed by signal 9",
+                 at_once=True)
+case_signal_rank("crash rank 3", signal.SIGSEGV, 3, 1, "rank 3 killed by signal 11")
+case_signal_tool("kill the launcher", "launcher", signal.SIGKILL, 1, "collc-launch")
+case_signal_tool("kill collc", "collc", signal.SIGKILL, -signal.SIGKILL, None, clean_tmp=False)
+case_signal_tool("interrupt collc", "collc", signal.SIGINT, 130, "collc run: interrupted")
+case_signal_tool("terminate collc", "collc", signal.SIGTERM, 130, "collc run: interrupted")
+case_signal_tool("Ctrl-C", "group", signal.SIGINT, 130, "collc run: interrupted")
+case_full_tmpdir("8k")
+case_full_tmpdir("64k")
+case_missing_tmpdir()
+
+print(f"{len(failures)} checks failed" if failures else "every fault case passed")
+for f in failures:
+    print("  " + f)
+sys.exit(1 if failures else 0)
