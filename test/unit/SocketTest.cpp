@@ -272,7 +272,8 @@ TEST(Socket, RootAdmitsOnlyRanksWithTheSecret) {
   collrt::UniqueIdData id{};
   std::string error;
   ASSERT_EQ(collrt::startBootstrapRoot(id, error), collSuccess) << error;
-  // A connection that says nothing holds up nobody.
+  // A connection that says nothing holds up nobody (a root that read one
+  // hello at a time waited COLL_TIMEOUT, 2 s here, for it).
   int silent = collrt::connectTcp(id.addr, id.port, 5, error);
   ASSERT_GE(silent, 0) << error;
   // An intruder with everything but the secret claims rank 0 first.
@@ -297,7 +298,7 @@ TEST(Socket, RootAdmitsOnlyRanksWithTheSecret) {
   double took = std::chrono::duration<double>(Clock::now() - t0).count();
   for (int r = 0; r < 2; ++r)
     EXPECT_EQ(got[r], (std::vector<std::string>{"rank0", "rank1"})) << "rank " << r;
-  EXPECT_LT(took, 1.0) << "the silent connection held up the real ranks";
+  EXPECT_LT(took, 1.5) << "the silent connection held up the real ranks";
   close(silent);
 }
 
