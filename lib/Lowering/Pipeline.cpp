@@ -3,14 +3,18 @@
 // After this pass each algorithm works on `chunks x instances x pipeline`
 // chunks: every op is repeated per instance (on its own channels) and split
 // into pipeline pieces. Each sub-chunk follows the path its chunk followed,
-// so the program still implements its collective.
+// so the program still implements its collective. Splitting multiplies the
+// program, so the pass first bounds what it would build (docs/guide.md,
+// "Limits") and refuses larger requests before allocating anything.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/CollOps.h"
+#include "lib/Analysis/SymbolicState.h"
 #include "lib/Lowering/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <numeric>
 
@@ -23,6 +27,31 @@ using namespace mlir;
 using namespace coll;
 
 namespace {
+
+// The lowered plan's steps over all ranks: the front end's limit on chunks
+// copied or reduced (2^24, lib/Frontend/Elaborate.h), now counted in steps.
+constexpr int64_t kMaxPlanSteps = int64_t(1) << 24;
+// Chunk slots over all ranks and buffers after splitting: the most the plan
+// verifier executes symbolically (lib/Analysis/Semantics.cpp), and what
+// coll-to-rank-streams allocates per slot.
+constexpr int64_t kMaxSplitSlots = int64_t(1) << 28;
+
+/// Steps an op lowers to, at most: a send and a receive per remote source,
+/// one local step for all local ones (coll-to-rank-streams).
+int64_t stepsPerChunk(const TransferChunks &t) {
+  int64_t remote = 0, local = 0;
+  for (ChunkAttr src : t.srcs)
+    ++(src.getRank() == t.dst.getRank() ? local : remote);
+  return 2 * remote + (local ? 1 : 0);
+}
+
+/// a * b, or nullopt when it does not fit in int64_t.
+std::optional<int64_t> mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (llvm::MulOverflow(a, b, r))
+    return std::nullopt;
+  return r;
+}
 
 struct CollPipelinePass : coll::impl::CollPipelinePassBase<CollPipelinePass> {
   using Base::Base;
@@ -42,20 +71,63 @@ struct CollPipelinePass : coll::impl::CollPipelinePassBase<CollPipelinePass> {
     SmallVector<std::pair<Operation *, TransferChunks>> old;
     int64_t depth = pipeline, channels = 1;
     int64_t widest = 1; // chunks of the widest op, each to become a message
+    // Blames the op's own @pipeline where it has one, else the options.
+    auto tooLarge = [&](Operation *at, const char *what, int64_t limit) -> LogicalResult {
+      InFlightDiagnostic d = at->emitError();
+      if (at != alg.getOperation())
+        d << "@pipeline(" << transferChunks(at)->pipeline.getInt() << ") makes";
+      else if (pipeline != 1 || instances != 1)
+        d << "pipeline " << int64_t(pipeline) << " x instances " << int64_t(instances)
+          << " makes";
+      else
+        d << "lowering makes";
+      d << " the plan too large: more than " << limit << " " << what << " over all ranks";
+      return failure();
+    };
+    auto tooManySteps = [&](Operation *at) { return tooLarge(at, "steps", kMaxPlanSteps); };
     for (Operation &op : body)
       if (std::optional<TransferChunks> t = transferChunks(&op)) {
-        if (t->pipeline)
-          depth = std::lcm(depth, t->pipeline.getInt());
+        if (t->pipeline) {
+          int64_t p = t->pipeline.getInt();
+          std::optional<int64_t> lcm = mul(depth / std::gcd(depth, p), p);
+          if (!lcm)
+            return tooManySteps(&op);
+          depth = *lcm;
+        }
         if (t->channel)
           channels = std::max(channels, t->channel.getInt() + 1);
         widest = std::max(widest, t->dst.getCount());
         old.push_back({&op, *t});
       }
-    int64_t factor = depth * instances;
-    if (factor == 1)
+    std::optional<int64_t> factor = mul(depth, instances);
+    if (!factor)
+      return tooManySteps(alg);
+    // Each op becomes one per chunk, piece and instance once split.
+    int64_t steps = 0;
+    for (auto &[op, t] : old) {
+      std::optional<int64_t> opSteps = stepsPerChunk(t);
+      if (*factor != 1) {
+        int64_t pieces = t.pipeline ? t.pipeline.getInt() : int64_t(pipeline);
+        opSteps = mul(*opSteps, t.dst.getCount());
+        if (opSteps)
+          opSteps = mul(*opSteps, pieces);
+        if (opSteps)
+          opSteps = mul(*opSteps, instances);
+      }
+      if (!opSteps || *opSteps > kMaxPlanSteps - steps)
+        return tooManySteps(t.pipeline ? op : alg.getOperation());
+      steps += *opSteps;
+    }
+    CollectiveShape shape = CollectiveShape::of(alg);
+    int64_t perRank = *shape.bufferSize("in") + *shape.bufferSize("out");
+    if (shape.scratch)
+      for (NamedAttribute e : shape.scratch)
+        perRank += llvm::cast<IntegerAttr>(e.getValue()).getInt();
+    std::optional<int64_t> slots = mul(*factor, perRank * shape.ranks);
+    if (!slots || *slots > kMaxSplitSlots)
+      return tooLarge(alg, "chunk slots of all buffers", kMaxSplitSlots);
+    if (*factor == 1)
       return success();
-    if (factor > (int64_t(1) << 40) / (int64_t(alg.getChunks()) * int64_t(alg.getRanks())))
-      return alg.emitError() << "pipeline x instances = " << factor << " is too large";
 
     MLIRContext *ctx = &getContext();
     OpBuilder b = OpBuilder::atBlockEnd(&body);
@@ -71,7 +143,7 @@ struct CollPipelinePass : coll::impl::CollPipelinePassBase<CollPipelinePass> {
             int64_t from = j * depth + q * width;
             auto place = [&](ChunkAttr c) {
               return ChunkAttr::get(ctx, c.getBuffer(), c.getRank(),
-                                    (c.getIndex() + k) * factor + from, width);
+                                    (c.getIndex() + k) * *factor + from, width);
             };
             Operation *made;
             if (llvm::isa<CopyOp>(op)) {
@@ -93,7 +165,7 @@ struct CollPipelinePass : coll::impl::CollPipelinePassBase<CollPipelinePass> {
     }
     for (auto &[op, t] : old)
       op->erase();
-    alg.setChunksAttr(b.getI64IntegerAttr(alg.getChunks() * factor));
+    alg.setChunksAttr(b.getI64IntegerAttr(alg.getChunks() * *factor));
     // A rank may inject every piece of its own data before it can forward
     // any: its connections need that many slots (NCCL's have 8).
     alg->setAttr("fifo_depth", b.getI64IntegerAttr(depth * widest));
@@ -102,7 +174,7 @@ struct CollPipelinePass : coll::impl::CollPipelinePassBase<CollPipelinePass> {
       for (NamedAttribute e : scratch)
         scaled.push_back(b.getNamedAttr(
             e.getName(), b.getI64IntegerAttr(llvm::cast<IntegerAttr>(e.getValue()).getInt() *
-                                             factor)));
+                                             *factor)));
       alg.setScratchAttr(b.getDictionaryAttr(scaled));
     }
     return success();
