@@ -38,6 +38,12 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
   using Base::Base;
 
   void runOnOperation() override {
+    // No range would hold a larger size, and every plan would vanish.
+    if (messageSize < -1 || messageSize >= kNoLimit) {
+      getOperation().emitError() << "message-size " << int64_t(messageSize) << " is not in 0 .. "
+                                 << kNoLimit - 1 << " bytes";
+      return signalPassFailure();
+    }
     for (auto plan : llvm::make_early_inc_range(getOperation().getOps<PlanOp>()))
       if (failed(select(plan)))
         return signalPassFailure();

@@ -15,6 +15,7 @@
 #include "lib/Target/Kernel.h"
 #include "lib/Target/MscclXml.h"
 #include "Run.h"
+#include "RunLimits.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -24,6 +25,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -254,6 +256,16 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   }
 
   if (runMode) {
+    collc::RunRequest request;
+    request.algorithm = algorithm;
+    request.ranks = runRanks;
+    request.dtype = runType;
+    request.inplace = runInplace;
+    if (llvm::Error e = collc::parseRunCount(runCount, request.count);
+        e || (e = collc::checkRunMemory(*module, request))) {
+      llvm::errs() << "collc run: error: " << llvm::toString(std::move(e)) << "\n";
+      return 1;
+    }
     collc::RunOptions run;
     run.source = inputFile;
     run.algorithm = algorithm;
@@ -327,8 +339,12 @@ int main(int argc, char **argv) {
       "Exit status: 0 when verified, 1 on any error in the program.\n");
 
   if (runMode) {
-    if (runRanks < 1) {
-      llvm::errs() << "collc run: error: --ranks is required\n";
+    int64_t count;
+    llvm::Error e = collc::checkRunRanks(runRanks, runRanks.getNumOccurrences() > 0);
+    if (!e)
+      e = collc::parseRunCount(runCount, count);
+    if (e) {
+      llvm::errs() << "collc run: error: " << llvm::toString(std::move(e)) << "\n";
       return 2;
     }
     if (runTransport != "shm" && runTransport != "socket") {
@@ -341,6 +357,20 @@ int main(int argc, char **argv) {
     });
     if (!given)
       defines.push_back("ranks=" + std::to_string(runRanks));
+  }
+
+  // The default -1 keeps every size range; the ranges end below 2^62 bytes.
+  constexpr int64_t kMaxMessageSize = (int64_t(1) << 62) - 1;
+  if (messageSize < -1 || messageSize > kMaxMessageSize) {
+    llvm::errs() << "collc: error: --message-size=" << messageSize << " is not in 0 .. "
+                 << kMaxMessageSize << " bytes\n";
+    return 1;
+  }
+  // Writing the output must not destroy the program it came from.
+  if (outputFile != "-" && llvm::sys::fs::equivalent(inputFile, outputFile)) {
+    llvm::errs() << "collc: error: -o " << outputFile << " is the input file; "
+                 << "refusing to overwrite it\n";
+    return 1;
   }
 
   std::string error;
