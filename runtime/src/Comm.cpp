@@ -115,7 +115,8 @@ collResult_t collCommDestroy(collComm_t comm) {
 collResult_t collCommAbort(collComm_t comm) {
   if (!comm)
     return collInvalidArgument;
-  comm->abortFlag = 1;
+  // Threadblocks of a running launch read the flag while they wait.
+  __atomic_store_n(&comm->abortFlag, 1, __ATOMIC_RELEASE);
   { std::lock_guard<std::mutex> wait(comm->launching); }
   return collCommDestroy(comm);
 }

@@ -68,7 +68,7 @@ extern "C" int collcHostWait(const collc::Args *a, const uint64_t *word, uint64_
       std::this_thread::yield();
     else
       std::this_thread::sleep_for(std::chrono::microseconds(i < 4096 ? 5 : 50));
-    if (*a->abort)
+    if (__atomic_load_n(a->abort, __ATOMIC_ACQUIRE))
       return 0;
     if ((i & 63) == 0 &&
         std::chrono::duration<double>(Clock::now() - start).count() > a->timeoutSeconds) {

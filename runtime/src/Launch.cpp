@@ -133,7 +133,7 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   if (!comm || !algorithm)
     return collInvalidArgument;
   std::lock_guard<std::mutex> running(comm->launching);
-  if (comm->abortFlag)
+  if (__atomic_load_n(&comm->abortFlag, __ATOMIC_ACQUIRE))
     return comm->fail(collAborted, "the communicator was aborted");
   const auto *alg = static_cast<const AlgorithmDesc *>(algorithm);
   const int R = comm->nranks, me = comm->rank;
@@ -343,7 +343,7 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     plan->hostKernel(&args[0]);
   for (std::thread &t : blocks)
     t.join();
-  if (comm->abortFlag)
+  if (__atomic_load_n(&comm->abortFlag, __ATOMIC_ACQUIRE))
     return comm->fail(collAborted, "the communicator was aborted");
   if (error)
     return comm->fail(collResult_t(error), errorText);

@@ -59,7 +59,9 @@ void expectMalformed(const FrameHeader &m, const char *why) {
 } // namespace
 
 TEST(Frame, WholeDataAndCreditsParse) {
-  Parsed p = parse(bytes(data(fifoBytes(2, 256))) + "next");
+  // The frame points into its input, which must outlive it.
+  const std::string in = bytes(data(fifoBytes(2, 256))) + "next";
+  Parsed p = parse(in);
   ASSERT_EQ(p.status, FrameStatus::kComplete) << p.error;
   EXPECT_EQ(p.length, sizeof(FrameHeader) + 16);
   EXPECT_EQ(std::string(p.frame.payload, 16), std::string(16, 'x'));

@@ -288,11 +288,12 @@ TEST(Launch, LonePeerTimesOutNamingTheSilentRank) {
   std::vector<collComm_t> comms = initComms(2);
   ASSERT_EQ(comms.size(), 2u);
   PairAlgorithm pair(collc::kLL);
-  std::vector<uint8_t> src(64, 1), out(64);
-  // The first launch connects the FIFOs, which takes both ranks.
+  std::vector<uint8_t> src(64, 1), out(64), out0(64);
+  // The first launch connects the FIFOs, which takes both ranks (each with
+  // an output of its own, as separate processes would have).
   onRanks(2, [&](int r) {
-    EXPECT_EQ(collLaunch(comms[r], &pair.alg, src.data(), out.data(), 64, collUint8, collSum,
-                         nullptr),
+    EXPECT_EQ(collLaunch(comms[r], &pair.alg, src.data(), r ? out.data() : out0.data(), 64,
+                         collUint8, collSum, nullptr),
               collSuccess);
   });
   auto t0 = Clock::now();
@@ -308,10 +309,10 @@ TEST(Launch, AbortStopsAWaitingLaunch) {
   std::vector<collComm_t> comms = initComms(2);
   ASSERT_EQ(comms.size(), 2u);
   PairAlgorithm pair(collc::kSimple);
-  std::vector<uint8_t> src(64, 1), out(64);
+  std::vector<uint8_t> src(64, 1), out(64), out0(64);
   onRanks(2, [&](int r) {
-    EXPECT_EQ(collLaunch(comms[r], &pair.alg, src.data(), out.data(), 64, collUint8, collSum,
-                         nullptr),
+    EXPECT_EQ(collLaunch(comms[r], &pair.alg, src.data(), r ? out.data() : out0.data(), 64,
+                         collUint8, collSum, nullptr),
               collSuccess);
   });
   // Rank 1 waits for data rank 0 never sends; the abort must not wait for

@@ -130,7 +130,8 @@ public:
 private:
   static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
   static void store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-  bool failed() const { return dead || *a.abort; }
+  // collCommAbort sets the flag from another thread.
+  bool failed() const { return dead || __atomic_load_n(a.abort, __ATOMIC_ACQUIRE); }
   char *peer(int32_t rank, int32_t buffer) const { return a.peers[rank * kMaxBuffers + buffer]; }
   bool mapped(const char *what) {
     if (failed())
