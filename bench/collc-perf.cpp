@@ -86,6 +86,29 @@ int usage(const char *why) {
 }
 
 
+// Rows of the table, at most: each holds a result per rank and placement.
+constexpr int64_t kMaxRows = 4096;
+
+/// The size after `size`: times -f, or plus -i; past -e where that
+/// would overflow.
+int64_t nextSize(const Options &o, int64_t size) {
+  if (o.factor > 1)
+    return size > o.maxBytes / o.factor ? o.maxBytes + 1 : std::max(size * o.factor, size + 1);
+  return size > o.maxBytes - o.stepBytes ? o.maxBytes + 1 : size + o.stepBytes;
+}
+
+/// How many sizes -b, -e and -f or -i make, counting no further than
+/// kMaxRows + 1.
+int64_t rowCount(const Options &o) {
+  if (o.factor <= 1)
+    return std::min((o.maxBytes - o.minBytes) / o.stepBytes + 1, kMaxRows + 1);
+  int64_t rows = 0;
+  for (int64_t size = o.minBytes; size <= o.maxBytes && rows <= kMaxRows;
+       size = nextSize(o, size))
+    ++rows;
+  return rows;
+}
+
 /// nccl-tests' sizes: a number with an optional K, M or G (powers of 1024).
 bool parseSize(const char *s, int64_t &out) {
   char *end;
@@ -166,6 +189,14 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
     error = "-e (maxbytes) is smaller than -b (minbytes)";
   else if (o.factor <= 1 && o.stepBytes <= 0)
     error = "-i (stepbytes) must be positive when -f is 1";
+  else if (o.factor > 1 && o.minBytes == 0)
+    error = "-b 0 never grows by -f " + std::to_string(o.factor) +
+            ": give -b of at least 1 byte";
+  else if (rowCount(o) > kMaxRows)
+    error = "-b " + std::to_string(o.minBytes) + " to -e " + std::to_string(o.maxBytes) +
+            (o.factor > 1 ? " by -f " + std::to_string(o.factor)
+                          : " by -i " + std::to_string(o.stepBytes)) +
+            " makes more than " + std::to_string(kMaxRows) + " sizes; raise -i or -f";
   return error.empty();
 }
 
@@ -212,11 +243,8 @@ Setup makeSetup(const Options &o, const collc::PlanDesc &plan) {
   case collc::kAllToAll: s.busFactor = (R - 1) / R; break;
   default: s.busFactor = 1; break;
   }
-  for (int64_t size = o.minBytes; size <= o.maxBytes;) {
+  for (int64_t size = o.minBytes; size <= o.maxBytes; size = nextSize(o, size))
     s.rows.push_back(rowFor(s.coll, o.ranks, s.typeSize, size));
-    int64_t next = o.factor > 1 ? size * o.factor : size + o.stepBytes;
-    size = next > size ? next : size + 1;
-  }
   return s;
 }
 
