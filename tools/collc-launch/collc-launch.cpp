@@ -40,6 +40,11 @@ struct Options {
   int iters = 1;
   int repeat = 1; // start the ranks this many times, each a new communicator
   std::string transport = "shm";
+  // Register the algorithm and call the entry point of its collective
+  // (collAllReduce ...) instead of collLaunch; another collective's or
+  // another root (-1: the plan's) checks that dispatch refuses them.
+  bool api = false;
+  int apiCollective = -1, apiRoot = -1;
   // Child only.
   int child = -1;
   int idFd = -1;
@@ -60,9 +65,12 @@ int usage(const char *why) {
           "collc-launch: %s\n"
           "usage: collc-launch KERNEL.so --ranks R [--algorithm NAME] [--count N]\n"
           "         [--dtype T] [--op OP] [--inplace] [--iters K] [--repeat K]\n"
-          "         [--transport shm|socket]\n"
+          "         [--transport shm|socket] [--api [--api-as COLL] [--api-root R]]\n"
           "  T: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
-          "     (float16, float32, float64 too); OP: sum prod max min avg\n",
+          "     (float16, float32, float64 too); OP: sum prod max min avg\n"
+          "  --api: register the algorithm, call collAllReduce, collBroadcast ... (the\n"
+          "     collective's entry point) instead of collLaunch; --api-as COLL calls\n"
+          "     another collective's, --api-root R passes another root\n",
           why);
   return 2;
 }
@@ -100,7 +108,23 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       }
     } else if (a == "--inplace")
       o.inplace = true;
-    else if (!a.empty() && a[0] != '-' && o.kernel.empty())
+    else if (a == "--api")
+      o.api = true;
+    else if (a == "--api-root") {
+      o.api = true;
+      ok = in.integer(o.apiRoot, 0, 4095);
+    } else if (a == "--api-as") {
+      std::string name;
+      ok = in.text(name);
+      o.api = true;
+      for (int c = 0; c < 6; ++c)
+        if (name == collNames[c])
+          o.apiCollective = c;
+      if (ok && o.apiCollective < 0) {
+        error = "unknown collective '" + name + "'";
+        ok = false;
+      }
+    } else if (!a.empty() && a[0] != '-' && o.kernel.empty())
       o.kernel = a;
     else {
       error = "unknown argument '" + a + "'";
@@ -132,13 +156,37 @@ void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm,
     recv = send + r * E;
   std::vector<char> checked;
   std::vector<T> want = reference<T>(coll, R, plan.root, r, E, o.op, checked);
+  // The NCCL-style entry points pick the registered algorithm themselves.
+  const int apiColl = o.apiCollective >= 0 ? o.apiCollective : coll;
+  const int apiRoot = o.apiRoot >= 0 ? o.apiRoot : plan.root;
+  auto launch = [&](const T *in, T *out) {
+    const size_t n = size_t(E);
+    if (!o.api)
+      return collLaunch(comm, alg, in, out, n, o.dtype, o.op, nullptr);
+    switch (apiColl) {
+    case collc::kAllReduce: return collAllReduce(in, out, n, o.dtype, o.op, comm, nullptr);
+    case collc::kReduceScatter:
+      return collReduceScatter(in, out, n, o.dtype, o.op, comm, nullptr);
+    case collc::kAllGather: return collAllGather(in, out, n, o.dtype, comm, nullptr);
+    case collc::kAllToAll: return collAlltoAll(in, out, n, o.dtype, comm, nullptr);
+    case collc::kBroadcast: return collBroadcast(in, out, n, o.dtype, apiRoot, comm, nullptr);
+    default: return collReduce(in, out, n, o.dtype, o.op, apiRoot, comm, nullptr);
+    }
+  };
+  if (o.api) {
+    if (collResult_t res = collRegisterAlgorithm(comm, alg)) {
+      snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", r, collGetErrorString(res),
+               collGetLastError(comm));
+      return;
+    }
+  }
   double best = 1e30;
   for (int it = 0; it < o.iters; ++it) {
     memset(static_cast<void *>(o.inplace ? a.data() : b.data()), 0xA5,
            (o.inplace ? a.size() : b.size()) * sizeof(T));
     fillInput(send, r, inN, o.op);
     auto start = std::chrono::steady_clock::now();
-    collResult_t res = collLaunch(comm, alg, send, recv, size_t(E), o.dtype, o.op, nullptr);
+    collResult_t res = launch(send, recv);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (res != collSuccess) {
       snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", r, collGetErrorString(res),

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The NCCL-style entry points over collRegisterAlgorithm: an example of each
+# collective runs through collAllReduce, collReduceScatter, collAllGather,
+# collAlltoAll, collBroadcast or collReduce (collc-launch --api) and is
+# checked bit-exactly as a collLaunch is; dispatch refuses an algorithm
+# registered for another collective or another root, saying so.
+# Usage: api.sh COLLC LAUNCH CXX RUNTIME_INCLUDE DEVICE_INCLUDE LIBDIR EXAMPLES
+set -uo pipefail
+collc=$1 launch=$2 cxx=$3 include=$4 device=$5 libdir=$6 examples=$7
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+
+# build NAME FLAGS...: the host build of examples/NAME.coll as NAME.so
+build() {
+  local name=$1
+  shift
+  if ! out=$("$collc" "$examples/$name.coll" "$@" --emit=cuda -o "$work/$name.cpp" 2>&1) ||
+     ! out=$("$cxx" -std=c++17 -O1 -fPIC -shared -I"$include" -I"$device" "$work/$name.cpp" \
+               -o "$work/$name.so" -L"$libdir" -lcollrt -Wl,-rpath,"$libdir" 2>&1); then
+    echo "FAIL: $name $* does not build"
+    echo "$out"
+    failed=$((failed + 1))
+  fi
+}
+
+# expect STATUS TEXT NAME ALGORITHM ARGS...: collc-launch on NAME.so exits
+# with STATUS and prints TEXT
+expect() {
+  local status=$1 text=$2 name=$3 algorithm=$4
+  shift 4
+  out=$("$launch" "$work/$name.so" --algorithm "$algorithm" --ranks 4 "$@" 2>&1)
+  local rc=$?
+  if [ "$rc" = "$status" ] && [[ "$out" == *"$text"* ]]; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL: $name $*: expected exit status $status and '$text', got $rc"
+    echo "$out"
+    failed=$((failed + 1))
+  fi
+}
+
+build ring_allreduce -D ranks=4
+build ring_reducescatter -D ranks=4
+build ring_allgather -D ranks=4
+build pairwise_alltoall -D ranks=4
+build tree_broadcast -D ranks=4 -D root=2
+build binary_tree_reduce -D ranks=4 -D root=1
+
+expect 0 PASS ring_allreduce ring --api --count 100003 --dtype bfloat16
+expect 0 PASS ring_allreduce ring --api --count 1001 --dtype int64 --op prod --inplace
+expect 0 PASS ring_reducescatter ring_rs --api --count 65537 --dtype half --op avg
+expect 0 PASS ring_allgather ring_ag --api --count 1000 --dtype int32 --inplace
+expect 0 PASS pairwise_alltoall pairwise --api --count 4099 --dtype uint8
+expect 0 PASS tree_broadcast binomial_bcast --api --count 1001 --dtype double
+expect 0 PASS binary_tree_reduce binomial_reduce --api --count 1001 --dtype float --op max
+
+# The root and the collective must match the registered algorithm's.
+expect 1 "no registered algorithm does broadcast on 4 ranks from root 0" \
+  tree_broadcast binomial_bcast --api-root 0 --count 7
+expect 1 "no registered algorithm does reduce on 4 ranks from root 3" \
+  binary_tree_reduce binomial_reduce --api-root 3 --count 7
+expect 1 "no registered algorithm does allreduce on 4 ranks" \
+  ring_allgather ring_ag --api-as allreduce --count 8
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ]
