@@ -1,7 +1,7 @@
 // Negative values of the integer attributes must be rejected with the value
-// as written. (Known bug: the I64Attr accessors return uint64_t, so the
-// checks `channel < 0`, `pipeline < 1`, `ranks < 1`, `chunks < 1` and
-// `root < 0` never see a negative number.)
+// as written. The verifiers compare them as int64_t: the I64Attr accessors
+// return uint64_t, on which `channel < 0`, `pipeline < 1`, `ranks < 1`,
+// `chunks < 1` and `root < 0` would never see a negative number.
 // RUN: collc-opt %s -split-input-file -verify-diagnostics
 
 coll.algorithm @a : allreduce ranks(2) chunks(1) {

@@ -3,12 +3,13 @@
 // deps, no chain of steps and messages): the result then depends on which
 // runs first. Here threadblock 0 copies in[0][0] into out[0][0] and
 // threadblock 1 reduces the received chunk into out[0][0]; without deps(0:0)
-// on the receive-reduce it may read out[0][0] before the copy. The symbolic
-// run happens to start threadblock 0 first, so today the plan is accepted.
-// The same plan with the dep passes.
+// on the receive-reduce it may read out[0][0] before the copy. The verifier
+// orders steps by vector clocks (deps, and messages through other ranks),
+// not by the order its symbolic run happens to take, so it reports the race
+// whichever threadblock runs first. The same plan with the dep passes.
 //
 // RUN: not collc-opt %s --coll-verify-plan -split-input-file 2>&1 | FileCheck %s
-// CHECK: error: {{.*}}rank 0, threadblock {{[01]}}, step 0
+// CHECK: verify-plan-race.mlir:[[# @LINE + 9]]:7: error: race: rank 0, threadblock 1, step 0 (recv_reduce_copy) and rank 0, threadblock 0, step 0 (local_copy) both access out[0][0] and nothing orders them; add a dependency{{$}}
 // CHECK-NOT: error:
 
 coll.plan @race : allreduce ranks(2) chunks(1) {
