@@ -166,7 +166,7 @@ static LogicalResult verifyChunk(Operation *op, ChunkAttr chunk) {
   std::optional<int64_t> size = alg.getBufferSize(buffer);
   if (!size)
     return op->emitOpError("uses unknown buffer '") << buffer << "'";
-  if (chunk.getRank() < 0 || chunk.getRank() >= alg.getRanks())
+  if (chunk.getRank() < 0 || chunk.getRank() >= int64_t(alg.getRanks()))
     return op->emitOpError("rank ") << chunk.getRank() << " of " << buffer
                                     << " is out of range [0, " << alg.getRanks() << ")";
   if (chunk.getCount() < 1)

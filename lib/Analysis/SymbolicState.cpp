@@ -7,12 +7,12 @@ using namespace mlir;
 using namespace coll;
 
 CollectiveShape CollectiveShape::of(AlgorithmOp op) {
-  return {op.getCollective(), op.getRanks(), op.getChunks(), op.getRootRank(),
+  return {op.getCollective(), int64_t(op.getRanks()), int64_t(op.getChunks()), op.getRootRank(),
           op.getInplace(), op.getScratchAttr()};
 }
 
 CollectiveShape CollectiveShape::of(PlanOp op) {
-  return {op.getCollective(), op.getRanks(), op.getChunks(), op.getRootRank(),
+  return {op.getCollective(), int64_t(op.getRanks()), int64_t(op.getChunks()), op.getRootRank(),
           op.getInplace(), op.getScratchAttr()};
 }
 

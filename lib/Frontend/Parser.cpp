@@ -193,7 +193,7 @@ private:
     std::vector<std::string> names;
     for (ssize_t t : set.toList()) {
       std::string name;
-      if (t == antlr4::Token::EOF)
+      if (t == ssize_t(antlr4::Token::EOF))
         name = "end of file";
       else if (t == CollParser::IDENT)
         name = "a name";

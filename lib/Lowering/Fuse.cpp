@@ -136,7 +136,7 @@ struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
     for (auto &steps : tbs)
       for (Operation *op : steps)
         if (auto deps = stepEffects(op)->deps)
-          for (size_t d = 0; d + 1 < deps.size(); d += 2)
+          for (int64_t d = 0; d + 1 < deps.size(); d += 2)
             waitedOn.insert({deps[d], deps[d + 1]});
 
     // Fuse within each threadblock, remembering where each old step went.

@@ -107,18 +107,28 @@ template <typename T> struct Arith<T, std::enable_if_t<std::is_floating_point_v<
 };
 
 // 16-bit floats: stored as bits, computed in float, rounded after each op.
-template <typename T, float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
-struct Arith16 {
-  static T make(float f) { return {FromFloat(f)}; }
-  static float val(T h) { return ToFloat(h.bits); }
+// The conversions come as a type, not as function-pointer template
+// arguments, which would give the specializations below a narrower
+// visibility than the types they derive from.
+template <typename T, typename Bits> struct Arith16 {
+  static T make(float f) { return {Bits::fromFloat(f)}; }
+  static float val(T h) { return Bits::toFloat(h.bits); }
   static T add(T x, T y) { return make(val(x) + val(y)); }
   static T mul(T x, T y) { return make(val(x) * val(y)); }
   static bool less(T x, T y) { return val(x) < val(y); }
   static T div(T x, int n) { return make(val(x) / float(n)); }
   static T fromInt(int64_t v) { return make(float(v)); }
 };
-template <> struct Arith<Half> : Arith16<Half, halfToFloat, floatToHalf> {};
-template <> struct Arith<BFloat16> : Arith16<BFloat16, bf16ToFloat, floatToBf16> {};
+struct HalfBits {
+  static float toFloat(uint16_t h) { return halfToFloat(h); }
+  static uint16_t fromFloat(float f) { return floatToHalf(f); }
+};
+struct BFloat16Bits {
+  static float toFloat(uint16_t b) { return bf16ToFloat(b); }
+  static uint16_t fromFloat(float f) { return floatToBf16(f); }
+};
+template <> struct Arith<Half> : Arith16<Half, HalfBits> {};
+template <> struct Arith<BFloat16> : Arith16<BFloat16, BFloat16Bits> {};
 
 /// Calls f(T{}) with the storage type of `type`; false for types the host
 /// cannot compute (fp8).
