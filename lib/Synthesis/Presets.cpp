@@ -11,6 +11,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <cmath>
+
 using namespace coll;
 
 namespace {
@@ -76,14 +78,16 @@ llvm::Expected<Topology> coll::presetTopology(llvm::StringRef spec) {
       t.nodes = nodes;
     } else if (key == "oversub") {
       double x;
-      if (value.getAsDouble(x) || x < 1)
+      if (value.getAsDouble(x) || !std::isfinite(x) || x < 1)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "oversub=" + value + " must be a number >= 1");
       t.oversubscription = x;
     } else {
+      std::string hint = didYouMean(key, {"nodes", "oversub"});
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "unknown topology option '" + key +
-                                         "'; expected nodes=N or oversub=X");
+                                     "unknown topology option '" + key + "'" +
+                                         (hint.empty() ? "; expected nodes=N or oversub=X"
+                                                       : hint));
     }
   }
   // NCCL's llMaxBw on Hopper: 141, 45 and 35 GB/s for 1, 2 and more nodes.

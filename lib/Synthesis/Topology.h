@@ -9,6 +9,7 @@
 #ifndef COLLC_SYNTHESIS_TOPOLOGY_H
 #define COLLC_SYNTHESIS_TOPOLOGY_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -89,8 +90,18 @@ struct Topology {
   bool allowsLL128(int a, int b) const { return linkClass(a, b) <= LinkClass::NVLink; }
 };
 
+/// Limits on a JSON topology, checked before it is parsed: the text's size
+/// and how deeply arrays and objects nest (a real one nests 4 deep).
+constexpr size_t kMaxTopologyBytes = size_t(16) << 20;
+constexpr int kMaxTopologyNesting = 64;
+
 /// Parses the JSON form; errors name the line and column or the JSON path.
+/// Unknown keys, non-finite numbers and misshapen matrices are errors.
 llvm::Expected<Topology> parseTopology(llvm::StringRef json);
+
+/// "; did you mean 'x'?" for the known name closest to a misspelled `word`,
+/// or nothing when none is close.
+std::string didYouMean(llvm::StringRef word, llvm::ArrayRef<llvm::StringRef> known);
 
 /// A preset by name, with options: `hgx-h100`, `hgx-h200`, `dgx-a100`,
 /// `pcie-8`, `gb200-nvl72`, each taking `:nodes=N` (and `:oversub=X`).
