@@ -23,6 +23,15 @@ namespace {
 // the input.
 constexpr int kMaxNesting = 256;
 constexpr unsigned kMaxExprDepth = 4096;
+// Limits that keep ANTLR's memory bounded: it holds every token (about 100
+// bytes each) and a parse tree of about 1 KB per token. The source is lexed
+// a block at a time and refused past a limit, before the parser runs, so
+// that a program costs at most about 1 GB. Statements end at `;`, `{` or
+// `}`; no real one comes near the limit, and a long expression would be
+// nested too deeply anyway.
+constexpr size_t kMaxSourceBytes = size_t(16) << 20;
+constexpr size_t kMaxTokens = size_t(1) << 20;
+constexpr size_t kMaxStatementTokens = size_t(1) << 16;
 
 std::string quote(const std::string &text) {
   std::string out = "'";
@@ -227,12 +236,14 @@ Loc locOf(antlr4::ParserRuleContext *ctx) { return locOf(ctx->getStart()); }
   throw ConvertError{{loc, std::move(message)}};
 }
 
-/// Rejects nesting that would make the recursive-descent parser recurse
-/// without bound, before it runs.
-void checkNesting(antlr4::CommonTokenStream &tokens) {
-  int depth = 0, prefixRun = 0;
-  antlr4::Token *last = nullptr;
-  for (antlr4::Token *token : tokens.getTokens()) {
+/// Rejects, token by token, what would make the recursive-descent parser
+/// recurse without bound or ANTLR hold gigabytes, before the parser runs.
+class TokenChecks {
+public:
+  void check(antlr4::Token *token) {
+    if (++count > kMaxTokens)
+      fail(locOf(token), "the program is longer than " + std::to_string(kMaxTokens) +
+                             " tokens");
     std::string text = token->getText();
     // A complete /* */ comment is skipped by the lexer, so `/` right before
     // `*` can only open one that never ends.
@@ -253,8 +264,44 @@ void checkNesting(antlr4::CommonTokenStream &tokens) {
     } else {
       prefixRun = 0;
     }
+    if (text == ";" || text == "{" || text == "}")
+      statement = 0;
+    else if (statement++ == 0)
+      start = token;
+    else if (statement > kMaxStatementTokens)
+      fail(locOf(start), "statement is longer than " + std::to_string(kMaxStatementTokens) +
+                             " tokens");
   }
-}
+
+private:
+  size_t count = 0, statement = 0;
+  int depth = 0, prefixRun = 0;
+  antlr4::Token *last = nullptr, *start = nullptr;
+};
+
+/// Tokens, lexed a block at a time and checked as they come, so that a
+/// program past a limit is refused before ANTLR holds all of it.
+class CheckedTokenStream : public antlr4::CommonTokenStream {
+public:
+  using CommonTokenStream::CommonTokenStream;
+
+  /// Lexes the whole input unless the lexer reports an error (which comes
+  /// first) or a check fails (throws ConvertError).
+  void fillChecked(const ErrorCollector &errors) {
+    constexpr size_t kBlock = 1000;
+    TokenChecks checks;
+    LA(1); // sets the stream up
+    for (size_t scanned = 0;;) {
+      size_t fetched = fetch(kBlock);
+      if (errors.failed)
+        return;
+      for (; scanned < size(); ++scanned)
+        checks.check(get(scanned));
+      if (fetched < kBlock)
+        return;
+    }
+  }
+};
 
 class Converter {
 public:
@@ -439,6 +486,11 @@ private:
 } // namespace
 
 bool coll::ast::parseFile(std::string_view source, File &file, SyntaxError &error) {
+  if (source.size() > kMaxSourceBytes) {
+    error = {{1, 1}, "the file is larger than " + std::to_string(kMaxSourceBytes) +
+                         " bytes (16 MiB), the most a Coll program may have"};
+    return false;
+  }
   Columns map(source);
   if (size_t bad = invalidUtf8(source); bad != std::string_view::npos) {
     char hex[8];
@@ -457,13 +509,12 @@ bool coll::ast::parseFile(std::string_view source, File &file, SyntaxError &erro
     CollLexer lexer(&input);
     lexer.removeErrorListeners();
     lexer.addErrorListener(&errors);
-    antlr4::CommonTokenStream tokens(&lexer);
-    tokens.fill();
+    CheckedTokenStream tokens(&lexer);
+    tokens.fillChecked(errors);
     if (errors.failed) {
       error = errors.first;
       return false;
     }
-    checkNesting(tokens);
     CollParser parser(&tokens);
     parser.removeErrorListeners();
     parser.addErrorListener(&errors);
