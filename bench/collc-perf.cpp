@@ -686,6 +686,37 @@ int child(const Options &o) {
   return 1;
 }
 
+/// Bytes of memory the kernel says are available now, or -1.
+int64_t availableMemory() {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f)
+    return -1;
+  char line[256];
+  long long kib = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
+      break;
+  fclose(f);
+  return kib < 0 ? -1 : int64_t(kib) * 1024;
+}
+
+/// Every rank holds its send and receive buffers at the largest size, and
+/// with validation the expected result too; refuses (printing why) what
+/// would not fit, before any rank starts.
+bool fitsInMemory(const Options &o, const Setup &s) {
+  const int64_t largest = s.rows.empty() ? 0 : s.rows.back().bytes;
+  const int64_t buffers = o.check ? 3 : 2;
+  const int64_t available = availableMemory();
+  if (available < 0 || largest <= available / buffers / o.ranks)
+    return true;
+  fprintf(stderr,
+          "collc-perf: -e %lld needs about %.1f GiB (%d ranks x %lld buffers of %.1f MiB), "
+          "more than the %.1f GiB available\n",
+          (long long)o.maxBytes, double(largest) * buffers * o.ranks / (1 << 30), o.ranks,
+          (long long)buffers, double(largest) / (1 << 20), double(available) / (1 << 30));
+  return false;
+}
+
 int launcher(const Options &o, int argc, char **argv) {
   std::string error;
   const collc::AlgorithmDesc *alg = loadAlgorithm(o.kernel, o.algorithm, error);
@@ -696,6 +727,8 @@ int launcher(const Options &o, int argc, char **argv) {
   if (!compatible(o, alg))
     return 2;
   Setup s = makeSetup(o, alg->plans[0]);
+  if (!fitsInMemory(o, s))
+    return 2;
   int from = -1; // the ranks' reports
   std::vector<pid_t> pids = spawnRanks(argc, argv, o.ranks, from, error);
   if (pids.empty()) {

@@ -17,3 +17,10 @@ for pair in ring_allreduce:ring:float:sum pairwise_alltoall:pairwise:int32:sum \
     -d "$dtype" -o "$op" -c 1 | tee "$work/out.txt"
   grep -q '^# Out of bounds values : 0 OK' "$work/out.txt"
 done
+# Sizes that do not fit in memory are refused before any rank starts.
+if "$perf" "$work/ring_allreduce.so" --algorithm ring --ranks 4 -b 1K -e 1000000000000000 \
+    -f 32 >"$work/big.txt" 2>&1; then
+  echo "collc-perf accepted -e 1e15"; exit 1
+fi
+grep -q 'collc-perf: -e 1000000000000000 needs about .* GiB .* more than the .* GiB available' \
+  "$work/big.txt" || { cat "$work/big.txt"; exit 1; }
