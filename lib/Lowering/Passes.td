@@ -23,7 +23,7 @@ def CollMapRanksPass : Pass<"coll-map-ranks", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
-def CollPipelinePass : Pass<"coll-pipeline", "::mlir::ModuleOp"> {
+def CollSplitChunksPass : Pass<"coll-split-chunks", "::mlir::ModuleOp"> {
   let summary = "Split chunks into sub-chunks and replicate over parallel instances";
   let description = [{
     Every chunk becomes `instances x pipeline` sub-chunks. Instance j moves
@@ -57,7 +57,7 @@ def CollMultimemPass : Pass<"coll-multimem", "::mlir::ModuleOp"> {
     that nothing reads afterwards becomes a `get` from that rank's window.
     Marks the ops (`coll.multimem`, `coll.read_reduce`,
     `coll.multimem_st = group`, `coll.put = group`, `coll.get`) for
-    coll-to-rank-streams. Runs after coll-pipeline, on the pieces.
+    coll-to-rank-streams. Runs after coll-split-chunks, on the pieces.
   }];
   let options = [
     Option<"topology", "topology", "std::string", /*default=*/"\"\"",

@@ -206,7 +206,7 @@ void Lowering::lowerOps() {
       level = std::max({level, written[d], read[d]});
     }
     ++level;
-    // A pipelined piece starts no earlier than its wavefront (coll-pipeline).
+    // A pipelined piece starts no earlier than its wavefront (coll-split-chunks).
     if (auto piece = op.getAttrOfType<IntegerAttr>("coll.piece"))
       level = std::max<uint32_t>(level, piece.getInt() + 1);
     for (int64_t k = 0; k < dst.getCount(); ++k) {

@@ -414,7 +414,7 @@ struct CollVerifyPlanPass : coll::impl::CollVerifyPlanPassBase<CollVerifyPlanPas
         ok = false;
         continue;
       }
-      // Pipelined plans say how many slots they need (coll-pipeline).
+      // Pipelined plans say how many slots they need (coll-split-chunks).
       int64_t depth = 1;
       if (auto need = plan->getAttrOfType<IntegerAttr>("fifo_depth"))
         depth = std::max<int64_t>(depth, need.getInt());

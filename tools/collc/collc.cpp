@@ -232,10 +232,10 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   if (emit == Emit::Plan || emit == Emit::MscclXml || kernels) {
     PassManager pm(&context);
     pm.enableTiming(timing);
-    coll::CollPipelinePassOptions split;
+    coll::CollSplitChunksPassOptions split;
     split.pipeline = pipelineDepth;
     split.instances = instanceCount;
-    pm.addPass(coll::createCollPipelinePass(split));
+    pm.addPass(coll::createCollSplitChunksPass(split));
     // NVLink multicast where the machine has it (the host emulates it); MSCCL
     // has none.
     if (!topology.empty() && !noMultimem && emit != Emit::MscclXml)

@@ -1,4 +1,4 @@
-//===- Pipeline.cpp - Sub-chunks and parallel instances -------------------===//
+//===- SplitChunks.cpp - Sub-chunks and parallel instances ----------------===//
 //
 // After this pass each algorithm works on `chunks x instances x pipeline`
 // chunks: every op is repeated per instance (on its own channels) and split
@@ -19,7 +19,7 @@
 #include <numeric>
 
 namespace coll {
-#define GEN_PASS_DEF_COLLPIPELINEPASS
+#define GEN_PASS_DEF_COLLSPLITCHUNKSPASS
 #include "lib/Lowering/Passes.h.inc"
 } // namespace coll
 
@@ -53,7 +53,7 @@ std::optional<int64_t> mul(int64_t a, int64_t b) {
   return r;
 }
 
-struct CollPipelinePass : coll::impl::CollPipelinePassBase<CollPipelinePass> {
+struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunksPass> {
   using Base::Base;
 
   void runOnOperation() override {
