@@ -2,6 +2,7 @@
 #include "dialect/CollDialect.h"
 #include "lib/Analysis/Passes.h"
 #include "lib/Lowering/Passes.h"
+#include "lib/Lowering/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -11,6 +12,7 @@ int main(int argc, char **argv) {
   registry.insert<coll::CollDialect>();
   coll::registerCollAnalysisPasses();
   coll::registerCollLoweringPasses();
+  coll::registerCollPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "collc optimizer driver\n", registry));
 }

@@ -7,10 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/CollOps.h"
-#include "lib/Analysis/Passes.h"
 #include "lib/Analysis/Traffic.h"
 #include "lib/Frontend/Elaborate.h"
-#include "lib/Lowering/Passes.h"
+#include "lib/Lowering/Pipelines.h"
 #include "lib/Synthesis/Topology.h"
 #include "lib/Target/Kernel.h"
 #include "lib/Target/MscclXml.h"
@@ -211,49 +210,25 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
     if (failed(mlir::verify(*module)))
       return 1;
   }
-  if (!noVerify) {
-    PassManager pm(&context);
-    pm.enableTiming(timing);
-    pm.addPass(coll::createCollVerifyPass());
-    if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
-      return 1;
-  }
-  if (!topology.empty() || emit == Emit::RankMap) {
-    PassManager pm(&context);
-    pm.enableTiming(timing);
-    coll::CollMapRanksPassOptions mapOptions;
-    if (!topology.empty())
-      mapOptions.topology = topology;
-    pm.addPass(coll::createCollMapRanksPass(mapOptions));
-    if (failed(pm.run(*module)))
-      return 1;
-  }
   bool kernels = emit == Emit::Cuda || emit == Emit::Header || runMode;
-  if (emit == Emit::Plan || emit == Emit::MscclXml || kernels) {
-    PassManager pm(&context);
-    pm.enableTiming(timing);
-    coll::CollSplitChunksPassOptions split;
-    split.pipeline = pipelineDepth;
-    split.instances = instanceCount;
-    pm.addPass(coll::createCollSplitChunksPass(split));
-    // NVLink multicast where the machine has it (the host emulates it); MSCCL
-    // has none.
-    if (!topology.empty() && !noMultimem && emit != Emit::MscclXml)
-      pm.addPass(coll::createCollMultimemPass());
-    pm.addPass(coll::createCollToRankStreamsPass());
-    pm.addPass(coll::createCollAssignChannelsPass());
-    pm.addPass(coll::createCollFusePass());
-    coll::CollSelectProtocolPassOptions select;
-    select.topology = topology;
-    select.protocol = protocol;
-    select.messageSize = messageSize;
-    pm.addPass(coll::createCollSelectProtocolPass(select));
-    coll::CollVerifyPlanPassOptions verifyPlan;
-    verifyPlan.mscclLimits = emit == Emit::MscclXml;
-    pm.addPass(coll::createCollVerifyPlanPass(verifyPlan));
-    if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
-      return 1;
-  }
+  coll::CollLoweringOptions lowering;
+  lowering.verifyAlgorithms = !noVerify;
+  lowering.topology = topology;
+  lowering.mapRanks = emit == Emit::RankMap;
+  lowering.lowerToPlans = emit == Emit::Plan || emit == Emit::MscclXml || kernels;
+  lowering.pipeline = pipelineDepth;
+  lowering.instances = instanceCount;
+  // NVLink multicast where the machine has it (the host emulates it); MSCCL
+  // has none.
+  lowering.multimem = !noMultimem && emit != Emit::MscclXml;
+  lowering.protocol = protocol;
+  lowering.messageSize = messageSize;
+  lowering.mscclLimits = emit == Emit::MscclXml;
+  PassManager pm(&context);
+  pm.enableTiming(timing);
+  coll::buildCollLoweringPipeline(pm, lowering);
+  if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
+    return 1;
 
   if (runMode) {
     collc::RunRequest request;

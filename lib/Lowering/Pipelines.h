@@ -1,0 +1,94 @@
+//===- Pipelines.h - The lowering pipeline of collc -----------------------===//
+//
+// The passes from verified global-view IR to verified plans, in order, built
+// in one place so that `collc` and `collc-opt --coll-lower` run the same.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_LOWERING_PIPELINES_H
+#define COLLC_LOWERING_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace coll {
+
+/// What `collc` decides from its flags; the defaults lower every algorithm
+/// to verified plans without placing its ranks.
+struct CollLoweringOptions {
+  /// Prove each algorithm implements its collective first (coll-verify).
+  bool verifyAlgorithms = true;
+  /// The machine (a preset or a JSON file). Given, ranks are placed on it
+  /// and its multicast, peer windows and links shape the plan; empty, ranks
+  /// stay unplaced and protocols are costed on coll-select-protocol's default.
+  std::string topology;
+  /// Place ranks even without `topology`, on coll-map-ranks's default.
+  bool mapRanks = false;
+  /// Lower to plans; false stops at the global view (verified, placed).
+  bool lowerToPlans = true;
+  /// Sub-chunks per chunk and parallel instances (coll-split-chunks).
+  int64_t pipeline = 1;
+  int64_t instances = 1;
+  /// Use multicast and peer windows where placed ranks share a switch.
+  bool multimem = true;
+  /// Force one protocol (Simple, LL, LL128); empty chooses per size range.
+  std::string protocol;
+  /// Keep only the plan variant for this many bytes per rank; -1 keeps all.
+  int64_t messageSize = -1;
+  /// Prove each plan deadlock-free and correct (coll-verify-plan), and
+  /// also within the MSCCL runtime's limits when `mscclLimits`.
+  bool verifyPlans = true;
+  bool mscclLimits = false;
+};
+
+/// Adds the passes `options` asks for to `pm`, which must nest on a module:
+/// coll-verify, coll-map-ranks, then coll-split-chunks, coll-multimem,
+/// coll-to-rank-streams, coll-assign-channels, coll-fuse,
+/// coll-select-protocol and coll-verify-plan.
+void buildCollLoweringPipeline(mlir::OpPassManager &pm, const CollLoweringOptions &options);
+
+/// The options of `coll-lower`, the pipeline as a textual pass.
+struct CollLoweringPipelineOptions : mlir::PassPipelineOptions<CollLoweringPipelineOptions> {
+  Option<bool> verify{*this, "verify",
+                      llvm::cl::desc("Prove each algorithm implements its collective first"),
+                      llvm::cl::init(true)};
+  Option<std::string> topology{
+      *this, "topology",
+      llvm::cl::desc("Place ranks on this machine (a preset or a JSON file) and use its "
+                     "multicast and peer windows; empty leaves them unplaced"),
+      llvm::cl::init("")};
+  Option<int64_t> pipeline{*this, "pipeline", llvm::cl::desc("Sub-chunks per chunk"),
+                           llvm::cl::init(1)};
+  Option<int64_t> instances{*this, "instances",
+                            llvm::cl::desc("Parallel copies of the program on separate channels"),
+                            llvm::cl::init(1)};
+  Option<bool> multimem{*this, "multimem",
+                        llvm::cl::desc("Use NVLink multicast and peer windows where the "
+                                       "topology has them"),
+                        llvm::cl::init(true)};
+  Option<std::string> protocol{*this, "protocol",
+                               llvm::cl::desc("Force Simple, LL or LL128"), llvm::cl::init("")};
+  Option<int64_t> messageSize{*this, "message-size",
+                              llvm::cl::desc("Keep only the variant for this many bytes per rank"),
+                              llvm::cl::init(-1)};
+  Option<bool> verifyPlan{*this, "verify-plan",
+                          llvm::cl::desc("Prove each plan deadlock-free and correct"),
+                          llvm::cl::init(true)};
+  Option<bool> mscclLimits{*this, "msccl-limits",
+                           llvm::cl::desc("Also enforce the MSCCL runtime's limits"),
+                           llvm::cl::init(false)};
+
+  CollLoweringOptions toLoweringOptions() const;
+};
+
+/// Registers `coll-lower` for textual pass pipelines (collc-opt).
+void registerCollPipelines();
+
+} // namespace coll
+
+#endif // COLLC_LOWERING_PIPELINES_H
