@@ -18,11 +18,13 @@ LogicalResult PlanOp::verify() {
   if (failed(verifyCollectiveHeader(*this, getRanks(), getChunks(), getRoot(),
                                     getScratchAttr())))
     return failure();
-  if (auto map = getRankMapAttr(); map && int64_t(map.size()) != getRanks())
+  if (auto map = getRankMapAttr(); map && int64_t(map.size()) != int64_t(getRanks()))
     return emitOpError("rank_map has ") << map.size() << " entries for "
                                         << getRanks() << " ranks";
   if (getMinBytes() && getMaxBytes() && *getMinBytes() >= *getMaxBytes())
     return emitOpError("empty message-size range");
+  if (getAlgorithm() && getAlgorithm()->empty())
+    return emitOpError("algorithm name must not be empty");
   llvm::DenseSet<int64_t> seen;
   for (Operation &op : getBody().front()) {
     auto rank = llvm::dyn_cast<RankOp>(op);
@@ -92,7 +94,7 @@ static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
     std::optional<int64_t> size = plan.getBufferSize(buffer);
     if (!size)
       return op->emitOpError("uses unknown buffer '") << buffer << "'";
-    if (chunk.getRank() != rank.getRank())
+    if (chunk.getRank() != int64_t(rank.getRank()))
       return op->emitOpError("uses a chunk of rank ")
              << chunk.getRank() << " on rank " << rank.getRank();
     if (chunk.getCount() < 1 || chunk.getIndex() < 0 || chunk.getEnd() > *size)
@@ -106,11 +108,11 @@ static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
   if (flat.size() % 2)
     return op->emitOpError("deps must be threadblock:step pairs");
   for (size_t i = 0; i < flat.size(); i += 2) {
-    if (flat[i] == tb.getId())
+    if (flat[i] == int64_t(tb.getId()))
       return op->emitOpError("depends on its own threadblock ") << flat[i];
     ThreadblockOp other;
     for (auto t : rank.getBody().front().getOps<ThreadblockOp>())
-      if (t.getId() == flat[i])
+      if (int64_t(t.getId()) == flat[i])
         other = t;
     if (!other)
       return op->emitOpError("depends on unknown threadblock ") << flat[i];
@@ -123,6 +125,34 @@ static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
   return success();
 }
 
+/// A sending step's `direct_dst`: `count` chunks of its send peer, on a
+/// direct connection.
+static LogicalResult verifyDirectDst(Operation *op, ChunkAttr dst, int64_t count) {
+  if (!dst)
+    return success();
+  auto tb = op->getParentOfType<ThreadblockOp>();
+  auto plan = tb->getParentOfType<PlanOp>();
+  if (!tb.getDirectSend())
+    return op->emitOpError("has a direct destination, but its threadblock does not "
+                           "send directly");
+  int64_t peer = *tb.getSend(); // verifyStep checked that there is one
+  if (dst.getRank() != peer)
+    return op->emitOpError("has a direct destination on rank ")
+           << dst.getRank() << ", not on its send peer " << peer;
+  StringRef buffer = dst.getBuffer().getValue();
+  std::optional<int64_t> size = plan.getBufferSize(buffer);
+  if (!size)
+    return op->emitOpError("has a direct destination in unknown buffer '") << buffer << "'";
+  if (dst.getIndex() < 0 || dst.getEnd() > *size)
+    return op->emitOpError("direct destination chunks [")
+           << dst.getIndex() << ", " << dst.getEnd() << ") of " << buffer
+           << " are out of range [0, " << *size << ")";
+  if (dst.getCount() != count)
+    return op->emitOpError("direct destination has ")
+           << dst.getCount() << " chunks, but the step sends " << count;
+  return success();
+}
+
 /// A step that reads `src` and writes `dst` of the same size, locally.
 static LogicalResult verifyLocalPair(Operation *op, ChunkAttr src, ChunkAttr dst,
                                      DenseI64ArrayAttr deps) {
@@ -132,16 +162,22 @@ static LogicalResult verifyLocalPair(Operation *op, ChunkAttr src, ChunkAttr dst
 }
 
 LogicalResult SendOp::verify() {
-  return verifyStep(*this, false, true, {getSrc()}, getDepsAttr());
+  if (failed(verifyStep(*this, false, true, {getSrc()}, getDepsAttr())))
+    return failure();
+  return verifyDirectDst(*this, getDirectDstAttr(), getSrc().getCount());
 }
 LogicalResult RecvOp::verify() {
   return verifyStep(*this, true, false, {getDst()}, getDepsAttr());
 }
 LogicalResult RecvCopySendOp::verify() {
-  return verifyStep(*this, true, true, {getDst()}, getDepsAttr());
+  if (failed(verifyStep(*this, true, true, {getDst()}, getDepsAttr())))
+    return failure();
+  return verifyDirectDst(*this, getDirectDstAttr(), getDst().getCount());
 }
 LogicalResult RecvReduceSendOp::verify() {
-  return verifyStep(*this, true, true, {getSrc()}, getDepsAttr());
+  if (failed(verifyStep(*this, true, true, {getSrc()}, getDepsAttr())))
+    return failure();
+  return verifyDirectDst(*this, getDirectDstAttr(), getSrc().getCount());
 }
 LogicalResult RecvReduceCopyOp::verify() {
   if (getSrc().getCount() != getDst().getCount())
@@ -151,7 +187,9 @@ LogicalResult RecvReduceCopyOp::verify() {
 LogicalResult RecvReduceCopySendOp::verify() {
   if (getSrc().getCount() != getDst().getCount())
     return emitOpError("source and destination differ in size");
-  return verifyStep(*this, true, true, {getSrc(), getDst()}, getDepsAttr());
+  if (failed(verifyStep(*this, true, true, {getSrc(), getDst()}, getDepsAttr())))
+    return failure();
+  return verifyDirectDst(*this, getDirectDstAttr(), getDst().getCount());
 }
 LogicalResult LocalCopyOp::verify() {
   return verifyLocalPair(*this, getSrc(), getDst(), getDepsAttr());

@@ -19,11 +19,13 @@ def Coll_PlanOp : Coll_Op<"plan", [
   let description = [{
     Made from a `coll.algorithm` by `coll-to-rank-streams`; holds one
     `coll.rank` per rank. `min_bytes`/`max_bytes` give the message sizes this
-    variant is for (set by `coll-select-protocol`), `rank_map` the physical
-    GPU of each logical rank (set by `coll-map-ranks`).
+    variant is for and `algorithm` the algorithm whose variant it is (both
+    set by `coll-select-protocol`; the variants of one algorithm share one
+    entry point), `rank_map` the physical GPU of each logical rank (set by
+    `coll-map-ranks`).
 
     ```mlir
-    coll.plan @ring : allreduce ranks(2) chunks(2) inplace {
+    coll.plan @ring_LL : allreduce ranks(2) chunks(2) inplace bytes[0, 65536) algorithm("ring") {
       coll.rank 0 {
         coll.threadblock 0 recv(1) send(1) channel(0) {
           coll.send in[0][1]
@@ -44,14 +46,26 @@ def Coll_PlanOp : Coll_Op<"plan", [
                        OptionalAttr<DictionaryAttr>:$scratch,
                        OptionalAttr<DenseI64ArrayAttr>:$rank_map,
                        OptionalAttr<I64Attr>:$min_bytes,
-                       OptionalAttr<I64Attr>:$max_bytes);
+                       OptionalAttr<I64Attr>:$max_bytes,
+                       OptionalAttr<StrAttr>:$algorithm);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $collective `ranks` `(` $ranks `)` `chunks` `(` $chunks `)`
     (`root` `(` $root^ `)`)? (`inplace` $inplace^)? (`scratch` $scratch^)?
     (`rank_map` $rank_map^)? (`bytes` `[` $min_bytes^ `,` $max_bytes `)`)?
-    attr-dict-with-keyword $body
+    (`algorithm` `(` $algorithm^ `)`)? attr-dict-with-keyword $body
   }];
+  // Plans are made (by coll-to-rank-streams) before they are variants of
+  // an algorithm.
+  let builders = [OpBuilder<(ins "::mlir::StringAttr":$sym_name,
+      "CollectiveAttr":$collective, "::mlir::IntegerAttr":$ranks,
+      "::mlir::IntegerAttr":$chunks, "::mlir::IntegerAttr":$root,
+      "::mlir::UnitAttr":$inplace, "::mlir::DictionaryAttr":$scratch,
+      "::mlir::DenseI64ArrayAttr":$rank_map, "::mlir::IntegerAttr":$min_bytes,
+      "::mlir::IntegerAttr":$max_bytes), [{
+    build($_builder, $_state, sym_name, collective, ranks, chunks, root, inplace,
+          scratch, rank_map, min_bytes, max_bytes, ::mlir::StringAttr());
+  }]>];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     std::optional<int64_t> getBufferSize(::llvm::StringRef name);
@@ -77,7 +91,8 @@ def Coll_ThreadblockOp : Coll_Op<"threadblock", [
     `direct_send`: on that connection a sender may store a step straight
     into the receiver's destination in its buffer window (NVLink P2P or a
     symmetric LSA window) instead of a FIFO slot, once the receiver waits in
-    that step; the step counters move as for any other step.
+    that step; the step counters move as for any other step. The sending
+    steps name that destination as `direct_dst` where the receiver has one.
   }];
   let arguments = (ins I64Attr:$id,
                        OptionalAttr<I64Attr>:$recv,
@@ -95,32 +110,59 @@ def Coll_ThreadblockOp : Coll_Op<"threadblock", [
   let hasVerifier = 1;
 }
 
-class Coll_StepOp<string mnemonic, string summaryText, dag chunks, string format>
+class Coll_StepOp<string mnemonic, string summaryText, dag chunks, string format,
+                  dag extra = (ins)>
     : Coll_Op<mnemonic, [HasParent<"ThreadblockOp">]> {
   let summary = summaryText;
-  let arguments = !con(chunks, (ins OptionalAttr<DenseI64ArrayAttr>:$deps));
+  let arguments = !con(chunks, (ins OptionalAttr<DenseI64ArrayAttr>:$deps), extra);
   let assemblyFormat = format # " `` custom<Deps>($deps) attr-dict";
   let hasVerifier = 1;
 }
 
-def Coll_SendOp : Coll_StepOp<"send", "send local chunks to the send peer",
-    (ins Coll_ChunkAttr:$src), "custom<Chunk>($src)">;
+// A step that sends. On a direct connection (`direct_send`) `direct_dst`
+// names where the receiving step stores the data in the receiver's buffers
+// (chunks of the send peer), written `direct(in[1][3])`: the sender may
+// store it there itself instead of in a FIFO slot. Set by
+// coll-select-protocol where the k-th sending step's receiver, its k-th
+// receiving step, stores what arrives without reducing it with what it
+// overwrites. Steps are made without one (the builders without
+// `direct_dst`).
+class Coll_SendingStepOp<string mnemonic, string summaryText, dag chunks, string format>
+    : Coll_StepOp<mnemonic, summaryText, chunks,
+                  format # " (`direct` `(` custom<Chunk>($direct_dst)^ `)`)?",
+                  (ins OptionalAttr<Coll_ChunkAttr>:$direct_dst)>;
+
+def Coll_SendOp : Coll_SendingStepOp<"send", "send local chunks to the send peer",
+    (ins Coll_ChunkAttr:$src), "custom<Chunk>($src)"> {
+  let builders = [OpBuilder<(ins "ChunkAttr":$src, "::mlir::DenseI64ArrayAttr":$deps),
+    [{ build($_builder, $_state, src, deps, ChunkAttr()); }]>];
+}
 def Coll_RecvOp : Coll_StepOp<"recv", "receive chunks from the receive peer",
     (ins Coll_ChunkAttr:$dst), "`->` custom<Chunk>($dst)">;
-def Coll_RecvCopySendOp : Coll_StepOp<"recv_copy_send",
+def Coll_RecvCopySendOp : Coll_SendingStepOp<"recv_copy_send",
     "receive chunks, store them and forward them to the send peer",
-    (ins Coll_ChunkAttr:$dst), "`->` custom<Chunk>($dst)">;
-def Coll_RecvReduceSendOp : Coll_StepOp<"recv_reduce_send",
+    (ins Coll_ChunkAttr:$dst), "`->` custom<Chunk>($dst)"> {
+  let builders = [OpBuilder<(ins "ChunkAttr":$dst, "::mlir::DenseI64ArrayAttr":$deps),
+    [{ build($_builder, $_state, dst, deps, ChunkAttr()); }]>];
+}
+def Coll_RecvReduceSendOp : Coll_SendingStepOp<"recv_reduce_send",
     "receive chunks, reduce them with local ones and send the result on",
-    (ins Coll_ChunkAttr:$src), "custom<Chunk>($src)">;
+    (ins Coll_ChunkAttr:$src), "custom<Chunk>($src)"> {
+  let builders = [OpBuilder<(ins "ChunkAttr":$src, "::mlir::DenseI64ArrayAttr":$deps),
+    [{ build($_builder, $_state, src, deps, ChunkAttr()); }]>];
+}
 def Coll_RecvReduceCopyOp : Coll_StepOp<"recv_reduce_copy",
     "receive chunks, reduce them with local ones and store the result",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
     "custom<Chunk>($src) `->` custom<Chunk>($dst)">;
-def Coll_RecvReduceCopySendOp : Coll_StepOp<"recv_reduce_copy_send",
+def Coll_RecvReduceCopySendOp : Coll_SendingStepOp<"recv_reduce_copy_send",
     "receive, reduce with local chunks, store and send the result on",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
-    "custom<Chunk>($src) `->` custom<Chunk>($dst)">;
+    "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let builders = [OpBuilder<(ins "ChunkAttr":$src, "ChunkAttr":$dst,
+                                 "::mlir::DenseI64ArrayAttr":$deps),
+    [{ build($_builder, $_state, src, dst, deps, ChunkAttr()); }]>];
+}
 def Coll_LocalCopyOp : Coll_StepOp<"local_copy", "copy chunks within the rank",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
     "custom<Chunk>($src) `->` custom<Chunk>($dst)">;

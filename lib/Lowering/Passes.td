@@ -119,8 +119,12 @@ def CollSelectProtocolPass : Pass<"coll-select-protocol", "::mlir::ModuleOp"> {
     payload efficiency)`, where depth is the longest threadblock. The
     message-size axis splits where the cheapest protocol changes, and the
     plan is replaced by one copy per range (`@name_LL`, ...) with `bytes
-    [min, max)` and the protocol on every threadblock. LL128 is only chosen
-    when every connection is NVLink.
+    [min, max)`, `algorithm("name")` and the protocol on every threadblock.
+    LL128 is only chosen when every connection is NVLink. With `direct`,
+    connections within an NVLink switch domain that run Simple at both ends
+    become direct, and each of their sending steps whose receiving step
+    stores what arrives (without reducing into it) names that destination
+    as `direct(...)`.
     `protocol` forces one protocol for all sizes; `message-size` keeps only
     the range that holds that size.
   }];

@@ -3,7 +3,8 @@
 // After this pass every plan is a set of variants, each for a message-size
 // range [min_bytes, max_bytes) with a protocol on every threadblock, chosen
 // by the α-β cost model: LL for latency-bound sizes, Simple (or LL128 on
-// NVLink) for bandwidth-bound ones.
+// NVLink) for bandwidth-bound ones. Each variant names its algorithm, and on
+// direct connections each sending step names where its receiver stores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
 
@@ -33,6 +35,60 @@ struct Line {
   double fixed, perByte;
   double at(double bytes) const { return fixed + perByte * bytes; }
 };
+
+/// Sets or removes the direct destination of a sending step.
+void setDirectDst(Operation *op, ChunkAttr dst) {
+  llvm::TypeSwitch<Operation *>(op)
+      .Case<SendOp, RecvCopySendOp, RecvReduceSendOp, RecvReduceCopySendOp>([&](auto step) {
+        if (dst)
+          step.setDirectDstAttr(dst);
+        else
+          step.removeDirectDstAttr();
+      });
+}
+
+/// On a direct connection the k-th step that sends pairs with the k-th step
+/// that receives. Where that receive stores what arrives, and does not
+/// reduce it with what it overwrites, the sender may store it there itself:
+/// its `direct_dst` names that destination. Every other sending step has
+/// none.
+void pairDirect(PlanOp plan) {
+  std::map<std::tuple<int64_t, int64_t, int64_t>, ThreadblockOp> receivers;
+  for (auto rank : plan.getBody().getOps<RankOp>())
+    for (auto tb : rank.getBody().getOps<ThreadblockOp>())
+      if (tb.getDirectRecv() && tb.getRecv())
+        receivers[{*tb.getRecv(), rank.getRank(), tb.getChannel()}] = tb;
+  auto steps = [](ThreadblockOp tb, bool sending) {
+    SmallVector<Operation *> out;
+    for (Operation &op : tb.getBody().front())
+      if (std::optional<StepEffects> e = stepEffects(&op); e && (sending ? e->sends : e->receives))
+        out.push_back(&op);
+    return out;
+  };
+  auto where = [&](ChunkAttr c) {
+    return physicalRange(plan.getCollective(), plan.getChunks(), plan.getInplace(), c);
+  };
+  for (auto rank : plan.getBody().getOps<RankOp>())
+    for (auto tb : rank.getBody().getOps<ThreadblockOp>()) {
+      SmallVector<Operation *> sends = steps(tb, true);
+      for (Operation *op : sends)
+        setDirectDst(op, {});
+      auto it = receivers.find({rank.getRank(), tb.getSend().value_or(-1), tb.getChannel()});
+      if (!tb.getDirectSend() || it == receivers.end())
+        continue;
+      SmallVector<Operation *> recvs = steps(it->second, false);
+      for (size_t k = 0; k < sends.size() && k < recvs.size(); ++k) {
+        StepEffects e = *stepEffects(recvs[k]);
+        if (!e.writes)
+          continue;
+        bool apart = true;
+        for (ChunkAttr r : e.reads)
+          apart &= !where(r).overlaps(where(e.writes));
+        if (apart)
+          setDirectDst(sends[k], e.writes);
+      }
+    }
+}
 
 struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelectProtocolPass> {
   using Base::Base;
@@ -245,12 +301,14 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
         continue;
       auto variant = llvm::cast<PlanOp>(builder.clone(*plan));
       variant.setSymName((plan.getSymName() + "_" + stringifyProtocol(p)).str());
+      variant.setAlgorithm(plan.getAlgorithm().value_or(plan.getSymName()));
       variant.setMinBytesAttr(builder.getI64IntegerAttr(lo));
       variant.setMaxBytesAttr(builder.getI64IntegerAttr(hi));
       if (failed(applyProtocol(variant, p)))
         return failure();
       if (direct)
         markDirect(variant, *topo, map);
+      pairDirect(variant);
     }
     plan.erase();
     return success();

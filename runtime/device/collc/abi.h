@@ -14,7 +14,8 @@
 
 namespace collc {
 
-// Values match coll::Collective and coll::Protocol in the dialect.
+// Values match coll::Collective and coll::Protocol in the dialect (collc's
+// emitter checks this when it is compiled).
 enum Collective : int32_t {
   kAllReduce = 0, kReduceScatter = 1, kAllGather = 2, kAllToAll = 3,
   kBroadcast = 4, kReduce = 5
@@ -25,16 +26,25 @@ enum Protocol : int32_t { kSimple = 0, kLL = 1, kLL128 = 2 };
 // in the order the plan lists them.
 enum Buffer : int32_t { kIn = 0, kOut = 1, kScratch0 = 2 };
 constexpr int kMaxBuffers = 8;
+constexpr int kMaxScratch = kMaxBuffers - kScratch0;
+
+// FIFO slots of a connection when the plan asks for no more (NCCL_STEPS).
+constexpr int32_t kMinSlots = 8;
+
+// Bits of ThreadblockDesc::direct.
+enum ThreadblockFlag : int32_t {
+  kTbDirectRecv = 1, // receives on a direct connection
+  kTbDirectSend = 2, // sends on a direct connection
+  kTbPeerSteps = 4,  // has steps on other ranks' buffers (multimem or peer windows)
+  kTbMultimem = 8,   // multimem among them
+};
 
 struct ThreadblockDesc {
   int32_t rank, id;
   int32_t recvPeer, sendPeer; // -1: none
   int32_t channel;
   int32_t protocol;
-  int32_t direct;             // bit 0: direct recv, bit 1: direct send,
-                              // bit 2: steps on other ranks' buffers
-                              // (multimem or peer windows), bit 3: multimem
-                              // among them
+  int32_t direct;             // ThreadblockFlag bits
   int32_t steps;              // steps per loop
 };
 
@@ -45,7 +55,7 @@ using KernelFn = void (*)(const Args *);
 struct PlanDesc {
   const char *name;
   int32_t collective, ranks, chunks, root, inplace;
-  int32_t scratchChunks[kMaxBuffers - kScratch0];
+  int32_t scratchChunks[kMaxScratch];
   int32_t numScratch;
   int64_t minBytes, maxBytes;   // bytes per rank of the input, [min, max)
   int32_t protocol;
@@ -111,7 +121,7 @@ struct Args {
   int64_t slice;          // elements per chunk per loop (s)
   int64_t chunks;         // chunks per unit (C)
   int32_t numScratch;
-  int32_t scratchChunks[kMaxBuffers - kScratch0];
+  int32_t scratchChunks[kMaxScratch];
   char *buffers[kMaxBuffers]; // scratch: one row of chunks per loop
   Fifo recv, send;
   uint64_t *progress;     // per threadblock of this rank: steps finished
