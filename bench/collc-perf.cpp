@@ -30,10 +30,10 @@
 #include "collc/abi.h"
 #include "collrt.h"
 
-#include "Expected.h"
-#include "Names.h"
-#include "Ranks.h"
-#include "Watch.h"
+#include "ranks/Expected.h"
+#include "ranks/Names.h"
+#include "ranks/Spawn.h"
+#include "ranks/Watch.h"
 
 #include <algorithm>
 #include <array>

@@ -8,6 +8,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$collc" "$root/examples/ring_allreduce.coll" -D ranks=8 --emit=cuda -o "$work/ring.cu"
 "$nvcc" -std=c++17 -O3 -arch=sm_90 -I"$root/runtime" -I"$root/runtime/include" \
-  -I"$root/runtime/device" -I"$root/tools/collc-launch" -DCOLLC_ALGORITHM=collc_algorithm_ring \
+  -I"$root/runtime/device" -I"$root/tools" -DCOLLC_ALGORITHM=collc_algorithm_ring \
   "$work/ring.cu" "$root/test/gpu/harness.cu" -o "$work/harness" -L"$libdir" -lcollrt
 test -x "$work/harness"

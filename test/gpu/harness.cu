@@ -13,7 +13,7 @@
 #include "collrt.h"
 #include "transport/Transport.h"
 
-#include "Expected.h"
+#include "ranks/Expected.h"
 
 #include <cuda_runtime.h>
 

@@ -37,7 +37,7 @@ build_one() {
   base=$(basename "$cu" .cu)
   name=$(sed -n 's/^extern "C" const collc::AlgorithmDesc collc_algorithm_\([A-Za-z0-9_]*\) = {$/\1/p' "$cu" | head -1)
   "$nvcc" -std=c++17 -O3 -arch="$arch" -lineinfo -I"$root/runtime" -I"$root/runtime/include" \
-    -I"$root/runtime/device" -I"$root/tools/collc-launch" \
+    -I"$root/runtime/device" -I"$root/tools" \
     -DCOLLC_ALGORITHM="collc_algorithm_$name" "$cu" "$root/test/gpu/harness.cu" \
     -o "$out/$base" -L"$out" -lcollrt -Xlinker -rpath="$out" \
     > "$out/$base.log" 2>&1 || { echo "BUILD FAIL $base"; cat "$out/$base.log"; }

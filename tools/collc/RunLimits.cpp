@@ -10,7 +10,7 @@
 
 #include "dialect/CollOps.h"
 
-#include "Names.h"
+#include "ranks/Names.h"
 #include "src/Env.h"
 #include "transport/Transport.h"
 

@@ -16,8 +16,8 @@
 // the runtime or on the GPU, gives other bits.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_LAUNCH_EXPECTED_H
-#define COLLC_LAUNCH_EXPECTED_H
+#ifndef COLLC_RANKS_EXPECTED_H
+#define COLLC_RANKS_EXPECTED_H
 
 #include "src/Numeric.h" // Half, BFloat16 and dispatchType; none of its arithmetic
 
@@ -367,4 +367,4 @@ int64_t compare(const T *got, const std::vector<T> &want, const std::vector<char
 
 } // namespace collc_check
 
-#endif // COLLC_LAUNCH_EXPECTED_H
+#endif // COLLC_RANKS_EXPECTED_H

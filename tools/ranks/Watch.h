@@ -9,8 +9,8 @@
 // ends, and its ranks never outlive it as zombies.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_LAUNCH_WATCH_H
-#define COLLC_LAUNCH_WATCH_H
+#ifndef COLLC_RANKS_WATCH_H
+#define COLLC_RANKS_WATCH_H
 
 #include <cerrno>
 #include <chrono>
@@ -211,4 +211,4 @@ private:
 
 } // namespace collc_launch
 
-#endif // COLLC_LAUNCH_WATCH_H
+#endif // COLLC_RANKS_WATCH_H

@@ -5,8 +5,8 @@
 // hex so that it can travel on a child's command line.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_LAUNCH_NAMES_H
-#define COLLC_LAUNCH_NAMES_H
+#ifndef COLLC_RANKS_NAMES_H
+#define COLLC_RANKS_NAMES_H
 
 #include "collrt.h"
 
@@ -76,4 +76,4 @@ inline bool unhex(const std::string &s, void *data, size_t n) {
 
 } // namespace collc_launch
 
-#endif // COLLC_LAUNCH_NAMES_H
+#endif // COLLC_RANKS_NAMES_H

@@ -1,4 +1,4 @@
-//===- Ranks.h - What collc-launch and collc-perf do the same way ---------===//
+//===- Spawn.h - Flags, kernels and ranks of collc-launch and collc-perf ===//
 //
 // Both read a command line of flags with values, load a generated kernel
 // library and start one child process per rank: this program again, with
@@ -8,13 +8,13 @@
 // their launcher.
 //
 //===----------------------------------------------------------------------===//
-#ifndef COLLC_LAUNCH_RANKS_H
-#define COLLC_LAUNCH_RANKS_H
+#ifndef COLLC_RANKS_SPAWN_H
+#define COLLC_RANKS_SPAWN_H
 
 #include "collc/abi.h"
 #include "collrt.h"
 
-#include "Names.h"
+#include "ranks/Names.h"
 
 #include <cerrno>
 #include <csignal>
@@ -211,4 +211,4 @@ inline void dieWithParent() {
 
 } // namespace collc_launch
 
-#endif // COLLC_LAUNCH_RANKS_H
+#endif // COLLC_RANKS_SPAWN_H
