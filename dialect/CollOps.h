@@ -58,6 +58,9 @@ struct StepEffects {
   llvm::SmallVector<ChunkAttr, 2> reads;
   ChunkAttr writes;
   mlir::DenseI64ArrayAttr deps;
+  /// A sending step's direct destination: the chunks of the receiver that
+  /// its receiving step stores into.
+  ChunkAttr directDst;
 };
 /// The effects of a step op; nullopt for any other op.
 std::optional<StepEffects> stepEffects(mlir::Operation *op);

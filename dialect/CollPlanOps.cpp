@@ -209,6 +209,7 @@ std::optional<StepEffects> coll::stepEffects(Operation *op) {
     e.sends = true;
     e.reads.push_back(s.getSrc());
     e.deps = s.getDepsAttr();
+    e.directDst = s.getDirectDstAttr();
   } else if (auto s = llvm::dyn_cast<RecvOp>(op)) {
     e.receives = true;
     e.writes = s.getDst();
@@ -217,10 +218,12 @@ std::optional<StepEffects> coll::stepEffects(Operation *op) {
     e.receives = e.sends = true;
     e.writes = s.getDst();
     e.deps = s.getDepsAttr();
+    e.directDst = s.getDirectDstAttr();
   } else if (auto s = llvm::dyn_cast<RecvReduceSendOp>(op)) {
     e.receives = e.sends = e.reduces = true;
     e.reads.push_back(s.getSrc());
     e.deps = s.getDepsAttr();
+    e.directDst = s.getDirectDstAttr();
   } else if (auto s = llvm::dyn_cast<RecvReduceCopyOp>(op)) {
     e.receives = e.reduces = true;
     e.reads.push_back(s.getSrc());
@@ -231,6 +234,7 @@ std::optional<StepEffects> coll::stepEffects(Operation *op) {
     e.reads.push_back(s.getSrc());
     e.writes = s.getDst();
     e.deps = s.getDepsAttr();
+    e.directDst = s.getDirectDstAttr();
   } else if (auto s = llvm::dyn_cast<LocalCopyOp>(op)) {
     e.reads.push_back(s.getSrc());
     e.writes = s.getDst();

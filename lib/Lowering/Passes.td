@@ -149,7 +149,9 @@ def CollVerifyPlanPass : Pass<"coll-verify-plan", "::mlir::ModuleOp"> {
     any deeper FIFO): every receive must find its send on
     the same connection in the same order with the same size, no step may wait
     forever (a cycle through threadblock order, dependencies and FIFO
-    back-pressure), and the final buffers must satisfy the postcondition.
+    back-pressure), a step whose sender names a direct destination must
+    store there what it receives without reducing into it, and the final
+    buffers must satisfy the postcondition.
     Errors name the rank, threadblock and step.
   }];
   let options = [

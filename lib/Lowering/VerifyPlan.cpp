@@ -280,6 +280,28 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
       diag.attachNote(msg.sender->getLoc()) << "the send is here";
       return failure();
     }
+    // A direct sender may have stored the step straight into this step's
+    // destination: it must be that destination, and not reduced into.
+    if (ChunkAttr direct = stepEffects(msg.sender)->directDst) {
+      auto range = [&](ChunkAttr c) {
+        return physicalRange(plan.getCollective(), plan.getChunks(), plan.getInplace(), c);
+      };
+      bool apart = llvm::none_of(
+          e.reads, [&](ChunkAttr r) { return range(r).overlaps(range(direct)); });
+      if (direct != e.writes || !apart) {
+        std::string name = (direct.getBuffer().getValue() + "[" + Twine(direct.getRank()) +
+                            "][" + Twine(direct.getIndex()) + "]")
+                               .str();
+        if (direct.getCount() != 1)
+          name.insert(name.size() - 1, ":" + std::to_string(direct.getEnd()));
+        InFlightDiagnostic diag = op->emitError()
+                                  << where(tb, tb.next) << " does not just store what it "
+                                  << "receives in " << name
+                                  << ", where its sender may store it directly";
+        diag.attachNote(msg.sender->getLoc()) << "the send is here";
+        return failure();
+      }
+    }
   }
   if (e.writes && slots.isReadOnly(e.writes))
     return op->emitError() << where(tb, tb.next) << " writes " << chunkName(e.writes, 0)

@@ -88,6 +88,9 @@ struct PlanShape {
   }
 };
 
+/// What printing a module of plans needs: the output, indented by
+/// raw_indented_ostream over a stream that counts columns (for the comments
+/// naming source lines), the input's name, and the plan being printed.
 class KernelEmitter {
 public:
   KernelEmitter(raw_ostream &out, StringRef source)

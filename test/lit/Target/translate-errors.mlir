@@ -1,0 +1,40 @@
+// What the kernels cannot express is an error of the translation, reported
+// at the op: more scratch buffers than abi.h's kMaxScratch, a module
+// without plans, a step the primitives lack.
+// RUN: collc-translate --coll-to-cuda %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
+// RUN: not collc-translate --coll-to-cuda %s -split-input-file -allow-unregistered-dialect 2>&1 | FileCheck %s
+// RUN: not collc-translate --coll-to-header %s -split-input-file -allow-unregistered-dialect 2>&1 | FileCheck %s --check-prefix=HEADER
+
+// CHECK: translate-errors.mlir:1 offset :[[#@LINE+3]]:3: error: at most 6 scratch buffers can be emitted
+module {
+  // expected-error @+1 {{at most 6 scratch buffers can be emitted}}
+  coll.plan @wide : allreduce ranks(2) chunks(1) scratch {a = 1 : i64, b = 1 : i64, c = 1 : i64, d = 1 : i64, e = 1 : i64, f = 1 : i64, g = 1 : i64} {
+    coll.rank 0 {
+      coll.threadblock 0 channel(0) {
+        coll.local_copy in[0][0] -> g[0][0]
+      }
+    }
+  }
+}
+
+// -----
+
+// CHECK: error: no plan to emit
+// HEADER: error: no plan to emit
+// expected-error @+1 {{no plan to emit}}
+module {
+}
+
+// -----
+
+// CHECK: error: 'test.step' op cannot be emitted as a kernel
+module {
+  coll.plan @odd : allreduce ranks(1) chunks(1) {
+    coll.rank 0 {
+      coll.threadblock 0 channel(0) {
+        // expected-error @+1 {{'test.step' op cannot be emitted as a kernel}}
+        "test.step"() : () -> ()
+      }
+    }
+  }
+}

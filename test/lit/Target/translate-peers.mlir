@@ -1,0 +1,59 @@
+// Steps on other ranks' buffers: a threadblock with multimem steps sets
+// kTbPeerSteps | kTbMultimem (12) in the threadblock table, one with only
+// peer-window steps kTbPeerSteps (4); `get` names the rank it loads from.
+// RUN: collc-translate --coll-to-cuda %s | FileCheck %s --strict-whitespace --match-full-lines
+
+module {
+  coll.plan @twoshot_LL : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("twoshot") {
+    coll.rank 0 {
+      coll.threadblock 0 channel(0) protocol(LL) {
+        coll.multimem_ld_reduce in[0][0] -> red[0][0]
+        coll.multimem_st red[0][0] -> out[0][0]
+      }
+    }
+    coll.rank 1 {
+      coll.threadblock 0 channel(0) protocol(LL) {
+        coll.multimem_ld_reduce in[1][1] -> red[1][0]
+        coll.multimem_st red[1][0] -> out[1][1]
+      }
+    }
+  }
+  coll.plan @windows_Simple : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("windows") {
+    coll.rank 0 {
+      coll.threadblock 0 channel(0) protocol(Simple) {
+        coll.read_reduce in[0][0] -> red[0][0]
+        coll.put red[0][0] -> out[0][0]
+        coll.get out[1][1] -> out[0][1]
+      }
+    }
+    coll.rank 1 {
+      coll.threadblock 0 channel(0) protocol(Simple) {
+        coll.read_reduce in[1][1] -> red[1][0]
+        coll.put red[1][0] -> out[1][1]
+      }
+    }
+  }
+}
+
+// CHECK:// Rank 0, threadblock 0, channel 0, LL, multimem.
+// CHECK-NEXT:COLLC_DEVICE void r0_t0(Block &b) {
+// CHECK-NEXT:  b.multimemLdReduce(in(0), scratch(kScratch_red, 0)); // translate-peers.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.multimemSt(scratch(kScratch_red, 0), out(0)); // translate-peers.mlir:{{[0-9]+}}
+// CHECK-NEXT:}
+// CHECK:const ThreadblockDesc threadblocks[] = {
+// CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps
+// CHECK-NEXT:    {0, 0, -1, -1, 0, kLL, 12, 2},
+// CHECK-NEXT:    {1, 0, -1, -1, 0, kLL, 12, 2},
+// CHECK-NEXT:};
+
+// CHECK:// Rank 0, threadblock 0, channel 0, Simple, peer windows.
+// CHECK-NEXT:COLLC_DEVICE void r0_t0(Block &b) {
+// CHECK-NEXT:  b.readReduce(in(0), scratch(kScratch_red, 0)); // translate-peers.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.put(scratch(kScratch_red, 0), out(0));      // translate-peers.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.get(1, out(1), out(1));                     // translate-peers.mlir:{{[0-9]+}}
+// CHECK-NEXT:}
+// CHECK:const ThreadblockDesc threadblocks[] = {
+// CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps
+// CHECK-NEXT:    {0, 0, -1, -1, 0, kSimple, 4, 3},
+// CHECK-NEXT:    {1, 0, -1, -1, 0, kSimple, 4, 2},
+// CHECK-NEXT:};

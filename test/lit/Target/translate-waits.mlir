@@ -1,0 +1,119 @@
+// Dependencies on other threadblocks become waits on their progress, named
+// by their index in the plan's threadblock table (rank by rank) with the
+// steps per loop of that threadblock; scratch buffers get named indices, and
+// the plan table lists their sizes in the plan's order. A plan that is no
+// variant of an algorithm is one of its own.
+// RUN: collc-translate --coll-to-cuda %s | FileCheck %s --strict-whitespace --match-full-lines
+
+module {
+  coll.plan @twoshot_Simple : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("twoshot") {
+    coll.rank 0 {
+      coll.threadblock 0 channel(0) protocol(Simple) {
+        coll.local_copy in[0][0] -> red[0][0]
+        coll.local_copy red[0][0] -> out[0][0] deps(2:0)
+      }
+      coll.threadblock 1 send(1) channel(0) protocol(Simple) direct_send {
+        coll.send in[0][1]
+        coll.send red[0][0] direct(out[1][0]) deps(2:0)
+      }
+      coll.threadblock 2 recv(1) channel(0) protocol(Simple) direct_recv {
+        coll.recv_reduce_copy red[0][0] -> red[0][0] deps(0:0)
+        coll.recv -> out[0][1]
+      }
+    }
+    coll.rank 1 {
+      coll.threadblock 0 channel(0) protocol(Simple) {
+        coll.local_copy in[1][1] -> red[1][0]
+        coll.local_copy red[1][0] -> out[1][1] deps(1:1)
+      }
+      coll.threadblock 1 recv(0) send(0) channel(0) protocol(Simple) direct_recv direct_send {
+        coll.send in[1][0]
+        coll.recv_reduce_copy red[1][0] -> red[1][0] deps(0:0)
+        coll.send red[1][0] direct(out[0][1])
+        coll.recv -> out[1][0]
+      }
+    }
+  }
+  coll.plan @sum : reduce ranks(2) chunks(2) root(1) scratch {acc = 2 : i64, tmp = 1 : i64} attributes {coll.moves_chunks, fifo_depth = 9 : i64} {
+    coll.rank 0 {
+      coll.threadblock 0 send(1) channel(0) protocol(LL) {
+        coll.send in[0][0:2]
+      }
+    }
+    coll.rank 1 {
+      coll.threadblock 3 recv(0) channel(0) protocol(LL) {
+        coll.recv -> acc[1][0:2]
+      }
+      coll.threadblock 5 channel(0) protocol(LL) {
+        coll.local_copy in[1][0] -> tmp[1][0]
+        coll.local_reduce acc[1][0], tmp[1][0], in[1][1] -> out[1][0] deps(3:0)
+      }
+    }
+  }
+}
+
+// CHECK:namespace twoshot_Simple {
+// CHECK-NEXT:using namespace collc;
+// CHECK-NEXT:constexpr int32_t kScratch_red = kScratch0 + 0;
+// CHECK-EMPTY:
+// CHECK-NEXT:// Rank 0, threadblock 0, channel 0, Simple.
+// CHECK-NEXT:COLLC_DEVICE void r0_t0(Block &b) {
+// CHECK-NEXT:  b.copy(in(0), scratch(kScratch_red, 0));      // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.wait(2, 0, 2);  // after step 0 of threadblock 2
+// CHECK-NEXT:  b.copy(scratch(kScratch_red, 0), out(0));     // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:}
+// CHECK-EMPTY:
+// CHECK-NEXT:// Rank 0, threadblock 1, sends to 1, channel 0, Simple, direct.
+// CHECK-NEXT:COLLC_DEVICE void r0_t1(Block &b) {
+// CHECK-NEXT:  b.send(in(1));                                // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.wait(2, 0, 2);  // after step 0 of threadblock 2
+// CHECK-NEXT:  b.send(scratch(kScratch_red, 0), direct(out(0))); // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:}
+// CHECK-EMPTY:
+// CHECK-NEXT:// Rank 0, threadblock 2, receives from 1, channel 0, Simple, direct.
+// CHECK-NEXT:COLLC_DEVICE void r0_t2(Block &b) {
+// CHECK-NEXT:  b.wait(0, 0, 2);  // after step 0 of threadblock 0
+// CHECK-NEXT:  b.recvReduceCopy(scratch(kScratch_red, 0), scratch(kScratch_red, 0)); // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.recv(out(1));                               // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:}
+// Rank 1's threadblocks are entries 3 and 4; threadblock 1 has 4 steps.
+// CHECK:COLLC_DEVICE void r1_t0(Block &b) {
+// CHECK-NEXT:  b.copy(in(1), scratch(kScratch_red, 0));      // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.wait(4, 1, 4);  // after step 1 of threadblock 1
+// CHECK:    case 4: r1_t1(b); break;
+// CHECK:    {0, 0, -1, -1, 0, kSimple, 0, 2},
+// CHECK-NEXT:    {0, 1, -1, 1, 0, kSimple, 2, 2},
+// CHECK-NEXT:    {0, 2, 1, -1, 0, kSimple, 1, 2},
+// CHECK-NEXT:    {1, 0, -1, -1, 0, kSimple, 0, 2},
+// CHECK-NEXT:    {1, 1, 0, 0, 0, kSimple, 3, 4},
+// CHECK-NEXT:};
+// CHECK:    {"twoshot_Simple", collc::kAllReduce, 2, 2, -1, 0,
+// CHECK-NEXT:     {1}, 1, 0LL, 4611686018427387904LL, collc::kSimple, 8, 1,
+// CHECK-NEXT:     5, twoshot_Simple::threadblocks, COLLC_HOST_FN(twoshot_Simple::kernel), COLLC_CUDA_FN(twoshot_Simple::kernel),
+// CHECK-NEXT:     0},
+// CHECK-NEXT:};
+
+// Threadblock ids need not be dense: waits name the table entry.
+// CHECK:namespace sum {
+// CHECK-NEXT:using namespace collc;
+// CHECK-NEXT:constexpr int32_t kScratch_acc = kScratch0 + 0;
+// CHECK-NEXT:constexpr int32_t kScratch_tmp = kScratch0 + 1;
+// CHECK:COLLC_DEVICE void r1_t3(Block &b) {
+// CHECK-NEXT:  b.recv(scratch(kScratch_acc, 0, 2));          // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:}
+// CHECK:COLLC_DEVICE void r1_t5(Block &b) {
+// CHECK-NEXT:  b.copy(in(0), scratch(kScratch_tmp, 0));      // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.wait(1, 0, 1);  // after step 0 of threadblock 3
+// CHECK-NEXT:  b.reduce({scratch(kScratch_acc, 0), scratch(kScratch_tmp, 0), in(1)}, out(0)); // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:}
+// A pipelined plan's FIFOs hold fifo_depth + 1 slots; the widest step
+// moves 2 chunks; the plan moves chunks between positions.
+// CHECK:static const collc::PlanDesc sum_plans[] = {
+// CHECK:    {"sum", collc::kReduce, 2, 2, 1, 0,
+// CHECK-NEXT:     {2, 1}, 2, 0LL, 9223372036854775807LL, collc::kLL, 10, 2,
+// CHECK-NEXT:     3, sum::threadblocks, COLLC_HOST_FN(sum::kernel), COLLC_CUDA_FN(sum::kernel),
+// CHECK-NEXT:     1},
+// CHECK-NEXT:};
+// CHECK-EMPTY:
+// CHECK-NEXT:extern "C" const collc::AlgorithmDesc collc_algorithm_sum = {
+// CHECK-NEXT:    "sum", "translate-waits.mlir", 1, sum_plans};
