@@ -1,0 +1,108 @@
+//===- Elaborator.h - The state of elaborating one algorithm ----*- C++ -*-===//
+//
+// Private to lib/Frontend: the elaborator's names, expressions, statements
+// and chunks live in three files (Elaborate.cpp, ElaborateExpr.cpp,
+// ElaborateStmt.cpp) around this one class.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_FRONTEND_ELABORATOR_H
+#define COLLC_FRONTEND_ELABORATOR_H
+
+#include "lib/Frontend/Elaborate.h"
+
+#include "dialect/CollOps.h"
+#include "lib/Frontend/Parser.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace coll::elaborate {
+
+using namespace mlir;
+namespace ast = coll::ast;
+
+constexpr int64_t kMaxRanks = 1 << 16;
+
+/// Annotations in force for a statement, inherited from enclosing blocks.
+struct Annotations {
+  IntegerAttr channel, pipeline;
+  ProtocolAttr protocol;
+};
+
+class Elaborator {
+public:
+  Elaborator(MLIRContext *context, StringAttr file, const ElaborateOptions &options,
+             llvm::StringSet<> &usedDefines)
+      : context(context), builder(context), file(file), options(options),
+        usedDefines(usedDefines) {}
+
+  LogicalResult run(const ast::Algorithm &source, ModuleOp module);
+
+private:
+  struct Binding {
+    std::string name;
+    int64_t value;
+    ast::Loc loc;
+  };
+
+  Location loc(ast::Loc at) { return FileLineColLoc::get(file, at.line, at.col); }
+  InFlightDiagnostic error(ast::Loc at) { return emitError(loc(at)); }
+
+  // Names
+  const Binding *lookup(StringRef name) const;
+  LogicalResult define(StringRef name, int64_t value, ast::Loc at);
+  void popTo(size_t size) {
+    while (vars.size() > size) {
+      byName.erase(vars.back().name);
+      vars.pop_back();
+    }
+  }
+
+  // Expressions
+  FailureOr<int64_t> eval(const ast::Expr &e);
+  FailureOr<int64_t> evalBinary(const ast::Expr &e);
+  FailureOr<int64_t> evalCall(const ast::Expr &e);
+
+  // Statements
+  LogicalResult execBlock(const ast::Block &block, const Annotations &outer);
+  LogicalResult exec(const ast::Stmt &s, const Annotations &outer);
+  LogicalResult execFor(const ast::Stmt &s, const Annotations &ann);
+  LogicalResult execScratch(const ast::Stmt &s);
+  LogicalResult execAssign(const ast::Stmt &s, const Annotations &ann);
+  LogicalResult execReduce(const ast::Stmt &s, const Annotations &ann);
+  FailureOr<Annotations> annotate(const ast::Stmt &s, Annotations ann);
+  LogicalResult step(ast::Loc at);
+
+  // Chunks
+  std::optional<int64_t> bufferSize(StringRef name) const;
+  FailureOr<ChunkAttr> chunk(const ast::ChunkRef &ref);
+  PhysicalRange physical(ChunkAttr c) const;
+  LogicalResult emit(const ast::Stmt &s, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
+                     ArrayRef<ast::Loc> srcLocs, const Annotations &ann);
+
+  LogicalResult declare(const ast::Algorithm &source);
+
+  MLIRContext *context;
+  OpBuilder builder;
+  StringAttr file;
+  const ElaborateOptions &options;
+  llvm::StringSet<> &usedDefines;
+
+  // Names never shadow each other, so each has at most one live binding.
+  std::vector<Binding> vars;
+  llvm::StringMap<unsigned> byName;
+  AlgorithmOp alg;
+  Collective collective = Collective::allreduce;
+  int64_t ranks = 0, chunks = 1, slots = 0;
+  bool inplace = false;
+  llvm::StringMap<int64_t> scratchSizes;
+  llvm::StringMap<ast::Loc> scratchLocs;
+  llvm::DenseMap<const ast::Stmt *, Location> stmtLocs;
+  uint64_t steps = 0, ops = 0;
+};
+
+} // namespace coll::elaborate
+
+#endif // COLLC_FRONTEND_ELABORATOR_H
