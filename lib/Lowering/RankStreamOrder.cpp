@@ -1,0 +1,234 @@
+//===- RankStreamOrder.cpp - Steps into ordered threadblocks --------------===//
+//
+// Places each rank's steps in threadblocks, one per (receive peer, send peer,
+// channel), orders every threadblock by step key so that the two ends of a
+// connection agree, and checks that no wait can close a cycle.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Lowering/RankStreams.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+using namespace coll;
+using namespace coll::streams;
+
+void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
+  // A receive whose chunks are next used by a send of exactly them wants to
+  // share a threadblock with that send (to fuse); join the two connections
+  // when neither already has a different partner.
+  llvm::EquivalenceClasses<unsigned> classes;
+  std::map<Connection, unsigned> ids;
+  auto idOf = [&](const Step &s) {
+    Connection c{s.peer, s.channel, !s.receives()};
+    auto [it, inserted] = ids.try_emplace(c, ids.size());
+    if (inserted)
+      classes.insert(it->second);
+    return it->second;
+  };
+  std::vector<Connection> byId;
+  for (Step *s : steps)
+    if (s->peer >= 0)
+      idOf(*s);
+  byId.resize(ids.size());
+  for (auto &[c, id] : ids)
+    byId[id] = c;
+  // Per class: its receive and send peers, once chosen.
+  auto peers = [&](unsigned id) {
+    std::pair<int64_t, int64_t> p{-1, -1};
+    for (auto it = classes.findLeader(id); it != classes.member_end();
+         ++it)
+      (byId[*it].sends ? p.second : p.first) = byId[*it].peer;
+    return p;
+  };
+  llvm::DenseMap<uint64_t, Step *> pendingWrite; // slot -> receive that wrote it
+  for (Step *s : steps) {
+    auto touch = [&](ChunkAttr c, bool write) {
+      for (int64_t k = 0; k < c.getCount(); ++k) {
+        uint64_t slot = slots.slot(c, k);
+        auto it = pendingWrite.find(slot);
+        if (it != pendingWrite.end()) {
+          Step *r = it->second;
+          pendingWrite.erase(it);
+          if (k == 0 && !write && s->kind == StepKind::Send && s->src == r->dst &&
+              s->channel == r->channel) {
+            unsigned a = idOf(*r), b = idOf(*s);
+            auto pa = peers(a), pb = peers(b);
+            bool free = (pa.second < 0 || pa.second == s->peer) &&
+                        (pb.first < 0 || pb.first == r->peer);
+            if (free && !classes.isEquivalent(a, b))
+              classes.unionSets(a, b);
+            if (classes.isEquivalent(a, b))
+              if (pairing)
+                partner[r] = s;
+          }
+        }
+      }
+    };
+    if (s->src)
+      touch(s->src, false);
+    for (Attribute a : s->srcs)
+      touch(llvm::cast<ChunkAttr>(a), false);
+    if (s->dst) {
+      touch(s->dst, true);
+      if (s->receives())
+        for (int64_t k = 0; k < s->dst.getCount(); ++k)
+          pendingWrite[slots.slot(s->dst, k)] = s;
+    }
+  }
+
+  // One threadblock per class, in a stable order; local steps get one per
+  // channel.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int> tbOf; // channel, recv, send
+  std::map<unsigned, std::tuple<int64_t, int64_t, int64_t>> classKey;
+  for (auto &[c, id] : ids) {
+    unsigned leader = classes.getLeaderValue(id);
+    auto p = peers(leader);
+    classKey[leader] = {c.channel, p.first, p.second};
+  }
+  for (auto &[leader, key] : classKey)
+    tbOf.try_emplace(key, 0);
+  for (Step *s : steps)
+    if (s->peer < 0)
+      tbOf.try_emplace({s->channel, -1, -1}, 0);
+  std::vector<Threadblock> &mine = tbs[rank];
+  for (auto &[key, index] : tbOf) {
+    index = mine.size();
+    mine.push_back({std::get<1>(key), std::get<2>(key), std::get<0>(key), {}});
+  }
+  for (Step *s : steps) {
+    auto key = s->peer < 0 ? std::make_tuple(s->channel, int64_t(-1), int64_t(-1))
+                           : classKey[classes.getLeaderValue(idOf(*s))];
+    s->tb = tbOf[key];
+    mine[s->tb].steps.push_back(s);
+  }
+  // Ordering a threadblock for fusion can run a step after one with a larger
+  // key; with several threadblocks and deps between them that risks a wait
+  // cycle, so such ranks keep plain key order (fusing what is adjacent).
+  if (mine.size() > 1)
+    for (Threadblock &tb : mine)
+      for (Step *s : tb.steps)
+        partner.erase(s);
+  for (Threadblock &tb : mine)
+    orderThreadblock(tb);
+}
+
+void Lowering::orderThreadblock(Threadblock &tb) {
+  // Each unit is a step, or a receive with the send that forwards its data
+  // (to be fused). A unit may run once it heads the order of every
+  // connection it uses: the receive side in the peer's key order, the send
+  // side likewise; a pair that blocks both orders is split.
+  struct Unit {
+    Step *recv = nullptr, *send = nullptr, *other = nullptr;
+  };
+  std::vector<Unit> units;
+  llvm::DenseSet<Step *> paired;
+  for (Step *s : tb.steps) {
+    auto it = partner.find(s);
+    if (it != partner.end() && it->second->tb == s->tb) {
+      units.push_back({s, it->second, nullptr});
+      paired.insert(it->second);
+    }
+  }
+  for (Step *s : tb.steps)
+    if (!paired.contains(s) && !partner.count(s))
+      units.push_back(s->kind == StepKind::Send ? Unit{nullptr, s, nullptr}
+                      : s->receives()           ? Unit{s, nullptr, nullptr}
+                                                : Unit{nullptr, nullptr, s});
+  for (Step *s : tb.steps)
+    if (partner.count(s) && partner[s]->tb != s->tb)
+      units.push_back({s, nullptr, nullptr});
+
+  std::vector<Step *> ordered;
+  while (!units.empty()) {
+    // Heads of the receive, send and local orders.
+    auto headOf = [&](auto member) {
+      Step *best = nullptr;
+      for (Unit &u : units)
+        if (Step *s = u.*member; s && (!best || s->key() < best->key()))
+          best = s;
+      return best;
+    };
+    Step *recvHead = headOf(&Unit::recv), *sendHead = headOf(&Unit::send),
+         *otherHead = headOf(&Unit::other);
+    size_t pick = units.size();
+    for (size_t i = 0; i < units.size(); ++i) {
+      Unit &u = units[i];
+      bool ok = (!u.recv || u.recv == recvHead) && (!u.send || u.send == sendHead) &&
+                (!u.other || u.other == otherHead);
+      auto key = [](const Unit &x) { return (x.recv ? x.recv : x.other ? x.other : x.send)->key(); };
+      if (ok && (pick == units.size() || key(u) < key(units[pick])))
+        pick = i;
+    }
+    if (pick == units.size()) {
+      // The paired receive at the head of its order waits for a send that
+      // is not yet due: split the pair.
+      for (size_t i = 0; i < units.size(); ++i)
+        if (units[i].recv == recvHead && units[i].send) {
+          Step *send = units[i].send;
+          partner.erase(units[i].recv);
+          units[i].send = nullptr;
+          units.push_back({nullptr, send, nullptr}); // may reallocate: last
+          break;
+        }
+      continue;
+    }
+    Unit u = units[pick];
+    units.erase(units.begin() + pick);
+    for (Step *s : {u.recv, u.send, u.other})
+      if (s) {
+        s->pos = ordered.size();
+        ordered.push_back(s);
+      }
+  }
+  tb.steps = std::move(ordered);
+}
+
+bool Lowering::mayDeadlock() const {
+  // Threadblocks run their sends and receives in order over FIFOs of the
+  // plan's depth; a receive frees its slot before the next step may wait to
+  // send, as the fused primitives do.
+  size_t depth = 1;
+  if (auto d = alg->getAttrOfType<IntegerAttr>("fifo_depth"))
+    depth = std::max<int64_t>(1, d.getInt());
+  std::vector<std::pair<const Threadblock *, size_t>> run; // threadblock, next step
+  for (const auto &rank : tbs)
+    for (const Threadblock &tb : rank)
+      run.push_back({&tb, 0});
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<size_t, SmallVector<size_t>>> fifo;
+  std::deque<size_t> ready;
+  for (size_t i = 0; i < run.size(); ++i)
+    ready.push_back(i);
+  while (!ready.empty()) {
+    size_t i = ready.front();
+    ready.pop_front();
+    auto &[tb, next] = run[i];
+    while (next < tb->steps.size()) {
+      const Step *s = tb->steps[next];
+      auto key = s->receives() ? std::make_tuple(s->peer, s->rank, s->channel)
+                               : std::make_tuple(s->rank, s->peer, s->channel);
+      if (s->peer >= 0) {
+        auto &[count, waiters] = fifo[key];
+        bool blocked = s->receives() ? count == 0 : count >= depth;
+        if (blocked) {
+          waiters.push_back(i);
+          break;
+        }
+        count += s->receives() ? -1 : 1;
+        for (size_t w : waiters)
+          ready.push_back(w);
+        waiters.clear();
+      }
+      ++next;
+    }
+  }
+  for (auto &[tb, next] : run)
+    if (next < tb->steps.size())
+      return true;
+  return false;
+}

@@ -1,0 +1,142 @@
+//===- RankStreamSteps.cpp - Global-view ops as rank-stream steps ---------===//
+//
+// Each copy or reduce of the global view becomes the steps its ranks run: a
+// send and a receive (reducing or not) between ranks, local copies and
+// reductions, multimem and peer-window steps, keyed by dependency depth and
+// program order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Lowering/RankStreams.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+using namespace coll;
+using namespace coll::streams;
+
+Step &Lowering::add(StepKind kind, int64_t rank, Location loc, uint64_t level,
+                    uint64_t order, int64_t channel) {
+  all.push_back(Step{kind, rank, -1, channel, {}, {}, {}, level, order, sub++, loc});
+  all.back().protocol = protocol;
+  return all.back();
+}
+
+void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
+                        uint64_t level, uint64_t order, int64_t channel) {
+  Location loc = op->getLoc();
+  int64_t to = dst.getRank();
+  // coll-multimem chose a multicast or peer-window form: one local step on
+  // the issuing rank, naming the chunk of that rank that stands for the
+  // chunk on every rank.
+  if (op->hasAttr("coll.multimem") || op->hasAttr("coll.read_reduce")) {
+    Step &s = add(op->hasAttr("coll.multimem") ? StepKind::MultimemLdReduce
+                                               : StepKind::ReadReduce,
+                  to, loc, level, order, channel);
+    s.src = ChunkAttr::get(op->getContext(), srcs[0].getBuffer(), to, srcs[0].getIndex(),
+                           srcs[0].getCount());
+    s.dst = dst;
+    return;
+  }
+  if (op->hasAttr("coll.get")) {
+    Step &s = add(StepKind::Get, to, loc, level, order, channel);
+    s.src = srcs[0]; // the peer's chunk
+    s.dst = dst;
+    return;
+  }
+  auto group = op->getAttrOfType<IntegerAttr>("coll.multimem_st");
+  bool multicast = bool(group);
+  if (!group)
+    group = op->getAttrOfType<IntegerAttr>("coll.put");
+  if (group) {
+    if (!storeGroups.insert(group.getInt()).second)
+      return; // the group's first copy made the step
+    int64_t from = srcs[0].getRank();
+    Step &s = add(multicast ? StepKind::MultimemSt : StepKind::Put, from, loc, level, order,
+                  channel);
+    s.src = srcs[0];
+    s.dst = ChunkAttr::get(op->getContext(), dst.getBuffer(), from, dst.getIndex(),
+                           dst.getCount());
+    return;
+  }
+  auto same = [&](ChunkAttr a, ChunkAttr b) {
+    PhysicalRange x = physicalRange(shape.collective, shape.chunks, shape.inplace, a);
+    PhysicalRange y = physicalRange(shape.collective, shape.chunks, shape.inplace, b);
+    return x.buffer == y.buffer && x.rank == y.rank && x.begin == y.begin;
+  };
+  SmallVector<ChunkAttr, 4> local, remote;
+  bool accumulates = false;
+  for (ChunkAttr s : srcs) {
+    if (s.getRank() != to)
+      remote.push_back(s);
+    else if (srcs.size() > 1 && same(s, dst))
+      accumulates = true;
+    else
+      local.push_back(s);
+  }
+  // Local terms first, into the destination.
+  if (!local.empty() && (accumulates || local.size() > 1)) {
+    Step &s = add(StepKind::LocalReduce, to, loc, level, order, channel);
+    if (accumulates)
+      s.srcs.push_back(dst);
+    s.srcs.append(local.begin(), local.end());
+    s.dst = dst;
+    accumulates = true;
+  } else if (local.size() == 1) {
+    Step &s = add(StepKind::LocalCopy, to, loc, level, order, channel);
+    s.src = local[0];
+    s.dst = dst;
+    accumulates = true;
+  }
+  // Then each remote term over its own connection.
+  for (ChunkAttr r : remote) {
+    Step &send = add(StepKind::Send, r.getRank(), loc, level, order, channel);
+    send.peer = to;
+    send.src = r;
+    Step &recv = add(accumulates ? StepKind::RecvReduceCopy : StepKind::Recv, to, loc,
+                     level, order, channel);
+    recv.peer = r.getRank();
+    recv.dst = dst;
+    if (accumulates)
+      recv.src = dst;
+    accumulates = true;
+  }
+}
+
+void Lowering::lowerOps() {
+  // Dependency depth of every op over the chunk slots it reads and writes.
+  std::vector<uint32_t> written(slots.size(), 0), read(slots.size(), 0);
+  uint64_t order = 0;
+  for (Operation &op : alg.getBody().front()) {
+    std::optional<TransferChunks> t = transferChunks(&op);
+    if (!t)
+      continue;
+    ChunkAttr dst = t->dst;
+    ArrayRef<ChunkAttr> srcs = t->srcs;
+    IntegerAttr channel = t->channel;
+    protocol = t->protocol;
+    uint32_t level = 0;
+    for (int64_t k = 0; k < dst.getCount(); ++k) {
+      for (ChunkAttr s : srcs)
+        level = std::max(level, written[slots.slot(s, k)]);
+      uint64_t d = slots.slot(dst, k);
+      level = std::max({level, written[d], read[d]});
+    }
+    ++level;
+    // A pipelined piece starts no earlier than its wavefront (coll-split-chunks).
+    if (auto piece = op.getAttrOfType<IntegerAttr>("coll.piece"))
+      level = std::max<uint32_t>(level, piece.getInt() + 1);
+    for (int64_t k = 0; k < dst.getCount(); ++k) {
+      for (ChunkAttr s : srcs) {
+        uint32_t &r = read[slots.slot(s, k)];
+        r = std::max(r, level);
+      }
+      written[slots.slot(dst, k)] = level;
+    }
+    lowerOne(&op, dst, srcs, level, order++, channel ? channel.getInt() : 0);
+  }
+}
