@@ -172,8 +172,8 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
             (long long)plan->minBytes, (long long)plan->maxBytes);
   bool peerSteps = false, direct = false; // multimem or peer-window steps; direct connections
   for (int32_t i = 0; i < plan->numThreadblocks; ++i) {
-    peerSteps |= (plan->threadblocks[i].direct & 4) != 0;
-    direct |= (plan->threadblocks[i].direct & 3) != 0;
+    peerSteps |= (plan->threadblocks[i].direct & collc::kTbPeerSteps) != 0;
+    direct |= (plan->threadblocks[i].direct & (collc::kTbDirectRecv | collc::kTbDirectSend)) != 0;
   }
   const bool shm = std::string(comm->transport->name()) == "shm";
   if (peerSteps && !shm)

@@ -94,7 +94,7 @@ int collc::runOnHost(ModuleOp module, const RunOptions &options) {
   std::string name = options.algorithm;
   for (auto plan : module.getOps<coll::PlanOp>()) {
     if (name.empty())
-      name = plan.getSymName().rsplit('_').first.str();
+      name = plan.getAlgorithm().value_or(plan.getSymName()).str();
   }
   if (name.empty())
     return fail("no algorithm to run");

@@ -133,7 +133,7 @@ llvm::Error collc::checkRunMemory(ModuleOp module, const RunRequest &request) {
   std::string name = request.algorithm;
   double perRank = 0, fifos = 0;
   for (auto plan : module.getOps<coll::PlanOp>()) {
-    StringRef base = plan.getSymName().rsplit('_').first;
+    StringRef base = plan.getAlgorithm().value_or(plan.getSymName());
     if (name.empty())
       name = base.str();
     if (base != name)
