@@ -803,10 +803,15 @@ std::string jobToken() {
 }
 
 bool writeIdFile(const std::string &path, const std::string &contents) {
+  // The id holds the communicator's secret: only this user may read it.
   std::string tmp = path + ".tmp." + std::to_string(getpid());
-  FILE *f = fopen(tmp.c_str(), "w");
-  if (!f)
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  FILE *f = fd < 0 ? nullptr : fdopen(fd, "w");
+  if (!f) {
+    if (fd >= 0)
+      close(fd);
     return false;
+  }
   bool ok = fputs(contents.c_str(), f) >= 0;
   ok &= fflush(f) == 0 && fsync(fileno(f)) == 0;
   ok &= fclose(f) == 0;

@@ -47,7 +47,7 @@ mkdir -p "$OUT_DIR"
 cd "$ROOT"
 
 echo "# building collc-perf and mpi-allreduce in $OUT_DIR" >&2
-"$CXX" -std=c++17 -O2 -I runtime -I runtime/include -I runtime/device -I tools/collc-launch \
+"$CXX" -std=c++17 -O2 -I runtime -I runtime/include -I runtime/device -I tools \
   bench/collc-perf.cpp -o "$OUT_DIR/collc-perf" \
   -Lbuild/lib -lcollrt -Wl,-rpath,"$ROOT/build/lib" -ldl -pthread
 "$MPICC" -O2 bench/mpi-allreduce.c -o "$OUT_DIR/mpi-allreduce"
