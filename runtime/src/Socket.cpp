@@ -26,21 +26,31 @@ using Clock = std::chrono::steady_clock;
 
 std::string sysError(const char *what) { return std::string(what) + ": " + strerror(errno); }
 
+// Milliseconds to the deadline for poll(), -1 without a timeout; false (and
+// the reason in `error`) once the deadline has passed.
+template <typename TimePoint>
+bool pollWindow(TimePoint deadline, double timeout, int &ms, std::string &error) {
+  ms = -1;
+  if (timeout < 0)
+    return true;
+  auto left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+  if (left <= 0) {
+    char text[64];
+    snprintf(text, sizeof text, "timed out after %g s", timeout);
+    error = text;
+    return false;
+  }
+  ms = int(left) + 1;
+  return true;
+}
+
 // Waits until `fd` is ready for `events`; false on timeout or error.
 bool waitFor(int fd, short events, double timeout, std::string &error) {
   auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
   for (;;) {
-    int ms = -1;
-    if (timeout >= 0) {
-      auto left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
-      if (left <= 0) {
-        char text[64];
-        snprintf(text, sizeof text, "timed out after %g s", timeout);
-        error = text;
-        return false;
-      }
-      ms = int(left) + 1;
-    }
+    int ms;
+    if (!pollWindow(deadline, timeout, ms, error))
+      return false;
     pollfd p{fd, events, 0};
     int n = poll(&p, 1, ms);
     if (n > 0)
@@ -234,17 +244,10 @@ bool collrt::admitConnections(int listener, size_t helloBytes, double timeout,
   auto deadline = restart();
   bool ok = true;
   while (ok && !done()) {
-    int ms = -1;
-    if (timeout >= 0) {
-      auto left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
-      if (left <= 0) {
-        char text[64];
-        snprintf(text, sizeof text, "timed out after %g s", timeout);
-        error = text;
-        ok = false;
-        break;
-      }
-      ms = int(left) + 1;
+    int ms;
+    if (!pollWindow(deadline, timeout, ms, error)) {
+      ok = false;
+      break;
     }
     fds.assign(1, pollfd{listener, POLLIN, 0});
     for (const Pending &p : pending)
