@@ -15,6 +15,8 @@
 #define GET_ATTRDEF_CLASSES
 #include "dialect/CollAttrs.h.inc"
 
+#include "dialect/CollInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialect/CollOps.h.inc"
 
@@ -46,24 +48,6 @@ struct TransferChunks {
 };
 /// The chunks of a coll.copy or coll.reduce; nullopt for any other op.
 std::optional<TransferChunks> transferChunks(mlir::Operation *op);
-
-/// What a rank-stream step does: whether it receives from its threadblock's
-/// receive peer and sends to its send peer, the local chunks it reads (its
-/// reduction operands, or what it sends) and the chunks it writes.
-struct StepEffects {
-  bool receives = false, sends = false, reduces = false;
-  /// A step on every rank's window (multimem_ld_reduce, read_reduce:
-  /// `reads`; multimem_st, put: `writes`) names that chunk on every rank.
-  bool everyRank = false;
-  llvm::SmallVector<ChunkAttr, 2> reads;
-  ChunkAttr writes;
-  mlir::DenseI64ArrayAttr deps;
-  /// A sending step's direct destination: the chunks of the receiver that
-  /// its receiving step stores into.
-  ChunkAttr directDst;
-};
-/// The effects of a step op; nullopt for any other op.
-std::optional<StepEffects> stepEffects(mlir::Operation *op);
 
 /// The checks shared by coll.algorithm and coll.plan.
 mlir::LogicalResult verifyCollectiveHeader(mlir::Operation *op, int64_t ranks,

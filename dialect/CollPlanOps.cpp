@@ -6,6 +6,8 @@
 using namespace mlir;
 using namespace coll;
 
+#include "dialect/CollInterfaces.cpp.inc"
+
 //===----------------------------------------------------------------------===//
 // PlanOp, RankOp, ThreadblockOp
 //===----------------------------------------------------------------------===//
@@ -201,68 +203,6 @@ LogicalResult LocalReduceOp::verify() {
       return emitOpError("sources and destination differ in size");
   all.push_back(getDst());
   return verifyStep(*this, false, false, all, getDepsAttr());
-}
-
-std::optional<StepEffects> coll::stepEffects(Operation *op) {
-  StepEffects e;
-  if (auto s = llvm::dyn_cast<SendOp>(op)) {
-    e.sends = true;
-    e.reads.push_back(s.getSrc());
-    e.deps = s.getDepsAttr();
-    e.directDst = s.getDirectDstAttr();
-  } else if (auto s = llvm::dyn_cast<RecvOp>(op)) {
-    e.receives = true;
-    e.writes = s.getDst();
-    e.deps = s.getDepsAttr();
-  } else if (auto s = llvm::dyn_cast<RecvCopySendOp>(op)) {
-    e.receives = e.sends = true;
-    e.writes = s.getDst();
-    e.deps = s.getDepsAttr();
-    e.directDst = s.getDirectDstAttr();
-  } else if (auto s = llvm::dyn_cast<RecvReduceSendOp>(op)) {
-    e.receives = e.sends = e.reduces = true;
-    e.reads.push_back(s.getSrc());
-    e.deps = s.getDepsAttr();
-    e.directDst = s.getDirectDstAttr();
-  } else if (auto s = llvm::dyn_cast<RecvReduceCopyOp>(op)) {
-    e.receives = e.reduces = true;
-    e.reads.push_back(s.getSrc());
-    e.writes = s.getDst();
-    e.deps = s.getDepsAttr();
-  } else if (auto s = llvm::dyn_cast<RecvReduceCopySendOp>(op)) {
-    e.receives = e.sends = e.reduces = true;
-    e.reads.push_back(s.getSrc());
-    e.writes = s.getDst();
-    e.deps = s.getDepsAttr();
-    e.directDst = s.getDirectDstAttr();
-  } else if (auto s = llvm::dyn_cast<LocalCopyOp>(op)) {
-    e.reads.push_back(s.getSrc());
-    e.writes = s.getDst();
-    e.deps = s.getDepsAttr();
-  } else if (auto s = llvm::dyn_cast<LocalReduceOp>(op)) {
-    e.reduces = true;
-    for (Attribute a : s.getSrcs())
-      e.reads.push_back(llvm::cast<ChunkAttr>(a));
-    e.writes = s.getDst();
-    e.deps = s.getDepsAttr();
-  } else if (llvm::isa<MultimemLdReduceOp, ReadReduceOp>(op)) {
-    e.reduces = e.everyRank = true;
-    e.reads.push_back(op->getAttrOfType<ChunkAttr>("src"));
-    e.writes = op->getAttrOfType<ChunkAttr>("dst");
-    e.deps = op->getAttrOfType<DenseI64ArrayAttr>("deps");
-  } else if (llvm::isa<MultimemStOp, PutOp>(op)) {
-    e.everyRank = true;
-    e.reads.push_back(op->getAttrOfType<ChunkAttr>("src"));
-    e.writes = op->getAttrOfType<ChunkAttr>("dst");
-    e.deps = op->getAttrOfType<DenseI64ArrayAttr>("deps");
-  } else if (auto s = llvm::dyn_cast<GetOp>(op)) {
-    e.reads.push_back(s.getSrc());
-    e.writes = s.getDst();
-    e.deps = s.getDepsAttr();
-  } else {
-    return std::nullopt;
-  }
-  return e;
 }
 
 LogicalResult MultimemLdReduceOp::verify() {

@@ -11,6 +11,7 @@
 
 include "dialect/CollBase.td"
 include "dialect/CollAttrs.td"
+include "dialect/CollInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 
 def Coll_PlanOp : Coll_Op<"plan", [
@@ -110,13 +111,33 @@ def Coll_ThreadblockOp : Coll_Op<"threadblock", [
   let hasVerifier = 1;
 }
 
+// A step. Each one says what it does for StepOpInterface in the fields
+// below: the connection ends it uses, whether it reduces or names a chunk on
+// every rank, and C++ expressions of its chunks read and written.
 class Coll_StepOp<string mnemonic, string summaryText, dag chunks, string format,
                   dag extra = (ins)>
-    : Coll_Op<mnemonic, [HasParent<"ThreadblockOp">]> {
+    : Coll_Op<mnemonic, [HasParent<"ThreadblockOp">, Coll_StepOpInterface]> {
   let summary = summaryText;
   let arguments = !con(chunks, (ins OptionalAttr<DenseI64ArrayAttr>:$deps), extra);
   let assemblyFormat = format # " `` custom<Deps>($deps) attr-dict";
   let hasVerifier = 1;
+
+  bit stepReceives = 0;
+  bit stepSends = 0;
+  bit stepReduces = 0;
+  bit stepOnEveryRank = 0;
+  // The initializer of the chunks it reads, and the chunk it writes.
+  string stepReads = "{getSrc()}";
+  string stepWrites = "getDst()";
+  string stepExtraDeclaration = "";
+  let extraClassDeclaration = [{
+    bool receives() { return }] # !if(stepReceives, "true", "false") # [{; }
+    bool sends() { return }] # !if(stepSends, "true", "false") # [{; }
+    bool reduces() { return }] # !if(stepReduces, "true", "false") # [{; }
+    bool onEveryRank() { return }] # !if(stepOnEveryRank, "true", "false") # [{; }
+    ::llvm::SmallVector<ChunkAttr, 2> getReadChunks() { return }] # stepReads # [{; }
+    ChunkAttr getWrittenChunk() { return }] # stepWrites # [{; }
+  }] # stepExtraDeclaration;
 }
 
 // A step that sends. On a direct connection (`direct_send`) `direct_dst`
@@ -130,35 +151,59 @@ class Coll_StepOp<string mnemonic, string summaryText, dag chunks, string format
 class Coll_SendingStepOp<string mnemonic, string summaryText, dag chunks, string format>
     : Coll_StepOp<mnemonic, summaryText, chunks,
                   format # " (`direct` `(` custom<Chunk>($direct_dst)^ `)`)?",
-                  (ins OptionalAttr<Coll_ChunkAttr>:$direct_dst)>;
+                  (ins OptionalAttr<Coll_ChunkAttr>:$direct_dst)> {
+  let stepSends = 1;
+  let stepExtraDeclaration = [{
+    void setDirectDst(ChunkAttr dst) {
+      if (dst)
+        setDirectDstAttr(dst);
+      else
+        removeDirectDstAttr();
+    }
+  }];
+}
 
 def Coll_SendOp : Coll_SendingStepOp<"send", "send local chunks to the send peer",
     (ins Coll_ChunkAttr:$src), "custom<Chunk>($src)"> {
+  let stepWrites = "ChunkAttr()";
   let builders = [OpBuilder<(ins "ChunkAttr":$src, "::mlir::DenseI64ArrayAttr":$deps),
     [{ build($_builder, $_state, src, deps, ChunkAttr()); }]>];
 }
 def Coll_RecvOp : Coll_StepOp<"recv", "receive chunks from the receive peer",
-    (ins Coll_ChunkAttr:$dst), "`->` custom<Chunk>($dst)">;
+    (ins Coll_ChunkAttr:$dst), "`->` custom<Chunk>($dst)"> {
+  let stepReceives = 1;
+  let stepReads = "{}";
+}
 def Coll_RecvCopySendOp : Coll_SendingStepOp<"recv_copy_send",
     "receive chunks, store them and forward them to the send peer",
     (ins Coll_ChunkAttr:$dst), "`->` custom<Chunk>($dst)"> {
+  let stepReceives = 1;
+  let stepReads = "{}";
   let builders = [OpBuilder<(ins "ChunkAttr":$dst, "::mlir::DenseI64ArrayAttr":$deps),
     [{ build($_builder, $_state, dst, deps, ChunkAttr()); }]>];
 }
 def Coll_RecvReduceSendOp : Coll_SendingStepOp<"recv_reduce_send",
     "receive chunks, reduce them with local ones and send the result on",
     (ins Coll_ChunkAttr:$src), "custom<Chunk>($src)"> {
+  let stepReceives = 1;
+  let stepReduces = 1;
+  let stepWrites = "ChunkAttr()";
   let builders = [OpBuilder<(ins "ChunkAttr":$src, "::mlir::DenseI64ArrayAttr":$deps),
     [{ build($_builder, $_state, src, deps, ChunkAttr()); }]>];
 }
 def Coll_RecvReduceCopyOp : Coll_StepOp<"recv_reduce_copy",
     "receive chunks, reduce them with local ones and store the result",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
-    "custom<Chunk>($src) `->` custom<Chunk>($dst)">;
+    "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let stepReceives = 1;
+  let stepReduces = 1;
+}
 def Coll_RecvReduceCopySendOp : Coll_SendingStepOp<"recv_reduce_copy_send",
     "receive, reduce with local chunks, store and send the result on",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
     "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let stepReceives = 1;
+  let stepReduces = 1;
   let builders = [OpBuilder<(ins "ChunkAttr":$src, "ChunkAttr":$dst,
                                  "::mlir::DenseI64ArrayAttr":$deps),
     [{ build($_builder, $_state, src, dst, deps, ChunkAttr()); }]>];
@@ -168,12 +213,17 @@ def Coll_LocalCopyOp : Coll_StepOp<"local_copy", "copy chunks within the rank",
     "custom<Chunk>($src) `->` custom<Chunk>($dst)">;
 def Coll_LocalReduceOp : Coll_StepOp<"local_reduce", "reduce chunks within the rank",
     (ins ArrayAttr:$srcs, Coll_ChunkAttr:$dst),
-    "custom<ChunkList>($srcs) `->` custom<Chunk>($dst)">;
+    "custom<ChunkList>($srcs) `->` custom<Chunk>($dst)"> {
+  let stepReduces = 1;
+  let stepReads = "::llvm::to_vector<2>(getSrcs().getAsRange<ChunkAttr>())";
+}
 
 def Coll_MultimemLdReduceOp : Coll_StepOp<"multimem_ld_reduce",
     "reduce a chunk over every rank through an NVLink multicast load",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
     "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let stepReduces = 1;
+  let stepOnEveryRank = 1;
   let description = [{
     `src` names a chunk of this rank's buffer; the step reads that chunk on
     every rank of the plan at once (multimem.ld_reduce on the buffer's
@@ -190,6 +240,7 @@ def Coll_MultimemStOp : Coll_StepOp<"multimem_st",
     "store a chunk into every rank through an NVLink multicast store",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
     "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let stepOnEveryRank = 1;
   let description = [{
     Stores the local `src` into `dst`'s chunk on every rank of the plan at
     once (multimem.st on the multicast address). Nothing else touches those
@@ -205,6 +256,8 @@ def Coll_ReadReduceOp : Coll_StepOp<"read_reduce",
     "reduce a chunk over every rank by loading it from each rank's window",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
     "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let stepReduces = 1;
+  let stepOnEveryRank = 1;
   let description = [{
     `multimem_ld_reduce` without a multicasting switch: the step loads
     `src`'s chunk from every rank's buffer window in turn (peer-to-peer
@@ -222,6 +275,7 @@ def Coll_PutOp : Coll_StepOp<"put",
     "store a chunk into every rank's window",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
     "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
+  let stepOnEveryRank = 1;
   let description = [{
     `multimem_st` without a multicasting switch: stores the local `src` into
     `dst`'s chunk on every rank, one peer-to-peer store per rank. Nothing

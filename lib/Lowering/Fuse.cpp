@@ -43,9 +43,8 @@ std::vector<Operation *> topologicalOrder(ArrayRef<SmallVector<Operation *>> tbs
   for (size_t t = 0; t < tbs.size(); ++t) {
     pending[t].assign(tbs[t].size(), 0);
     for (size_t p = 0; p < tbs[t].size(); ++p) {
-      ArrayRef<int64_t> deps = stepEffects(tbs[t][p])->deps
-                                   ? stepEffects(tbs[t][p])->deps.asArrayRef()
-                                   : ArrayRef<int64_t>();
+      DenseI64ArrayAttr depsAttr = llvm::cast<StepOpInterface>(tbs[t][p]).getDepsAttr();
+      ArrayRef<int64_t> deps = depsAttr ? depsAttr.asArrayRef() : ArrayRef<int64_t>();
       for (size_t d = 0; d + 1 < deps.size(); d += 2) {
         waiters[tbs[index[deps[d]]][deps[d + 1]]].push_back({t, p});
         ++pending[t][p];
@@ -103,13 +102,13 @@ struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
     llvm::DenseMap<uint64_t, SmallVector<std::pair<size_t, bool>, 4>> accesses;
     for (size_t i = 0; i < order.size(); ++i) {
       position[order[i]] = i;
-      StepEffects e = *stepEffects(order[i]);
-      for (ChunkAttr c : e.reads)
+      auto step = llvm::cast<StepOpInterface>(order[i]);
+      for (ChunkAttr c : step.getReadChunks())
         for (int64_t k = 0; k < c.getCount(); ++k)
           accesses[slots.slot(c, k)].push_back({i, false});
-      if (e.writes)
-        for (int64_t k = 0; k < e.writes.getCount(); ++k)
-          accesses[slots.slot(e.writes, k)].push_back({i, true});
+      if (ChunkAttr written = step.getWrittenChunk())
+        for (int64_t k = 0; k < written.getCount(); ++k)
+          accesses[slots.slot(written, k)].push_back({i, true});
     }
     // Whether the value `recv` writes is read by anyone but `send` before it
     // is overwritten, or is output.
@@ -135,7 +134,7 @@ struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
     llvm::DenseSet<std::pair<int64_t, int64_t>> waitedOn; // (tb id, step)
     for (auto &steps : tbs)
       for (Operation *op : steps)
-        if (auto deps = stepEffects(op)->deps)
+        if (auto deps = llvm::cast<StepOpInterface>(op).getDepsAttr())
           for (int64_t d = 0; d + 1 < deps.size(); d += 2)
             waitedOn.insert({deps[d], deps[d + 1]});
 
@@ -180,14 +179,14 @@ struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
     for (size_t t = 0; t < ids.size(); ++t)
       index[ids[t]] = t;
     for (ThreadblockOp tb : tbOps)
-      for (Operation &op : tb.getBody().front()) {
-        auto deps = op.getAttrOfType<DenseI64ArrayAttr>("deps");
+      for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
+        DenseI64ArrayAttr deps = step.getDepsAttr();
         if (!deps)
           continue;
         SmallVector<int64_t> updated(deps.asArrayRef());
         for (size_t d = 0; d + 1 < updated.size(); d += 2)
           updated[d + 1] = newPos[index[updated[d]]][updated[d + 1]];
-        op.setAttr("deps", DenseI64ArrayAttr::get(&getContext(), updated));
+        step.setDepsAttr(DenseI64ArrayAttr::get(&getContext(), updated));
       }
   }
 };

@@ -14,7 +14,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
 
@@ -36,17 +35,6 @@ struct Line {
   double at(double bytes) const { return fixed + perByte * bytes; }
 };
 
-/// Sets or removes the direct destination of a sending step.
-void setDirectDst(Operation *op, ChunkAttr dst) {
-  llvm::TypeSwitch<Operation *>(op)
-      .Case<SendOp, RecvCopySendOp, RecvReduceSendOp, RecvReduceCopySendOp>([&](auto step) {
-        if (dst)
-          step.setDirectDstAttr(dst);
-        else
-          step.removeDirectDstAttr();
-      });
-}
-
 /// On a direct connection the k-th step that sends pairs with the k-th step
 /// that receives. Where that receive stores what arrives, and does not
 /// reduce it with what it overwrites, the sender may store it there itself:
@@ -59,10 +47,10 @@ void pairDirect(PlanOp plan) {
       if (tb.getDirectRecv() && tb.getRecv())
         receivers[{*tb.getRecv(), rank.getRank(), tb.getChannel()}] = tb;
   auto steps = [](ThreadblockOp tb, bool sending) {
-    SmallVector<Operation *> out;
-    for (Operation &op : tb.getBody().front())
-      if (std::optional<StepEffects> e = stepEffects(&op); e && (sending ? e->sends : e->receives))
-        out.push_back(&op);
+    SmallVector<StepOpInterface> out;
+    for (auto step : tb.getBody().front().getOps<StepOpInterface>())
+      if (sending ? step.sends() : step.receives())
+        out.push_back(step);
     return out;
   };
   auto where = [&](ChunkAttr c) {
@@ -70,22 +58,22 @@ void pairDirect(PlanOp plan) {
   };
   for (auto rank : plan.getBody().getOps<RankOp>())
     for (auto tb : rank.getBody().getOps<ThreadblockOp>()) {
-      SmallVector<Operation *> sends = steps(tb, true);
-      for (Operation *op : sends)
-        setDirectDst(op, {});
+      SmallVector<StepOpInterface> sends = steps(tb, true);
+      for (StepOpInterface send : sends)
+        send.setDirectDst({});
       auto it = receivers.find({rank.getRank(), tb.getSend().value_or(-1), tb.getChannel()});
       if (!tb.getDirectSend() || it == receivers.end())
         continue;
-      SmallVector<Operation *> recvs = steps(it->second, false);
+      SmallVector<StepOpInterface> recvs = steps(it->second, false);
       for (size_t k = 0; k < sends.size() && k < recvs.size(); ++k) {
-        StepEffects e = *stepEffects(recvs[k]);
-        if (!e.writes)
+        ChunkAttr written = recvs[k].getWrittenChunk();
+        if (!written)
           continue;
         bool apart = true;
-        for (ChunkAttr r : e.reads)
-          apart &= !where(r).overlaps(where(e.writes));
+        for (ChunkAttr r : recvs[k].getReadChunks())
+          apart &= !where(r).overlaps(where(written));
         if (apart)
-          setDirectDst(sends[k], e.writes);
+          sends[k].setDirectDst(written);
       }
     }
 }
@@ -196,11 +184,9 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
         int proto = p;
         hop = std::max(hop, topo.latency(from, to, proto));
         double chunks = 0;
-        for (Operation &op : tb.getBody().front()) {
-          std::optional<StepEffects> e = stepEffects(&op);
-          if (e && e->sends)
-            chunks += e->writes ? e->writes.getCount() : e->reads[0].getCount();
-        }
+        for (auto step : tb.getBody().front().getOps<StepOpInterface>())
+          if (step.sends())
+            chunks += step.getChunkCount();
         double bw = topo.payloadBandwidth(from, to, proto);
         bool net = topo.linkClass(from, to) == LinkClass::Net;
         auto &out = ports[{net ? 1 : 0, net ? int64_t(topo.gpus[from].node) * 64 +

@@ -95,7 +95,8 @@ private:
   /// (threadblock, step), to find accesses that nothing orders.
   llvm::DenseMap<uint64_t, std::pair<size_t, size_t>> lastWrite;
   llvm::DenseMap<uint64_t, SmallVector<std::pair<size_t, size_t>, 2>> readsSince;
-  LogicalResult checkOrdered(size_t t, Operation *op, const StepEffects &e);
+  LogicalResult checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr> reads,
+                             ChunkAttr writes);
 };
 
 } // namespace
@@ -188,27 +189,30 @@ LogicalResult PlanRun::collect() {
 LogicalResult PlanRun::step(size_t t, bool &blocked) {
   Threadblock &tb = tbs[t];
   Operation *op = tb.steps[tb.next];
-  StepEffects e = *stepEffects(op);
+  auto stepOp = llvm::cast<StepOpInterface>(op);
+  SmallVector<ChunkAttr, 2> reads = stepOp.getReadChunks();
+  ChunkAttr writes = stepOp.getWrittenChunk();
+  DenseI64ArrayAttr depsAttr = stepOp.getDepsAttr();
   blocked = true;
   // A multimem or peer-window step reads (ld_reduce, read_reduce) or writes
   // (st, put) its chunk on every rank.
   SmallVector<ChunkAttr> remoteWrites;
-  if (e.everyRank) {
+  if (stepOp.onEveryRank()) {
     bool loads = llvm::isa<MultimemLdReduceOp, ReadReduceOp>(op);
-    ChunkAttr c = loads ? e.reads[0] : e.writes;
+    ChunkAttr c = loads ? reads[0] : writes;
     SmallVector<ChunkAttr> every;
     for (int64_t r = 0; r < int64_t(plan.getRanks()); ++r)
       every.push_back(ChunkAttr::get(op->getContext(), c.getBuffer(), r, c.getIndex(),
                                      c.getCount()));
     if (loads) {
-      e.reads.assign(every.begin(), every.end());
+      reads.assign(every.begin(), every.end());
     } else {
       for (ChunkAttr w : every)
         if (w.getRank() != tb.rank)
           remoteWrites.push_back(w);
     }
   }
-  Fifo *out = e.sends ? &fifos[{tb.rank, tb.send, tb.channel}] : nullptr;
+  Fifo *out = stepOp.sends() ? &fifos[{tb.rank, tb.send, tb.channel}] : nullptr;
   auto finish = [&](SmallVector<uint32_t> values) {
     if (out && out->messages.size() >= depth) {
       // Hold the slice: the receive side is already released.
@@ -232,8 +236,8 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
     return success();
   }
   // Deps: step p of threadblock u is done once u has moved past it.
-  if (e.deps) {
-    ArrayRef<int64_t> deps = e.deps.asArrayRef();
+  if (depsAttr) {
+    ArrayRef<int64_t> deps = depsAttr.asArrayRef();
     for (size_t d = 0; d + 1 < deps.size(); d += 2) {
       Threadblock &other = tbs[tbIndex.at({tb.rank, deps[d]})];
       if (other.next <= size_t(deps[d + 1])) {
@@ -242,13 +246,13 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
       }
     }
   }
-  Fifo *in = e.receives ? &fifos[{tb.recv, tb.rank, tb.channel}] : nullptr;
+  Fifo *in = stepOp.receives() ? &fifos[{tb.recv, tb.rank, tb.channel}] : nullptr;
   if (in && in->messages.empty()) {
     in->waiters.push_back(t);
     return success();
   }
-  if (e.deps) {
-    ArrayRef<int64_t> deps = e.deps.asArrayRef();
+  if (depsAttr) {
+    ArrayRef<int64_t> deps = depsAttr.asArrayRef();
     for (size_t d = 0; d + 1 < deps.size(); d += 2) {
       const SmallVector<uint32_t> &seen =
           tbs[tbIndex.at({tb.rank, deps[d]})].after[deps[d + 1]];
@@ -256,17 +260,14 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
         tb.clock[k] = std::max(tb.clock[k], seen[k]);
     }
   }
-  if (failed(checkOrdered(t, op, e)))
+  if (failed(checkOrdered(t, op, reads, writes)))
     return failure();
-  for (ChunkAttr w : remoteWrites) {
-    StepEffects store;
-    store.writes = w;
-    if (failed(checkOrdered(t, op, store)))
+  for (ChunkAttr w : remoteWrites)
+    if (failed(checkOrdered(t, op, {}, w)))
       return failure();
-  }
 
   const SlotLayout &slots = state.layout();
-  int64_t count = e.writes ? e.writes.getCount() : e.reads[0].getCount();
+  int64_t count = stepOp.getChunkCount();
   Message msg;
   if (in) {
     msg = std::move(in->messages.front());
@@ -282,13 +283,13 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
     }
     // A direct sender may have stored the step straight into this step's
     // destination: it must be that destination, and not reduced into.
-    if (ChunkAttr direct = stepEffects(msg.sender)->directDst) {
+    if (ChunkAttr direct = llvm::cast<StepOpInterface>(msg.sender).getDirectDstAttr()) {
       auto range = [&](ChunkAttr c) {
         return physicalRange(plan.getCollective(), plan.getChunks(), plan.getInplace(), c);
       };
       bool apart = llvm::none_of(
-          e.reads, [&](ChunkAttr r) { return range(r).overlaps(range(direct)); });
-      if (direct != e.writes || !apart) {
+          reads, [&](ChunkAttr r) { return range(r).overlaps(range(direct)); });
+      if (direct != writes || !apart) {
         std::string name = (direct.getBuffer().getValue() + "[" + Twine(direct.getRank()) +
                             "][" + Twine(direct.getIndex()) + "]")
                                .str();
@@ -303,8 +304,8 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
       }
     }
   }
-  if (e.writes && slots.isReadOnly(e.writes))
-    return op->emitError() << where(tb, tb.next) << " writes " << chunkName(e.writes, 0)
+  if (writes && slots.isReadOnly(writes))
+    return op->emitError() << where(tb, tb.next) << " writes " << chunkName(writes, 0)
                            << ", but 'in' is read-only in a collective that is not in place";
   writers.push_back(op);
   SmallVector<uint32_t> result(count);
@@ -313,7 +314,7 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
     terms.clear();
     if (in)
       terms.push_back(msg.values[k]);
-    for (ChunkAttr c : e.reads) {
+    for (ChunkAttr c : reads) {
       uint32_t v = state.get(slots.slot(c, k));
       if (v == 0)
         return op->emitError() << where(tb, tb.next) << " reads " << chunkName(c, k)
@@ -330,16 +331,16 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
         [&](size_t s) {
           if (in && s == 0)
             return "the chunk received from rank " + std::to_string(tb.recv);
-          return chunkName(e.reads[s - (in ? 1 : 0)], k);
+          return chunkName(reads[s - (in ? 1 : 0)], k);
         },
         why);
     if (failed(v))
       return op->emitError() << where(tb, tb.next) << " " << why;
     result[k] = *v;
   }
-  if (e.writes)
+  if (writes)
     for (int64_t k = 0; k < count; ++k)
-      state.set(slots.slot(e.writes, k), result[k], writers.size());
+      state.set(slots.slot(writes, k), result[k], writers.size());
   for (ChunkAttr w : remoteWrites)
     for (int64_t k = 0; k < count; ++k)
       state.set(slots.slot(w, k), result[k], writers.size());
@@ -347,7 +348,8 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
   return success();
 }
 
-LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, const StepEffects &e) {
+LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr> reads,
+                                    ChunkAttr writes) {
   Threadblock &tb = tbs[t];
   const SlotLayout &slots = state.layout();
   // Only multimem and peer-window steps touch another rank's chunks, and
@@ -366,7 +368,7 @@ LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, const StepEffects &
                            << chunkName(c, k)
                            << " and nothing orders them; add a dependency";
   };
-  for (ChunkAttr c : e.reads)
+  for (ChunkAttr c : reads)
     for (int64_t k = 0; k < c.getCount(); ++k) {
       uint64_t slot = slots.slot(c, k);
       auto w = lastWrite.find(slot);
@@ -374,15 +376,15 @@ LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, const StepEffects &
         return race(c, k, w->second);
       readsSince[slot].push_back({t, tb.next});
     }
-  if (e.writes)
-    for (int64_t k = 0; k < e.writes.getCount(); ++k) {
-      uint64_t slot = slots.slot(e.writes, k);
+  if (writes)
+    for (int64_t k = 0; k < writes.getCount(); ++k) {
+      uint64_t slot = slots.slot(writes, k);
       auto w = lastWrite.find(slot);
       if (w != lastWrite.end() && !ordered(w->second))
-        return race(e.writes, k, w->second);
+        return race(writes, k, w->second);
       for (auto reader : readsSince[slot])
         if (!ordered(reader))
-          return race(e.writes, k, reader);
+          return race(writes, k, reader);
       readsSince[slot].clear();
       lastWrite[slot] = {t, tb.next};
     }
@@ -406,12 +408,11 @@ LogicalResult PlanRun::run() {
     if (tb.next == tb.steps.size())
       continue;
     Operation *op = tb.steps[tb.next];
-    StepEffects e = *stepEffects(op);
     InFlightDiagnostic diag = op->emitError() << "deadlock: " << where(tb, tb.next)
                                               << " waits forever";
     if (tb.holding)
       diag << " for room to send to rank " << tb.send << " on channel " << tb.channel;
-    else if (e.receives && fifos[{tb.recv, tb.rank, tb.channel}].messages.empty())
+    else if (llvm::cast<StepOpInterface>(op).receives() && fifos[{tb.recv, tb.rank, tb.channel}].messages.empty())
       diag << " for a message from rank " << tb.recv << " on channel " << tb.channel;
     else
       diag << " for a step of another threadblock it depends on";

@@ -72,11 +72,10 @@ struct PlanShape {
         index[{rank.getRank(), tb.getId()}] = threadblocks.size();
         threadblocks.push_back({rank.getRank(), tb});
         int64_t count = 0;
-        for (Operation &op : tb.getBody().front())
-          if (std::optional<StepEffects> e = stepEffects(&op)) {
-            ++count;
-            widest = std::max(widest, e->writes ? e->writes.getCount() : e->reads[0].getCount());
-          }
+        for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
+          ++count;
+          widest = std::max(widest, step.getChunkCount());
+        }
         steps.push_back(count);
       }
     if (auto scratch = plan.getScratchAttr())

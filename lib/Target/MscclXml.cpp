@@ -49,38 +49,40 @@ private:
 
 /// The MSCCL steps of one plan step; local reductions of several terms
 /// become a copy and then one `re` per further term.
-SmallVector<XmlStep, 2> translate(Operation *op) {
+SmallVector<XmlStep, 2> translate(StepOpInterface step) {
   SmallVector<XmlStep, 2> out;
-  StepEffects e = *stepEffects(op);
+  Operation *op = step;
+  SmallVector<ChunkAttr, 2> reads = step.getReadChunks();
+  ChunkAttr writes = step.getWrittenChunk();
   auto add = [&](const char *type, ChunkAttr src, ChunkAttr dst) {
     out.push_back({type, src, dst, (dst ? dst : src).getCount(), -1, -1, op->getLoc()});
   };
   if (llvm::isa<SendOp>(op))
-    add("s", e.reads[0], e.reads[0]);
+    add("s", reads[0], reads[0]);
   else if (llvm::isa<RecvOp>(op))
-    add("r", e.writes, e.writes);
+    add("r", writes, writes);
   else if (llvm::isa<RecvCopySendOp>(op))
-    add("rcs", e.writes, e.writes);
+    add("rcs", writes, writes);
   else if (llvm::isa<RecvReduceSendOp>(op))
-    add("rrs", e.reads[0], e.reads[0]);
+    add("rrs", reads[0], reads[0]);
   else if (llvm::isa<RecvReduceCopyOp>(op))
-    add("rrc", e.reads[0], e.writes);
+    add("rrc", reads[0], writes);
   else if (llvm::isa<RecvReduceCopySendOp>(op))
-    add("rrcs", e.reads[0], e.writes);
+    add("rrcs", reads[0], writes);
   else if (llvm::isa<LocalCopyOp>(op))
-    add("cpy", e.reads[0], e.writes);
+    add("cpy", reads[0], writes);
   else {
-    ArrayRef<ChunkAttr> terms = e.reads;
+    ArrayRef<ChunkAttr> terms = reads;
     size_t first = 0;
-    if (terms[0] != e.writes) {
-      add("cpy", terms[0], e.writes);
+    if (terms[0] != writes) {
+      add("cpy", terms[0], writes);
       first = 1;
     } else {
       first = 1;
     }
     for (size_t i = first; i < terms.size(); ++i)
-      if (terms[i] != e.writes)
-        add("re", terms[i], e.writes);
+      if (terms[i] != writes)
+        add("re", terms[i], writes);
   }
   return out;
 }
@@ -127,10 +129,10 @@ LogicalResult coll::writeMscclXml(PlanOp plan, raw_ostream &os) {
     SmallVector<ThreadblockOp> tbs(rank.getBody().front().getOps<ThreadblockOp>());
     for (ThreadblockOp tb : tbs) {
       int64_t id = tb.getIdAttr().getInt();
-      for (Operation &op : tb.getBody().front()) {
-        StepEffects e = *stepEffects(&op);
-        ArrayRef<int64_t> deps = e.deps ? e.deps.asArrayRef() : ArrayRef<int64_t>();
-        SmallVector<XmlStep, 2> xs = translate(&op);
+      for (auto op : tb.getBody().front().getOps<StepOpInterface>()) {
+        DenseI64ArrayAttr depsAttr = op.getDepsAttr();
+        ArrayRef<int64_t> deps = depsAttr ? depsAttr.asArrayRef() : ArrayRef<int64_t>();
+        SmallVector<XmlStep, 2> xs = translate(op);
         // One dep per MSCCL step: extra deps go on nops in front.
         for (size_t d = 0; d + 1 < deps.size(); d += 2) {
           bool last = d + 2 >= deps.size();
