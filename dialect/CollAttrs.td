@@ -23,4 +23,14 @@ def Coll_ChunkAttr : AttrDef<Coll_Dialect, "Chunk"> {
   }];
 }
 
+// One or more chunks: the operands of a reduction.
+def Coll_ChunkListAttr : ConfinedAttr<TypedArrayAttrBase<Coll_ChunkAttr, "chunks">,
+                                      [ArrayMinCount<1>]> {
+  let summary = "a non-empty array of chunks";
+}
+
+// Ids and channels count from 0; depths (FIFO slots, pipeline pieces) from 1.
+def Coll_IndexAttr : ConfinedAttr<I64Attr, [IntNonNegative]>;
+def Coll_DepthAttr : ConfinedAttr<I64Attr, [IntMinValue<1>]>;
+
 #endif // COLL_ATTRS

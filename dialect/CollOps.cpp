@@ -183,15 +183,6 @@ static PhysicalRange physical(Operation *op, ChunkAttr chunk) {
   return physicalRange(alg.getCollective(), alg.getChunks(), alg.getInplace(), chunk);
 }
 
-static LogicalResult verifyAnnotations(Operation *op, IntegerAttr channel,
-                                       IntegerAttr pipeline) {
-  if (channel && channel.getInt() < 0)
-    return op->emitOpError("channel must not be negative");
-  if (pipeline && pipeline.getInt() < 1)
-    return op->emitOpError("pipeline depth must be positive");
-  return success();
-}
-
 static const char *plural(int64_t n) { return n == 1 ? " chunk" : " chunks"; }
 
 LogicalResult CopyOp::verify() {
@@ -203,20 +194,15 @@ LogicalResult CopyOp::verify() {
                                   << dst.getCount();
   if (physical(*this, src).overlaps(physical(*this, dst)))
     return emitOpError("source and destination overlap");
-  return verifyAnnotations(*this, getChannelAttr(), getPipelineAttr());
+  return success();
 }
 
 LogicalResult ReduceOp::verify() {
-  if (getSrcs().empty())
-    return emitOpError("needs at least one source");
   ChunkAttr dst = getDst();
   if (failed(verifyChunk(*this, dst)))
     return failure();
   PhysicalRange to = physical(*this, dst);
-  for (Attribute a : getSrcs()) {
-    auto src = llvm::dyn_cast<ChunkAttr>(a);
-    if (!src)
-      return emitOpError("sources must be chunks");
+  for (ChunkAttr src : getSources()) {
     if (failed(verifyChunk(*this, src)))
       return failure();
     if (src.getCount() != dst.getCount())
@@ -228,5 +214,5 @@ LogicalResult ReduceOp::verify() {
     if (from.overlaps(to) && (from.begin != to.begin || from.end != to.end))
       return emitOpError("source partially overlaps the destination");
   }
-  return verifyAnnotations(*this, getChannelAttr(), getPipelineAttr());
+  return success();
 }

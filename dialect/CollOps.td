@@ -66,9 +66,9 @@ def Coll_CopyOp : Coll_ChunkOp<"copy"> {
     ```
   }];
   let arguments = (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst,
-                       OptionalAttr<I64Attr>:$channel,
+                       OptionalAttr<Coll_IndexAttr>:$channel,
                        OptionalAttr<Coll_ProtocolAttr>:$protocol,
-                       OptionalAttr<I64Attr>:$pipeline);
+                       OptionalAttr<Coll_DepthAttr>:$pipeline);
   let assemblyFormat = [{
     custom<Chunk>($src) `->` custom<Chunk>($dst)
     (`channel` `(` $channel^ `)`)? (`protocol` `(` $protocol^ `)`)?
@@ -86,22 +86,18 @@ def Coll_ReduceOp : Coll_ChunkOp<"reduce"> {
     coll.reduce in[0][3], in[1][3] -> in[1][3]
     ```
   }];
-  let arguments = (ins ArrayAttr:$srcs, Coll_ChunkAttr:$dst,
-                       OptionalAttr<I64Attr>:$channel,
+  let arguments = (ins Coll_ChunkListAttr:$srcs, Coll_ChunkAttr:$dst,
+                       OptionalAttr<Coll_IndexAttr>:$channel,
                        OptionalAttr<Coll_ProtocolAttr>:$protocol,
-                       OptionalAttr<I64Attr>:$pipeline);
+                       OptionalAttr<Coll_DepthAttr>:$pipeline);
   let assemblyFormat = [{
     custom<ChunkList>($srcs) `->` custom<Chunk>($dst)
     (`channel` `(` $channel^ `)`)? (`protocol` `(` $protocol^ `)`)?
     (`pipeline` `(` $pipeline^ `)`)? attr-dict
   }];
   let extraClassDeclaration = [{
-    /// The sources as chunk attributes (the verifier checks the kinds).
-    auto getSources() {
-      return ::llvm::map_range(getSrcs(), [](::mlir::Attribute a) {
-        return ::llvm::cast<ChunkAttr>(a);
-      });
-    }
+    /// The sources as chunk attributes.
+    auto getSources() { return getSrcs().getAsRange<ChunkAttr>(); }
   }];
 }
 

@@ -65,10 +65,6 @@ LogicalResult ThreadblockOp::verify() {
     if (p < 0 || p >= ranks || p == rank)
       return emitOpError(what) << " peer " << p << " is not another rank of " << ranks;
   }
-  if (getChannelAttr().getInt() < 0)
-    return emitOpError("channel must not be negative");
-  if (getIdAttr().getInt() < 0)
-    return emitOpError("id must not be negative");
   return success();
 }
 
@@ -80,7 +76,7 @@ LogicalResult ThreadblockOp::verify() {
 /// threadblock has the peers it talks to, and its deps name earlier-made
 /// steps of other threadblocks of the rank.
 static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
-                                ArrayRef<Attribute> chunks, DenseI64ArrayAttr deps) {
+                                ArrayRef<ChunkAttr> chunks, DenseI64ArrayAttr deps) {
   auto tb = op->getParentOfType<ThreadblockOp>();
   auto rank = tb->getParentOfType<RankOp>();
   auto plan = rank->getParentOfType<PlanOp>();
@@ -88,10 +84,7 @@ static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
     return op->emitOpError("receives, but its threadblock has no receive peer");
   if (sends && !tb.getSend())
     return op->emitOpError("sends, but its threadblock has no send peer");
-  for (Attribute a : chunks) {
-    auto chunk = llvm::dyn_cast<ChunkAttr>(a);
-    if (!chunk)
-      return op->emitOpError("operands must be chunks");
+  for (ChunkAttr chunk : chunks) {
     StringRef buffer = chunk.getBuffer().getValue();
     std::optional<int64_t> size = plan.getBufferSize(buffer);
     if (!size)
@@ -197,9 +190,9 @@ LogicalResult LocalCopyOp::verify() {
   return verifyLocalPair(*this, getSrc(), getDst(), getDepsAttr());
 }
 LogicalResult LocalReduceOp::verify() {
-  SmallVector<Attribute> all(getSrcs().begin(), getSrcs().end());
-  for (Attribute a : getSrcs())
-    if (auto c = llvm::dyn_cast<ChunkAttr>(a); c && c.getCount() != getDst().getCount())
+  SmallVector<ChunkAttr> all(getSrcs().getAsRange<ChunkAttr>());
+  for (ChunkAttr c : all)
+    if (c.getCount() != getDst().getCount())
       return emitOpError("sources and destination differ in size");
   all.push_back(getDst());
   return verifyStep(*this, false, false, all, getDepsAttr());

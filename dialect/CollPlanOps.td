@@ -95,10 +95,10 @@ def Coll_ThreadblockOp : Coll_Op<"threadblock", [
     that step; the step counters move as for any other step. The sending
     steps name that destination as `direct_dst` where the receiver has one.
   }];
-  let arguments = (ins I64Attr:$id,
+  let arguments = (ins Coll_IndexAttr:$id,
                        OptionalAttr<I64Attr>:$recv,
                        OptionalAttr<I64Attr>:$send,
-                       I64Attr:$channel,
+                       Coll_IndexAttr:$channel,
                        OptionalAttr<Coll_ProtocolAttr>:$protocol,
                        UnitAttr:$direct_recv,
                        UnitAttr:$direct_send);
@@ -212,7 +212,7 @@ def Coll_LocalCopyOp : Coll_StepOp<"local_copy", "copy chunks within the rank",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),
     "custom<Chunk>($src) `->` custom<Chunk>($dst)">;
 def Coll_LocalReduceOp : Coll_StepOp<"local_reduce", "reduce chunks within the rank",
-    (ins ArrayAttr:$srcs, Coll_ChunkAttr:$dst),
+    (ins Coll_ChunkListAttr:$srcs, Coll_ChunkAttr:$dst),
     "custom<ChunkList>($srcs) `->` custom<Chunk>($dst)"> {
   let stepReduces = 1;
   let stepReads = "::llvm::to_vector<2>(getSrcs().getAsRange<ChunkAttr>())";

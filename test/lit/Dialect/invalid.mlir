@@ -122,18 +122,17 @@ coll.algorithm @a : allreduce ranks(2) chunks(4) scratch {t = 4 : i64} {
 
 // -----
 
-// Negative channel: see invalid-negative.mlir (the check is never reached
-// with today's accessors). pipeline(0) is caught:
+// Negative channel: see invalid-negative.mlir. pipeline(0) is caught:
 
 coll.algorithm @a : allreduce ranks(2) chunks(1) {
-  // expected-error@+1 {{'coll.copy' op pipeline depth must be positive}}
+  // expected-error@+1 {{'coll.copy' op attribute 'pipeline' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
   coll.copy in[0][0] -> out[0][0] pipeline(0)
 }
 
 // -----
 
 coll.algorithm @a : allreduce ranks(2) chunks(1) {
-  // expected-error@+1 {{'coll.reduce' op pipeline depth must be positive}}
+  // expected-error@+1 {{'coll.reduce' op attribute 'pipeline' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
   coll.reduce in[0][0], in[1][0] -> out[0][0] channel(1) pipeline(0)
 }
 
@@ -228,14 +227,14 @@ coll.algorithm @a : allreduce ranks(2) chunks(4) {
 
 // Only the generic form can build these.
 coll.algorithm @a : allreduce ranks(2) chunks(1) {
-  // expected-error@+1 {{'coll.reduce' op needs at least one source}}
+  // expected-error@+1 {{'coll.reduce' op attribute 'srcs' failed to satisfy constraint: a non-empty array of chunks}}
   "coll.reduce"() <{srcs = [], dst = #coll.chunk<out[0][0]>}> : () -> ()
 }
 
 // -----
 
 coll.algorithm @a : allreduce ranks(2) chunks(1) {
-  // expected-error@+1 {{'coll.reduce' op sources must be chunks}}
+  // expected-error@+1 {{'coll.reduce' op attribute 'srcs' failed to satisfy constraint: a non-empty array of chunks}}
   "coll.reduce"() <{srcs = [#coll.chunk<in[0][0]>, 1 : i64], dst = #coll.chunk<out[0][0]>}> : () -> ()
 }
 
@@ -250,4 +249,15 @@ coll.algorithm @a : gather ranks(4) chunks(1) {
 coll.algorithm @a : allreduce ranks(2) chunks(1) {
   // expected-error@+1 {{enum values for attribute 'protocol' [Simple, LL, LL128]}}
   coll.copy in[0][0] -> out[0][0] protocol(LL64)
+}
+
+// -----
+
+coll.plan @p : allreduce ranks(2) chunks(1) {
+  coll.rank 0 {
+    coll.threadblock 0 channel(0) {
+      // expected-error@+1 {{'coll.local_reduce' op attribute 'srcs' failed to satisfy constraint: a non-empty array of chunks}}
+      "coll.local_reduce"() <{srcs = [], dst = #coll.chunk<in[0][0]>}> : () -> ()
+    }
+  }
 }
