@@ -16,6 +16,28 @@ def Coll_Dialect : Dialect {
     per-rank streams of communication primitives.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // What passes leave on ops of the global view for later ones, printed as
+  // `coll.<name>`: `moves_chunks` (coll-verify) on an algorithm that must
+  // move its chunks; `piece` (coll-split-chunks) on a copy or reduce made
+  // for a pipeline piece; `multimem`, `read_reduce` on a reduction and
+  // `multimem_st`, `put` (the store's group) on a copy that coll-multimem
+  // turns into steps on every rank's chunk; `get` on a copy that loads from
+  // the peer's window.
+  let discardableAttrs = (ins
+    "::mlir::UnitAttr":$moves_chunks,
+    "::mlir::IntegerAttr":$piece,
+    "::mlir::UnitAttr":$multimem,
+    "::mlir::UnitAttr":$read_reduce,
+    "::mlir::IntegerAttr":$multimem_st,
+    "::mlir::IntegerAttr":$put,
+    "::mlir::UnitAttr":$get
+  );
+  let extraClassDeclaration = [{
+    /// The loaded dialect, whose helpers read and write those attributes.
+    static CollDialect *of(::mlir::MLIRContext *ctx) {
+      return ctx->getLoadedDialect<CollDialect>();
+    }
+  }];
 }
 
 def Coll_Collective : I32EnumAttr<"Collective", "a collective operation", [

@@ -2,7 +2,10 @@
 #ifndef COLLC_DIALECT_COLLDIALECT_H
 #define COLLC_DIALECT_COLLDIALECT_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+// The helpers of the dialect's discardable attributes use the full Operation.
+#include "mlir/IR/Operation.h"
 
 #include "dialect/CollDialect.h.inc"
 

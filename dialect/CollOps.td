@@ -16,6 +16,10 @@ def Coll_AlgorithmOp : Coll_Op<"algorithm", [
     program order over every rank's buffers. `chunks` is the number of chunks
     per unit of user buffer; `in` and `out` sizes follow from the collective.
     `params` records the values of the source program's parameters.
+    `coll-map-ranks` sets `rank_map` (the GPU of each rank) and `topology`
+    (the spec it placed them on), `coll-split-chunks` `fifo_depth` (the FIFO
+    slots a pipelined plan needs); they are printed in the attribute
+    dictionary.
 
     ```mlir
     coll.algorithm @ring : allreduce ranks(2) chunks(2) inplace {
@@ -31,8 +35,21 @@ def Coll_AlgorithmOp : Coll_Op<"algorithm", [
                        OptionalAttr<I64Attr>:$root,
                        UnitAttr:$inplace,
                        OptionalAttr<DictionaryAttr>:$scratch,
-                       OptionalAttr<DictionaryAttr>:$params);
+                       OptionalAttr<DictionaryAttr>:$params,
+                       OptionalAttr<DenseI64ArrayAttr>:$rank_map,
+                       OptionalAttr<StrAttr>:$topology,
+                       OptionalAttr<Coll_DepthAttr>:$fifo_depth);
   let regions = (region SizedRegion<1>:$body);
+  // The front end makes algorithms before they are placed or split.
+  let builders = [OpBuilder<(ins "::mlir::StringAttr":$sym_name,
+      "CollectiveAttr":$collective, "::mlir::IntegerAttr":$ranks,
+      "::mlir::IntegerAttr":$chunks, "::mlir::IntegerAttr":$root,
+      "::mlir::UnitAttr":$inplace, "::mlir::DictionaryAttr":$scratch,
+      "::mlir::DictionaryAttr":$params), [{
+    build($_builder, $_state, sym_name, collective, ranks, chunks, root, inplace,
+          scratch, params, ::mlir::DenseI64ArrayAttr(), ::mlir::StringAttr(),
+          ::mlir::IntegerAttr());
+  }]>];
   let assemblyFormat = [{
     $sym_name `:` $collective `ranks` `(` $ranks `)` `chunks` `(` $chunks `)`
     (`root` `(` $root^ `)`)? (`inplace` $inplace^)?

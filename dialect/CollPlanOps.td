@@ -23,7 +23,8 @@ def Coll_PlanOp : Coll_Op<"plan", [
     variant is for and `algorithm` the algorithm whose variant it is (both
     set by `coll-select-protocol`; the variants of one algorithm share one
     entry point), `rank_map` the physical GPU of each logical rank (set by
-    `coll-map-ranks`).
+    `coll-map-ranks`). `topology` and `fifo_depth` come from the algorithm
+    and are printed in the attribute dictionary.
 
     ```mlir
     coll.plan @ring_LL : allreduce ranks(2) chunks(2) inplace bytes[0, 65536) algorithm("ring") {
@@ -48,7 +49,9 @@ def Coll_PlanOp : Coll_Op<"plan", [
                        OptionalAttr<DenseI64ArrayAttr>:$rank_map,
                        OptionalAttr<I64Attr>:$min_bytes,
                        OptionalAttr<I64Attr>:$max_bytes,
-                       OptionalAttr<StrAttr>:$algorithm);
+                       OptionalAttr<StrAttr>:$algorithm,
+                       OptionalAttr<StrAttr>:$topology,
+                       OptionalAttr<Coll_DepthAttr>:$fifo_depth);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $collective `ranks` `(` $ranks `)` `chunks` `(` $chunks `)`
@@ -65,7 +68,8 @@ def Coll_PlanOp : Coll_Op<"plan", [
       "::mlir::DenseI64ArrayAttr":$rank_map, "::mlir::IntegerAttr":$min_bytes,
       "::mlir::IntegerAttr":$max_bytes), [{
     build($_builder, $_state, sym_name, collective, ranks, chunks, root, inplace,
-          scratch, rank_map, min_bytes, max_bytes, ::mlir::StringAttr());
+          scratch, rank_map, min_bytes, max_bytes, ::mlir::StringAttr(),
+          ::mlir::StringAttr(), ::mlir::IntegerAttr());
   }]>];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

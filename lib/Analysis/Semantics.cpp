@@ -75,9 +75,10 @@ LogicalResult coll::verifySemantics(AlgorithmOp alg) {
         moves = true;
     }
   }
+  auto movesChunks = CollDialect::of(alg.getContext())->getMovesChunksAttrHelper();
   if (moves)
-    alg->setAttr("coll.moves_chunks", UnitAttr::get(alg.getContext()));
-  else
-    alg->removeAttr("coll.moves_chunks");
+    movesChunks.setAttr(alg, UnitAttr::get(alg.getContext()));
+  else if (movesChunks.isAttrPresent(alg))
+    movesChunks.removeAttr(alg);
   return state.checkPostcondition(alg, [&](uint32_t w) { return ops[w - 1]->getLoc(); });
 }

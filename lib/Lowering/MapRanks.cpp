@@ -104,9 +104,9 @@ struct CollMapRanksPass : coll::impl::CollMapRanksPassBase<CollMapRanksPass> {
           break;
       }
     }
-    alg->setAttr("rank_map", DenseI64ArrayAttr::get(
-                                 &getContext(), SmallVector<int64_t>(place.begin(), place.end())));
-    alg->setAttr("topology", StringAttr::get(&getContext(), spec));
+    alg.setRankMapAttr(DenseI64ArrayAttr::get(
+        &getContext(), SmallVector<int64_t>(place.begin(), place.end())));
+    alg.setTopologyAttr(StringAttr::get(&getContext(), spec));
     return success();
   }
 };

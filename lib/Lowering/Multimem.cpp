@@ -81,6 +81,8 @@ void MultimemSelection::coalesceReduces() {
   llvm::DenseMap<uint64_t, Operation *> lastTouch;
   llvm::DenseMap<uint64_t, size_t> lastWrite;
   llvm::DenseMap<Operation *, size_t> at;
+  auto piece = CollDialect::of(alg.getContext())->getPieceAttrHelper();
+  auto pieceOf = [&](Operation *o) { return piece.getAttr(o); };
   size_t now = 0;
   for (Operation &op : llvm::make_early_inc_range(alg.getBody().front())) {
     std::optional<TransferChunks> t = transferChunks(&op);
@@ -94,7 +96,7 @@ void MultimemSelection::coalesceReduces() {
       std::optional<TransferChunks> u = transferChunks(into);
       bool fits = u->channel == t->channel && u->protocol == t->protocol &&
                   u->pipeline == t->pipeline &&
-                  into->getAttr("coll.piece") == op.getAttr("coll.piece");
+                  pieceOf(into) == pieceOf(&op);
       SmallVector<Attribute> srcs(into.getSrcs().begin(), into.getSrcs().end());
       for (ChunkAttr x : t->srcs) {
         if (x == t->dst)
@@ -151,6 +153,7 @@ void MultimemSelection::run() {
   coalesceReduces();
   index();
   MLIRContext *ctx = alg.getContext();
+  CollDialect *coll = CollDialect::of(ctx);
 
   // Store candidates: copies of one chunk to one place on every rank.
   // In program order of each group's first copy, so that output is stable.
@@ -268,14 +271,21 @@ void MultimemSelection::run() {
   }
   for (Load &l : loads)
     if (l.chosen)
-      l.op->setAttr(multicast ? "coll.multimem" : "coll.read_reduce", UnitAttr::get(ctx));
+      if (multicast)
+        coll->getMultimemAttrHelper().setAttr(l.op, UnitAttr::get(ctx));
+      else
+        coll->getReadReduceAttrHelper().setAttr(l.op, UnitAttr::get(ctx));
   int64_t id = 0;
   for (Group &g : groups) {
     if (!g.chosen)
       continue;
-    for (CopyOp c : g.copies)
-      c->setAttr(multicast ? "coll.multimem_st" : "coll.put",
-                 IntegerAttr::get(IntegerType::get(ctx, 64), id));
+    auto groupAttr = IntegerAttr::get(IntegerType::get(ctx, 64), id);
+    for (CopyOp c : g.copies) {
+      if (multicast)
+        coll->getMultimemStAttrHelper().setAttr(c, groupAttr);
+      else
+        coll->getPutAttrHelper().setAttr(c, groupAttr);
+    }
     ++id;
   }
   selectGets();
@@ -287,7 +297,9 @@ void MultimemSelection::run() {
 void MultimemSelection::selectGets() {
   for (Operation *op : ops) {
     auto copy = llvm::dyn_cast<CopyOp>(op);
-    if (!copy || copy->hasAttr("coll.multimem_st") || copy->hasAttr("coll.put"))
+    CollDialect *coll = CollDialect::of(alg.getContext());
+    if (!copy || coll->getMultimemStAttrHelper().isAttrPresent(copy) ||
+        coll->getPutAttrHelper().isAttrPresent(copy))
       continue;
     ChunkAttr src = copy.getSrc(), dst = copy.getDst();
     if (src.getRank() == dst.getRank())
@@ -300,7 +312,7 @@ void MultimemSelection::selectGets() {
         final &= a.write || position[a.op] < position[op];
     }
     if (input && final)
-      copy->setAttr("coll.get", UnitAttr::get(alg.getContext()));
+      coll->getGetAttrHelper().setAttr(copy, UnitAttr::get(alg.getContext()));
   }
 }
 
@@ -309,8 +321,8 @@ struct CollMultimemPass : coll::impl::CollMultimemPassBase<CollMultimemPass> {
   void runOnOperation() override {
     for (auto alg : getOperation().getOps<AlgorithmOp>()) {
       std::string spec = topology;
-      if (auto attr = alg->getAttrOfType<StringAttr>("topology"))
-        spec = attr.getValue().str();
+      if (std::optional<StringRef> own = alg.getTopology())
+        spec = own->str();
       if (spec.empty())
         continue;
       llvm::Expected<Topology> topo = loadTopology(spec);
@@ -319,7 +331,7 @@ struct CollMultimemPass : coll::impl::CollMultimemPassBase<CollMultimemPass> {
         return signalPassFailure();
       }
       SmallVector<int64_t> map;
-      if (auto m = alg->getAttrOfType<DenseI64ArrayAttr>("rank_map"))
+      if (DenseI64ArrayAttr m = alg.getRankMapAttr())
         map.assign(m.asArrayRef().begin(), m.asArrayRef().end());
       else
         for (int64_t r = 0; r < int64_t(alg.getRanks()); ++r)

@@ -194,8 +194,8 @@ bool Lowering::mayDeadlock() const {
   // plan's depth; a receive frees its slot before the next step may wait to
   // send, as the fused primitives do.
   size_t depth = 1;
-  if (auto d = alg->getAttrOfType<IntegerAttr>("fifo_depth"))
-    depth = std::max<int64_t>(1, d.getInt());
+  if (std::optional<uint64_t> d = AlgorithmOp(alg).getFifoDepth()) // ops are handles
+    depth = std::max<int64_t>(1, *d);
   std::vector<std::pair<const Threadblock *, size_t>> run; // threadblock, next step
   for (const auto &rank : tbs)
     for (const Threadblock &tb : rank)

@@ -33,25 +33,26 @@ void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
   // coll-multimem chose a multicast or peer-window form: one local step on
   // the issuing rank, naming the chunk of that rank that stands for the
   // chunk on every rank.
-  if (op->hasAttr("coll.multimem") || op->hasAttr("coll.read_reduce")) {
-    Step &s = add(op->hasAttr("coll.multimem") ? StepKind::MultimemLdReduce
-                                               : StepKind::ReadReduce,
-                  to, loc, level, order, channel);
+  CollDialect *coll = CollDialect::of(op->getContext());
+  bool multicastLoad = coll->getMultimemAttrHelper().isAttrPresent(op);
+  if (multicastLoad || coll->getReadReduceAttrHelper().isAttrPresent(op)) {
+    Step &s = add(multicastLoad ? StepKind::MultimemLdReduce : StepKind::ReadReduce, to, loc,
+                  level, order, channel);
     s.src = ChunkAttr::get(op->getContext(), srcs[0].getBuffer(), to, srcs[0].getIndex(),
                            srcs[0].getCount());
     s.dst = dst;
     return;
   }
-  if (op->hasAttr("coll.get")) {
+  if (coll->getGetAttrHelper().isAttrPresent(op)) {
     Step &s = add(StepKind::Get, to, loc, level, order, channel);
     s.src = srcs[0]; // the peer's chunk
     s.dst = dst;
     return;
   }
-  auto group = op->getAttrOfType<IntegerAttr>("coll.multimem_st");
+  IntegerAttr group = coll->getMultimemStAttrHelper().getAttr(op);
   bool multicast = bool(group);
   if (!group)
-    group = op->getAttrOfType<IntegerAttr>("coll.put");
+    group = coll->getPutAttrHelper().getAttr(op);
   if (group) {
     if (!storeGroups.insert(group.getInt()).second)
       return; // the group's first copy made the step
@@ -128,7 +129,7 @@ void Lowering::lowerOps() {
     }
     ++level;
     // A pipelined piece starts no earlier than its wavefront (coll-split-chunks).
-    if (auto piece = op.getAttrOfType<IntegerAttr>("coll.piece"))
+    if (IntegerAttr piece = CollDialect::of(op.getContext())->getPieceAttrHelper().getAttr(&op))
       level = std::max<uint32_t>(level, piece.getInt() + 1);
     for (int64_t k = 0; k < dst.getCount(); ++k) {
       for (ChunkAttr s : srcs) {

@@ -205,8 +205,8 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
     // The plan's own topology (from coll-map-ranks, which may have grown
     // it) comes first.
     std::string spec = topology;
-    if (auto attr = plan->getAttrOfType<StringAttr>("topology"))
-      spec = attr.getValue().str();
+    if (std::optional<StringRef> own = plan.getTopology())
+      spec = own->str();
     if (spec.empty())
       spec = "hgx-h100:nodes=" +
              std::to_string((plan.getRanks() + 7) / 8);

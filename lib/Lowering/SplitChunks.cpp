@@ -159,7 +159,9 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
             // Piece q starts q steps late: a wavefront, so that a rank
             // forwards piece q before it sends piece q + 1.
             if (q)
-              made->setAttr("coll.piece", b.getI64IntegerAttr(q));
+              CollDialect::of(b.getContext())
+                  ->getPieceAttrHelper()
+                  .setAttr(made, b.getI64IntegerAttr(q));
           }
       }
     }
@@ -168,7 +170,7 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
     alg.setChunksAttr(b.getI64IntegerAttr(alg.getChunks() * *factor));
     // A rank may inject every piece of its own data before it can forward
     // any: its connections need that many slots (NCCL's have 8).
-    alg->setAttr("fifo_depth", b.getI64IntegerAttr(depth * widest));
+    alg.setFifoDepthAttr(b.getI64IntegerAttr(depth * widest));
     if (auto scratch = alg.getScratchAttr()) {
       SmallVector<NamedAttribute> scaled;
       for (NamedAttribute e : scratch)

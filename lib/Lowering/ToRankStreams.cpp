@@ -51,11 +51,12 @@ PlanOp Lowering::run() {
                              alg.getCollectiveAttr(), alg.getRanksAttr(),
                              alg.getChunksAttr(), alg.getRootAttr(), alg.getInplaceAttr(),
                              alg.getScratchAttr(),
-                             alg->getAttrOfType<DenseI64ArrayAttr>("rank_map"),
-                             IntegerAttr(), IntegerAttr());
-  for (StringRef carried : {"topology", "fifo_depth", "coll.moves_chunks"})
-    if (Attribute a = alg->getAttr(carried))
-      plan->setAttr(carried, a);
+                             alg.getRankMapAttr(), IntegerAttr(), IntegerAttr());
+  plan.setTopologyAttr(alg.getTopologyAttr());
+  plan.setFifoDepthAttr(alg.getFifoDepthAttr());
+  auto movesChunks = CollDialect::of(alg.getContext())->getMovesChunksAttrHelper();
+  if (UnitAttr moves = movesChunks.getAttr(alg))
+    movesChunks.setAttr(plan, moves);
   builder.setInsertionPointToEnd(&plan.getBody().emplaceBlock());
   for (int64_t r = 0; r < ranks; ++r) {
     auto rankOp = RankOp::create(builder, alg.getLoc(), builder.getI64IntegerAttr(r));

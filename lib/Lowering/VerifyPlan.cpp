@@ -439,8 +439,8 @@ struct CollVerifyPlanPass : coll::impl::CollVerifyPlanPassBase<CollVerifyPlanPas
       }
       // Pipelined plans say how many slots they need (coll-split-chunks).
       int64_t depth = 1;
-      if (auto need = plan->getAttrOfType<IntegerAttr>("fifo_depth"))
-        depth = std::max<int64_t>(depth, need.getInt());
+      if (std::optional<uint64_t> need = plan.getFifoDepth())
+        depth = std::max<int64_t>(depth, *need);
       ok &= succeeded(PlanRun(plan, mscclLimits, depth).run());
     }
     if (!ok)

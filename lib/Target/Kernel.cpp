@@ -82,8 +82,8 @@ struct PlanShape {
       for (NamedAttribute e : scratch)
         scratchNames.push_back(e.getName().str());
     // A pipelined plan injects fifo_depth pieces before it forwards any.
-    if (auto depth = plan->getAttrOfType<IntegerAttr>("fifo_depth"))
-      slots = std::max<int64_t>(slots, depth.getInt() + 1);
+    if (std::optional<uint64_t> depth = plan.getFifoDepth())
+      slots = std::max<int64_t>(slots, *depth + 1);
   }
 };
 
@@ -331,7 +331,7 @@ void printPlanDesc(raw_indented_ostream &os, PlanOp plan) {
      << plan.getMaxBytes().value_or(INT64_MAX) << "LL, collc::" << abiName(planProtocol(plan))
      << ", " << shape.slots << ", " << shape.widest << ",\n " << shape.threadblocks.size()
      << ", " << ns << "::threadblocks, COLLC_HOST_FN(" << ns << "::kernel), COLLC_CUDA_FN("
-     << ns << "::kernel),\n " << (plan->hasAttr("coll.moves_chunks") ? 1 : 0) << "},\n";
+     << ns << "::kernel),\n " << (CollDialect::of(plan.getContext())->getMovesChunksAttrHelper().isAttrPresent(plan) ? 1 : 0) << "},\n";
 }
 
 /// An algorithm: its plans, their table, its AlgorithmDesc and its entry

@@ -161,8 +161,8 @@ llvm::Error collc::checkRunMemory(ModuleOp module, const RunRequest &request) {
     perRank = std::max(perRank, launch);
     // Every variant's FIFOs are made at the first launch.
     int64_t slots = 8;
-    if (auto depth = plan->getAttrOfType<IntegerAttr>("fifo_depth"))
-      slots = std::max<int64_t>(slots, depth.getInt() + 1);
+    if (std::optional<uint64_t> depth = plan.getFifoDepth())
+      slots = std::max<int64_t>(slots, *depth + 1);
     plan.walk([&](coll::ThreadblockOp tb) {
       if (tb.getRecv())
         fifos += double(collrt::fifoBytes(int32_t(std::min<int64_t>(slots, INT32_MAX)),

@@ -156,14 +156,14 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
 /// One line per rank, then how much traffic crosses nodes and rails.
 void printRankMap(ModuleOp module, llvm::raw_ostream &os) {
   for (auto alg : module.getOps<coll::AlgorithmOp>()) {
-    auto map = alg->getAttrOfType<DenseI64ArrayAttr>("rank_map");
-    auto spec = alg->getAttrOfType<StringAttr>("topology");
-    llvm::Expected<coll::Topology> topo = coll::loadTopology(spec.getValue());
-    if (!map || !topo) {
+    DenseI64ArrayAttr map = alg.getRankMapAttr();
+    std::optional<StringRef> spec = alg.getTopology();
+    llvm::Expected<coll::Topology> topo = coll::loadTopology(spec.value_or(""));
+    if (!map || !spec || !topo) {
       llvm::consumeError(topo.takeError());
       continue;
     }
-    os << alg.getSymName() << " on " << spec.getValue() << ":\n";
+    os << alg.getSymName() << " on " << *spec << ":\n";
     for (auto [rank, gpu] : llvm::enumerate(map.asArrayRef())) {
       const coll::Gpu &g = topo->gpus[gpu];
       os << "  rank " << rank << " -> gpu " << gpu << " (node " << g.node << ", local "

@@ -261,3 +261,17 @@ coll.plan @p : allreduce ranks(2) chunks(1) {
     }
   }
 }
+
+// -----
+
+// What passes record on algorithms and plans is declared: a depth counts
+// from 1, a topology is a spec string.
+// expected-error@+1 {{'coll.algorithm' op attribute 'fifo_depth' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+coll.algorithm @a : allreduce ranks(2) chunks(1) attributes {fifo_depth = 0 : i64} {
+}
+
+// -----
+
+// expected-error@+1 {{'coll.plan' op attribute 'topology' failed to satisfy constraint: string attribute}}
+coll.plan @p : allreduce ranks(2) chunks(1) attributes {topology = 8 : i64} {
+}
