@@ -3,6 +3,7 @@
 #define COLLC_LOWERING_PASSES_H
 
 #include "dialect/CollDialect.h"
+#include "lib/Lowering/ProtocolOption.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

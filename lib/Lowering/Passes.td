@@ -131,8 +131,9 @@ def CollSelectProtocolPass : Pass<"coll-select-protocol", "::mlir::ModuleOp"> {
   let options = [
     Option<"topology", "topology", "std::string", /*default=*/"\"\"",
            "Topology when the plan has none (default hgx-h100)">,
-    Option<"protocol", "protocol", "std::string", /*default=*/"\"\"",
-           "Force Simple, LL or LL128">,
+    Option<"protocol", "protocol", "std::optional<::coll::Protocol>",
+           /*default=*/"std::nullopt",
+           "Force Simple, LL or LL128 (lib/Lowering/ProtocolOption.h parses them)">,
     Option<"messageSize", "message-size", "int64_t", /*default=*/"-1",
            "Keep only the variant for this many bytes per rank">,
     Option<"direct", "direct", "bool", /*default=*/"true",

@@ -7,6 +7,8 @@
 #ifndef COLLC_LOWERING_PIPELINES_H
 #define COLLC_LOWERING_PIPELINES_H
 
+#include "lib/Lowering/ProtocolOption.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 #include <cstdint>
@@ -36,8 +38,8 @@ struct CollLoweringOptions {
   int64_t instances = 1;
   /// Use multicast and peer windows where placed ranks share a switch.
   bool multimem = true;
-  /// Force one protocol (Simple, LL, LL128); empty chooses per size range.
-  std::string protocol;
+  /// Force one protocol; none chooses per size range.
+  std::optional<Protocol> protocol;
   /// Keep only the plan variant for this many bytes per rank; -1 keeps all.
   int64_t messageSize = -1;
   /// Prove each plan deadlock-free and correct (coll-verify-plan), and
@@ -71,8 +73,8 @@ struct CollLoweringPipelineOptions : mlir::PassPipelineOptions<CollLoweringPipel
                         llvm::cl::desc("Use NVLink multicast and peer windows where the "
                                        "topology has them"),
                         llvm::cl::init(true)};
-  Option<std::string> protocol{*this, "protocol",
-                               llvm::cl::desc("Force Simple, LL or LL128"), llvm::cl::init("")};
+  Option<std::optional<Protocol>> protocol{*this, "protocol",
+                                           llvm::cl::desc("Force Simple, LL or LL128")};
   Option<int64_t> messageSize{*this, "message-size",
                               llvm::cl::desc("Keep only the variant for this many bytes per rank"),
                               llvm::cl::init(-1)};

@@ -225,25 +225,22 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
 
     // Candidates and their cost lines.
     SmallVector<std::pair<Protocol, Line>> candidates;
+    std::optional<Protocol> forced = protocol;
     bool allNVLink = true;
     for (Protocol p : {Protocol::Simple, Protocol::LL, Protocol::LL128}) {
-      if (!protocol.empty() && protocol != stringifyProtocol(p))
+      if (forced && *forced != p)
         continue;
       Line line = estimate(plan, *topo, map, int(p), allNVLink);
       // Both ends of a connection must speak one protocol, so LL128 is for
       // plans whose connections are all NVLink.
       if (p == Protocol::LL128 && !allNVLink) {
-        if (protocol.empty())
+        if (!forced)
           continue;
         return plan.emitError() << "LL128 needs NVLink on every connection, and "
                                 << topo->name << " gives this plan others";
       }
       candidates.push_back({p, line});
     }
-    if (candidates.empty())
-      return plan.emitError() << "unknown protocol '" << protocol
-                              << "'; expected Simple, LL or LL128";
-
     // The cheapest protocol changes only where two lines cross.
     SmallVector<double> cuts = {0};
     for (auto &[p, a] : candidates)

@@ -10,6 +10,7 @@
 #include "lib/Analysis/Traffic.h"
 #include "lib/Frontend/Elaborate.h"
 #include "lib/Lowering/Pipelines.h"
+#include "lib/Lowering/ProtocolOption.h"
 #include "lib/Synthesis/Topology.h"
 #include "lib/Target/Kernel.h"
 #include "lib/Target/MscclXml.h"
@@ -73,9 +74,8 @@ cl::opt<std::string> topology(
     cl::desc("Place ranks on this machine: a preset (hgx-h100, hgx-h200, dgx-a100, "
              "pcie-8, gb200-nvl72, optionally :nodes=N) or a JSON file"),
     cl::value_desc("name|file"), cl::cat(category));
-cl::opt<std::string> protocol("protocol",
-                              cl::desc("Force the wire protocol: Simple, LL or LL128"),
-                              cl::value_desc("name"), cl::cat(category));
+cl::opt<std::optional<coll::Protocol>> protocol(
+    "protocol", cl::desc("Force the wire protocol: Simple, LL or LL128"), cl::cat(category));
 cl::opt<int64_t> messageSize(
     "message-size",
     cl::desc("Keep only the plan variant for this many bytes per rank (--emit=plan)"),

@@ -13,11 +13,12 @@
 // RUN: collc-opt %s -split-input-file --coll-select-protocol=message-size=1073741824 -verify-diagnostics | FileCheck %s --check-prefix=ONE
 // RUN: collc-opt %s -split-input-file --coll-select-protocol --coll-verify-plan -verify-diagnostics -o /dev/null
 //
-// Errors of the options, at every plan (or, for the size, at the module):
+// Errors of the options: an unknown protocol as the option is parsed, the
+// others at every plan (or, for the size, at the module):
 // RUN: not collc-opt %s -split-input-file --coll-select-protocol=protocol=LL256 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not collc-opt %s -split-input-file --coll-select-protocol=protocol=LL128 2>&1 | FileCheck %s --check-prefix=LL128
 // RUN: not collc-opt %s -split-input-file --coll-select-protocol=message-size=4611686018427387904 2>&1 | FileCheck %s --check-prefix=SIZE
-// UNKNOWN: error: unknown protocol 'LL256'; expected Simple, LL or LL128
+// UNKNOWN: collc-opt: for the --protocol option: unknown protocol 'LL256'; expected Simple, LL or LL128
 // LL128: error: LL128 needs NVLink on every connection, and hgx-h100 gives this plan others
 // SIZE: error: message-size 4611686018427387904 is not in 0 .. 4611686018427387903 bytes
 
