@@ -165,12 +165,11 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
   /// The cost of `plan` with protocol p as a line in the message size.
   Line estimate(PlanOp plan, const Topology &topo, ArrayRef<int64_t> map, int p,
                 bool &allNVLink) {
-    CostModel cost(topo);
     double inChunks = *plan.getBufferSize("in");
     size_t depth = 0;
-    double hop = 0;
-    // Chunks through each port, and the port's payload bandwidth.
-    std::map<std::pair<int, int64_t>, std::pair<double, double>> ports;
+    // Every connection at once, in chunks: each chunk is 1 / inChunks of
+    // the message.
+    SmallVector<Transfer> transfers;
     allNVLink = true;
     for (auto rank : plan.getBody().front().getOps<RankOp>())
       for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
@@ -181,24 +180,17 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
         int from = map[rank.getRankAttr().getInt()];
         int to = map[tb.getSendAttr().getInt()];
         allNVLink &= topo.allowsLL128(from, to);
-        int proto = p;
-        hop = std::max(hop, topo.latency(from, to, proto));
         double chunks = 0;
         for (auto step : tb.getBody().front().getOps<StepOpInterface>())
           if (step.sends())
             chunks += step.getChunkCount();
-        double bw = topo.payloadBandwidth(from, to, proto);
-        bool net = topo.linkClass(from, to) == LinkClass::Net;
-        auto &out = ports[{net ? 1 : 0, net ? int64_t(topo.gpus[from].node) * 64 +
-                                                  topo.gpus[from].nic
-                                            : from}];
-        out.first += chunks;
-        out.second = bw;
+        transfers.push_back({from, to, chunks});
       }
-    double perByte = 0;
-    for (auto &[key, load] : ports)
-      perByte = std::max(perByte, load.first / inChunks / load.second * 1e-3);
-    return {topo.baseLatencyUs[p] + depth * hop, perByte};
+    // Protocols are costed on the sending side only: counting what a tree's
+    // root receives moves the LL-Simple cut of reduce trees, a change of the
+    // model rather than of where it lives.
+    RoundCost round = CostModel(topo).roundCost(transfers, p, /*receivers=*/false);
+    return {topo.baseLatencyUs[p] + depth * round.latency, round.busiest / inChunks};
   }
 
   LogicalResult select(PlanOp plan) {

@@ -25,6 +25,12 @@ double CostModel::byteCost(int from, int to) const {
 }
 
 double CostModel::roundTime(llvm::ArrayRef<Transfer> transfers, int protocol) const {
+  RoundCost cost = roundCost(transfers, protocol);
+  return cost.latency + cost.busiest;
+}
+
+RoundCost CostModel::roundCost(llvm::ArrayRef<Transfer> transfers, int protocol,
+                               bool receivers) const {
   // GB/s is bytes per nanosecond: 1 byte at 1 GB/s takes 1e-3 µs.
   llvm::DenseMap<uint64_t, std::pair<double, double>> load; // key -> bytes, bandwidth
   double latency = 0;
@@ -41,14 +47,16 @@ double CostModel::roundTime(llvm::ArrayRef<Transfer> transfers, int protocol) co
     if (topo.linkClass(t.from, t.to) == LinkClass::Net) {
       const Gpu &a = topo.gpus[t.from], &b = topo.gpus[t.to];
       add(portKey(NicOut, uint64_t(a.node) * topo.nicsPerNode + a.nic), bw);
-      add(portKey(NicIn, uint64_t(b.node) * topo.nicsPerNode + b.nic), bw);
+      if (receivers)
+        add(portKey(NicIn, uint64_t(b.node) * topo.nicsPerNode + b.nic), bw);
     } else {
       add(portKey(GpuOut, t.from), bw);
-      add(portKey(GpuIn, t.to), bw);
+      if (receivers)
+        add(portKey(GpuIn, t.to), bw);
     }
   }
   double busiest = 0;
   for (auto &[key, entry] : load)
     busiest = std::max(busiest, entry.first / entry.second * 1e-3);
-  return latency + busiest;
+  return {latency, busiest};
 }

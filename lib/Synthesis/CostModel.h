@@ -23,6 +23,13 @@ struct Transfer {
   double bytes;
 };
 
+/// The time of a round as a line in its bytes: `latency` plus `busiest`
+/// times a scale of every transfer's bytes.
+struct RoundCost {
+  double latency; // µs, the slowest transfer's
+  double busiest; // µs, the most loaded resource's bytes over its bandwidth
+};
+
 class CostModel {
 public:
   explicit CostModel(const Topology &topology) : topo(topology) {}
@@ -33,6 +40,10 @@ public:
   /// Microseconds for transfers that start together: the slowest latency
   /// plus, over every shared resource, its bytes over its bandwidth.
   double roundTime(llvm::ArrayRef<Transfer> transfers, int protocol) const;
+  /// The two terms of roundTime, for callers that scale the bytes; without
+  /// `receivers`, only the sending side of each transfer loads a resource.
+  RoundCost roundCost(llvm::ArrayRef<Transfer> transfers, int protocol,
+                      bool receivers = true) const;
 
   /// A relative cost of moving one byte between two GPUs, for placement.
   double byteCost(int from, int to) const;
