@@ -269,12 +269,14 @@ void MultimemSelection::run() {
         if (l.chosen && !groups[g].chosen)
           l.chosen = false, changed = true;
   }
-  for (Load &l : loads)
-    if (l.chosen)
-      if (multicast)
-        coll->getMultimemAttrHelper().setAttr(l.op, UnitAttr::get(ctx));
-      else
-        coll->getReadReduceAttrHelper().setAttr(l.op, UnitAttr::get(ctx));
+  for (Load &l : loads) {
+    if (!l.chosen)
+      continue;
+    if (multicast)
+      coll->getMultimemAttrHelper().setAttr(l.op, UnitAttr::get(ctx));
+    else
+      coll->getReadReduceAttrHelper().setAttr(l.op, UnitAttr::get(ctx));
+  }
   int64_t id = 0;
   for (Group &g : groups) {
     if (!g.chosen)
