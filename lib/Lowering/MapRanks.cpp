@@ -10,6 +10,7 @@
 #include "dialect/CollOps.h"
 #include "lib/Analysis/Traffic.h"
 #include "lib/Lowering/Passes.h"
+#include "lib/Lowering/TopologyAnalysis.h"
 #include "lib/Synthesis/CostModel.h"
 
 #include "mlir/IR/Builders.h"
@@ -63,9 +64,10 @@ struct CollMapRanksPass : coll::impl::CollMapRanksPassBase<CollMapRanksPass> {
         llvm::consumeError(one.takeError());
       }
     }
-    llvm::Expected<Topology> topo = loadTopology(spec);
+    std::string error;
+    const Topology *topo = getAnalysis<TopologyAnalysis>().get(spec, error);
     if (!topo)
-      return alg.emitError() << "topology: " << llvm::toString(topo.takeError());
+      return alg.emitError() << "topology: " << error;
     if (topo->size() < ranks)
       return alg.emitError() << "topology " << topo->name << " has " << topo->size()
                              << " GPUs but the algorithm needs " << ranks << " ranks";

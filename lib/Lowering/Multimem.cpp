@@ -19,7 +19,7 @@
 #include "dialect/CollOps.h"
 #include "lib/Analysis/SymbolicState.h"
 #include "lib/Lowering/Passes.h"
-#include "lib/Synthesis/Topology.h"
+#include "lib/Lowering/TopologyAnalysis.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -327,9 +327,10 @@ struct CollMultimemPass : coll::impl::CollMultimemPassBase<CollMultimemPass> {
         spec = own->str();
       if (spec.empty())
         continue;
-      llvm::Expected<Topology> topo = loadTopology(spec);
+      std::string error;
+      const Topology *topo = getAnalysis<TopologyAnalysis>().get(spec, error);
       if (!topo) {
-        alg.emitError() << "topology: " << llvm::toString(topo.takeError());
+        alg.emitError() << "topology: " << error;
         return signalPassFailure();
       }
       SmallVector<int64_t> map;

@@ -10,6 +10,7 @@
 
 #include "dialect/CollOps.h"
 #include "lib/Lowering/Passes.h"
+#include "lib/Lowering/TopologyAnalysis.h"
 #include "lib/Synthesis/CostModel.h"
 
 #include "mlir/IR/Builders.h"
@@ -202,9 +203,10 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
     if (spec.empty())
       spec = "hgx-h100:nodes=" +
              std::to_string((plan.getRanks() + 7) / 8);
-    llvm::Expected<Topology> topo = loadTopology(spec);
+    std::string error;
+    const Topology *topo = getAnalysis<TopologyAnalysis>().get(spec, error);
     if (!topo)
-      return plan.emitError() << "topology: " << llvm::toString(topo.takeError());
+      return plan.emitError() << "topology: " << error;
     SmallVector<int64_t> map;
     if (auto m = plan.getRankMapAttr())
       map.assign(m.asArrayRef().begin(), m.asArrayRef().end());
