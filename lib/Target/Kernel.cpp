@@ -133,6 +133,12 @@ std::string ref(ChunkAttr c) {
 /// stores the data.
 std::string direct(ChunkAttr dst) { return dst ? ", direct(" + ref(dst) + ")" : ""; }
 
+/// The steps that read one chunk and write another: `b.callee(src, dst)`.
+LogicalResult printSrcDst(KernelEmitter &e, StringRef callee, ChunkAttr src, ChunkAttr dst) {
+  e.ostream() << "b." << callee << "(" << ref(src) << ", " << ref(dst) << ")";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Steps: one primitive call each
 //===----------------------------------------------------------------------===//
@@ -155,8 +161,7 @@ LogicalResult printOperation(KernelEmitter &e, RecvReduceSendOp op) {
   return success();
 }
 LogicalResult printOperation(KernelEmitter &e, RecvReduceCopyOp op) {
-  e.ostream() << "b.recvReduceCopy(" << ref(op.getSrc()) << ", " << ref(op.getDst()) << ")";
-  return success();
+  return printSrcDst(e, "recvReduceCopy", op.getSrc(), op.getDst());
 }
 LogicalResult printOperation(KernelEmitter &e, RecvReduceCopySendOp op) {
   e.ostream() << "b.recvReduceCopySend(" << ref(op.getSrc()) << ", " << ref(op.getDst())
@@ -164,8 +169,7 @@ LogicalResult printOperation(KernelEmitter &e, RecvReduceCopySendOp op) {
   return success();
 }
 LogicalResult printOperation(KernelEmitter &e, LocalCopyOp op) {
-  e.ostream() << "b.copy(" << ref(op.getSrc()) << ", " << ref(op.getDst()) << ")";
-  return success();
+  return printSrcDst(e, "copy", op.getSrc(), op.getDst());
 }
 LogicalResult printOperation(KernelEmitter &e, LocalReduceOp op) {
   raw_indented_ostream &os = e.ostream();
@@ -176,20 +180,16 @@ LogicalResult printOperation(KernelEmitter &e, LocalReduceOp op) {
   return success();
 }
 LogicalResult printOperation(KernelEmitter &e, MultimemLdReduceOp op) {
-  e.ostream() << "b.multimemLdReduce(" << ref(op.getSrc()) << ", " << ref(op.getDst()) << ")";
-  return success();
+  return printSrcDst(e, "multimemLdReduce", op.getSrc(), op.getDst());
 }
 LogicalResult printOperation(KernelEmitter &e, MultimemStOp op) {
-  e.ostream() << "b.multimemSt(" << ref(op.getSrc()) << ", " << ref(op.getDst()) << ")";
-  return success();
+  return printSrcDst(e, "multimemSt", op.getSrc(), op.getDst());
 }
 LogicalResult printOperation(KernelEmitter &e, ReadReduceOp op) {
-  e.ostream() << "b.readReduce(" << ref(op.getSrc()) << ", " << ref(op.getDst()) << ")";
-  return success();
+  return printSrcDst(e, "readReduce", op.getSrc(), op.getDst());
 }
 LogicalResult printOperation(KernelEmitter &e, PutOp op) {
-  e.ostream() << "b.put(" << ref(op.getSrc()) << ", " << ref(op.getDst()) << ")";
-  return success();
+  return printSrcDst(e, "put", op.getSrc(), op.getDst());
 }
 LogicalResult printOperation(KernelEmitter &e, GetOp op) {
   e.ostream() << "b.get(" << op.getSrc().getRank() << ", " << ref(op.getSrc()) << ", "
