@@ -53,6 +53,7 @@ struct Options {
 
 struct Report {
   int32_t rank, ok;
+  int32_t result; // the runtime's, when a call failed
   double seconds;
   int64_t wrong;
   char message[400];
@@ -175,6 +176,7 @@ void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm,
   };
   if (o.api) {
     if (collResult_t res = collRegisterAlgorithm(comm, alg)) {
+      rep.result = res;
       snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", r, collGetErrorString(res),
                collGetLastError(comm));
       return;
@@ -189,6 +191,7 @@ void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm,
     collResult_t res = launch(send, recv);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (res != collSuccess) {
+      rep.result = res;
       snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", r, collGetErrorString(res),
                collGetLastError(comm));
       return;
@@ -216,6 +219,7 @@ int child(const Options &o) {
   } else if (!readIdFd(o.idFd, id, error)) {
     snprintf(rep.message, sizeof rep.message, "rank %d: %s", o.child, error.c_str());
   } else if (collResult_t r = collCommInitRank(&comm, o.ranks, id, o.child)) {
+    rep.result = r;
     snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", o.child,
              collGetErrorString(r), collGetLastError(nullptr));
   } else {
@@ -252,7 +256,7 @@ std::string launchOnce(const Options &o, int argc, char **argv, double &slowest)
     // A rank that lost a peer or timed out waiting for one reports a
     // consequence: name the cause where a rank reported one.
     rep.message[sizeof rep.message - 1] = 0;
-    bool consequence = strstr(rep.message, "remote error") || strstr(rep.message, "timeout");
+    bool consequence = rep.result == collRemoteError || rep.result == collTimeout;
     if (failure.empty() || (failureIsConsequence && !consequence)) {
       failure = rep.message;
       failureIsConsequence = consequence;
