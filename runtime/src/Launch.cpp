@@ -150,9 +150,10 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     if (!alg->plans[p].hostKernel)
       return comm->fail(collInvalidUsage,
                         std::string("plan ") + alg->plans[p].name + " has no host kernel: it was "
-                        "built by nvcc for the GPU, and this build of the runtime has no GPU "
-                        "support; link the host build instead (the output of collc --emit=cuda "
-                        "compiled with a C++ compiler)");
+                        "built by nvcc for the GPU, and this runtime has no usable GPU (it has "
+                        "no GPU support yet); to run the algorithm on the host, link the host "
+                        "build instead (the output of collc --emit=cuda compiled with a C++ "
+                        "compiler)");
   const int32_t coll = alg->plans[0].collective;
   const int64_t E = int64_t(count);
   if (E < 0 || E > (int64_t(1) << 40) / (R * es))
