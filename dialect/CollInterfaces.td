@@ -39,9 +39,23 @@ def Coll_StepOpInterface : OpInterface<"StepOpInterface"> {
         return $_op.getReadChunks().front().getCount();
       }]>,
     InterfaceMethod<[{
+        The step's name within its threadblock: ids increase along the
+        threadblock and stay with the step while others are erased or made.
+      }], "uint64_t", "getId">,
+    InterfaceMethod<"Renames the step (only coll-number-steps does).", "void", "setId",
+      (ins "uint64_t":$id)>,
+    InterfaceMethod<[{
         The steps of other threadblocks of the rank that must finish first, as
-        flat (threadblock, step) pairs, or null.
+        flat (threadblock, step id) pairs, or null.
       }], "::mlir::DenseI64ArrayAttr", "getDepsAttr">,
+    InterfaceMethod<"The steps of other threadblocks that must finish first.",
+      "::llvm::SmallVector<::coll::StepRef, 2>", "getDepRefs", (ins), [{}], [{
+        ::llvm::SmallVector<::coll::StepRef, 2> refs;
+        if (::mlir::DenseI64ArrayAttr deps = $_op.getDepsAttr())
+          for (size_t i = 0; i + 1 < size_t(deps.size()); i += 2)
+            refs.push_back({deps[i], deps[i + 1]});
+        return refs;
+      }]>,
     InterfaceMethod<"Replaces the step's deps.", "void", "setDepsAttr",
       (ins "::mlir::DenseI64ArrayAttr":$deps)>,
     InterfaceMethod<[{

@@ -71,6 +71,58 @@ static void printDeps(OpAsmPrinter &printer, Operation *, DenseI64ArrayAttr deps
   printer << ')';
 }
 
+/// A step's id, written ` id(7)` only where it is not the previous step's id
+/// plus one (0 for the first step): threadblocks parse what is left out.
+static ParseResult parseStepId(OpAsmParser &parser, IntegerAttr &id) {
+  if (failed(parser.parseOptionalKeyword("id")))
+    return success();
+  int64_t value;
+  if (parser.parseLParen() || parser.parseInteger(value) || parser.parseRParen())
+    return failure();
+  id = parser.getBuilder().getI64IntegerAttr(value);
+  return success();
+}
+
+static IntegerAttr stepIdOf(Operation *op) {
+  std::optional<Attribute> id = op->getInherentAttr("id");
+  return id ? llvm::dyn_cast_or_null<IntegerAttr>(*id) : IntegerAttr();
+}
+
+static void printStepId(OpAsmPrinter &printer, Operation *op, IntegerAttr id) {
+  if (!id)
+    return;
+  Operation *prev = op->getBlock() ? op->getPrevNode() : nullptr;
+  IntegerAttr prevId = prev ? stepIdOf(prev) : IntegerAttr();
+  if (op->getBlock() && (prev ? prevId && prevId.getInt() + 1 == id.getInt() : id.getInt() == 0))
+    return;
+  printer << " id(" << id.getInt() << ')';
+}
+
+/// A threadblock's steps: those written without an id get the previous
+/// step's plus one.
+static ParseResult parseSteps(OpAsmParser &parser, Region &body) {
+  if (parser.parseRegion(body))
+    return failure();
+  if (body.empty())
+    body.emplaceBlock();
+  int64_t next = 0;
+  for (Operation &op : body.front()) {
+    auto step = llvm::dyn_cast<StepOpInterface>(op);
+    if (!step)
+      continue; // the threadblock's verifier reports it
+    if (IntegerAttr id = stepIdOf(&op))
+      next = id.getInt();
+    else
+      step.setId(next);
+    ++next;
+  }
+  return success();
+}
+
+static void printSteps(OpAsmPrinter &printer, Operation *, Region &body) {
+  printer.printRegion(body);
+}
+
 #define GET_OP_CLASSES
 #include "dialect/CollOps.cpp.inc"
 

@@ -15,6 +15,14 @@
 #define GET_ATTRDEF_CLASSES
 #include "dialect/CollAttrs.h.inc"
 
+namespace coll {
+/// A step named by its threadblock's id and its own: what a dep holds.
+struct StepRef {
+  int64_t tb, id;
+  bool operator==(const StepRef &o) const { return tb == o.tb && id == o.id; }
+};
+} // namespace coll
+
 #include "dialect/CollInterfaces.h.inc"
 
 #define GET_OP_CLASSES
@@ -48,6 +56,11 @@ struct TransferChunks {
 };
 /// The chunks of a coll.copy or coll.reduce; nullopt for any other op.
 std::optional<TransferChunks> transferChunks(mlir::Operation *op);
+
+/// Whether every step's id is its position in its threadblock, as
+/// coll-number-steps leaves them and as the emitters, which count steps,
+/// need; emits an error at the first step whose id is not.
+mlir::LogicalResult verifyStepsNumbered(PlanOp plan);
 
 /// The checks shared by coll.algorithm and coll.plan.
 mlir::LogicalResult verifyCollectiveHeader(mlir::Operation *op, int64_t ranks,

@@ -1,6 +1,7 @@
 //===- CollPlanOps.cpp - Verifiers of the rank-stream ops -----------------===//
 #include "dialect/CollOps.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -55,6 +56,31 @@ LogicalResult RankOp::verify() {
   return success();
 }
 
+LogicalResult RankOp::verifyRegions() {
+  llvm::DenseSet<std::pair<int64_t, int64_t>> steps; // (threadblock, step id)
+  llvm::DenseMap<int64_t, int64_t> sizes;           // threadblock -> steps
+  for (auto tb : getBody().front().getOps<ThreadblockOp>()) {
+    int64_t id = tb.getId();
+    sizes[id] = 0;
+    for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
+      steps.insert({id, int64_t(step.getId())});
+      ++sizes[id];
+    }
+  }
+  for (auto tb : getBody().front().getOps<ThreadblockOp>())
+    for (auto step : tb.getBody().front().getOps<StepOpInterface>())
+      for (StepRef dep : step.getDepRefs()) {
+        auto size = sizes.find(dep.tb);
+        if (size == sizes.end())
+          return step->emitOpError("depends on unknown threadblock ") << dep.tb;
+        if (!steps.contains({dep.tb, dep.id}))
+          return step->emitOpError("depends on step ")
+                 << dep.id << " of threadblock " << dep.tb << ", which has no step "
+                 << dep.id << " (it has " << size->second << " steps)";
+      }
+  return success();
+}
+
 LogicalResult ThreadblockOp::verify() {
   int64_t rank = (*this)->getParentOfType<RankOp>().getRank();
   int64_t ranks = (*this)->getParentOfType<PlanOp>().getRanks();
@@ -68,13 +94,44 @@ LogicalResult ThreadblockOp::verify() {
   return success();
 }
 
+LogicalResult ThreadblockOp::verifyRegions() {
+  // Ids name steps in order, so that a dep can be found and compared.
+  std::optional<int64_t> last;
+  for (Operation &op : getBody().front()) {
+    auto step = llvm::dyn_cast<StepOpInterface>(op);
+    if (!step)
+      return op.emitOpError("is not a step, so it is not allowed in a coll.threadblock");
+    int64_t id = step.getId();
+    if (last && id <= *last)
+      return op.emitOpError("has id ") << id << " after a step with id " << *last
+                                        << "; ids must increase along a threadblock";
+    last = id;
+  }
+  return success();
+}
+
+LogicalResult coll::verifyStepsNumbered(PlanOp plan) {
+  for (auto rank : plan.getBody().front().getOps<RankOp>())
+    for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
+      uint64_t position = 0;
+      for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
+        if (step.getId() != position)
+          return step->emitOpError("has id ")
+                 << step.getId() << " at position " << position
+                 << " of its threadblock; number the steps (coll-number-steps) first";
+        ++position;
+      }
+    }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Steps
 //===----------------------------------------------------------------------===//
 
 /// What every step checks: its chunks are the rank's own and in range, its
-/// threadblock has the peers it talks to, and its deps name earlier-made
-/// steps of other threadblocks of the rank.
+/// threadblock has the peers it talks to, and its deps are pairs naming
+/// other threadblocks.
 static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
                                 ArrayRef<ChunkAttr> chunks, DenseI64ArrayAttr deps) {
   auto tb = op->getParentOfType<ThreadblockOp>();
@@ -102,21 +159,10 @@ static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
   ArrayRef<int64_t> flat = deps.asArrayRef();
   if (flat.size() % 2)
     return op->emitOpError("deps must be threadblock:step pairs");
-  for (size_t i = 0; i < flat.size(); i += 2) {
+  for (size_t i = 0; i < flat.size(); i += 2)
     if (flat[i] == int64_t(tb.getId()))
       return op->emitOpError("depends on its own threadblock ") << flat[i];
-    ThreadblockOp other;
-    for (auto t : rank.getBody().front().getOps<ThreadblockOp>())
-      if (int64_t(t.getId()) == flat[i])
-        other = t;
-    if (!other)
-      return op->emitOpError("depends on unknown threadblock ") << flat[i];
-    int64_t steps = other.getBody().front().getOperations().size();
-    if (flat[i + 1] < 0 || flat[i + 1] >= steps)
-      return op->emitOpError("depends on step ")
-             << flat[i + 1] << " of threadblock " << flat[i] << ", which has "
-             << steps << " steps";
-  }
+  // That each dep names a step is the rank's to check, once it knows them all.
   return success();
 }
 

@@ -3,7 +3,12 @@
 // IR level 2: per rank, per threadblock, ordered primitive steps. A
 // threadblock serves at most one receive peer and one send peer on one
 // channel; steps run in order, and `deps` name steps of other threadblocks
-// of the same rank that must finish first, as `deps(tb:step, ...)`.
+// of the same rank that must finish first, as `deps(tb:id, ...)`. A step's
+// `id` is its name within its threadblock: ids increase along the
+// threadblock, and no transformation renames a step, so a dep stays valid
+// while steps around it are erased or made. The printed form leaves out an
+// id that is one more than the previous step's (0 for the first), so a
+// freshly numbered plan (coll-number-steps: ids are positions) shows none.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLL_PLAN_OPS
@@ -85,6 +90,8 @@ def Coll_RankOp : Coll_Op<"rank", [
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$rank attr-dict-with-keyword $body";
   let hasVerifier = 1;
+  // Each dep names a step of another threadblock of this rank.
+  let hasRegionVerifier = 1;
 }
 
 def Coll_ThreadblockOp : Coll_Op<"threadblock", [
@@ -110,20 +117,24 @@ def Coll_ThreadblockOp : Coll_Op<"threadblock", [
   let assemblyFormat = [{
     $id (`recv` `(` $recv^ `)`)? (`send` `(` $send^ `)`)? `channel` `(` $channel `)`
     (`protocol` `(` $protocol^ `)`)? (`direct_recv` $direct_recv^)?
-    (`direct_send` $direct_send^)? attr-dict-with-keyword $body
+    (`direct_send` $direct_send^)? attr-dict-with-keyword custom<Steps>($body)
   }];
   let hasVerifier = 1;
+  // Its ops are steps whose ids increase.
+  let hasRegionVerifier = 1;
 }
 
 // A step. Each one says what it does for StepOpInterface in the fields
 // below: the connection ends it uses, whether it reduces or names a chunk on
-// every rank, and C++ expressions of its chunks read and written.
+// every rank, and C++ expressions of its chunks read and written. `id` is
+// written `id(7)` where it is not the previous step's plus one.
 class Coll_StepOp<string mnemonic, string summaryText, dag chunks, string format,
                   dag extra = (ins)>
     : Coll_Op<mnemonic, [HasParent<"ThreadblockOp">, Coll_StepOpInterface]> {
   let summary = summaryText;
-  let arguments = !con(chunks, (ins OptionalAttr<DenseI64ArrayAttr>:$deps), extra);
-  let assemblyFormat = format # " `` custom<Deps>($deps) attr-dict";
+  let arguments = !con(chunks, (ins Coll_IndexAttr:$id,
+                                    OptionalAttr<DenseI64ArrayAttr>:$deps), extra);
+  let assemblyFormat = format # " `` custom<StepId>($id) `` custom<Deps>($deps) attr-dict";
   let hasVerifier = 1;
 
   bit stepReceives = 0;
@@ -170,8 +181,9 @@ class Coll_SendingStepOp<string mnemonic, string summaryText, dag chunks, string
 def Coll_SendOp : Coll_SendingStepOp<"send", "send local chunks to the send peer",
     (ins Coll_ChunkAttr:$src), "custom<Chunk>($src)"> {
   let stepWrites = "ChunkAttr()";
-  let builders = [OpBuilder<(ins "ChunkAttr":$src, "::mlir::DenseI64ArrayAttr":$deps),
-    [{ build($_builder, $_state, src, deps, ChunkAttr()); }]>];
+  let builders = [OpBuilder<(ins "ChunkAttr":$src, "uint64_t":$id,
+                                 "::mlir::DenseI64ArrayAttr":$deps),
+    [{ build($_builder, $_state, src, id, deps, ChunkAttr()); }]>];
 }
 def Coll_RecvOp : Coll_StepOp<"recv", "receive chunks from the receive peer",
     (ins Coll_ChunkAttr:$dst), "`->` custom<Chunk>($dst)"> {
@@ -183,8 +195,9 @@ def Coll_RecvCopySendOp : Coll_SendingStepOp<"recv_copy_send",
     (ins Coll_ChunkAttr:$dst), "`->` custom<Chunk>($dst)"> {
   let stepReceives = 1;
   let stepReads = "{}";
-  let builders = [OpBuilder<(ins "ChunkAttr":$dst, "::mlir::DenseI64ArrayAttr":$deps),
-    [{ build($_builder, $_state, dst, deps, ChunkAttr()); }]>];
+  let builders = [OpBuilder<(ins "ChunkAttr":$dst, "uint64_t":$id,
+                                 "::mlir::DenseI64ArrayAttr":$deps),
+    [{ build($_builder, $_state, dst, id, deps, ChunkAttr()); }]>];
 }
 def Coll_RecvReduceSendOp : Coll_SendingStepOp<"recv_reduce_send",
     "receive chunks, reduce them with local ones and send the result on",
@@ -192,8 +205,9 @@ def Coll_RecvReduceSendOp : Coll_SendingStepOp<"recv_reduce_send",
   let stepReceives = 1;
   let stepReduces = 1;
   let stepWrites = "ChunkAttr()";
-  let builders = [OpBuilder<(ins "ChunkAttr":$src, "::mlir::DenseI64ArrayAttr":$deps),
-    [{ build($_builder, $_state, src, deps, ChunkAttr()); }]>];
+  let builders = [OpBuilder<(ins "ChunkAttr":$src, "uint64_t":$id,
+                                 "::mlir::DenseI64ArrayAttr":$deps),
+    [{ build($_builder, $_state, src, id, deps, ChunkAttr()); }]>];
 }
 def Coll_RecvReduceCopyOp : Coll_StepOp<"recv_reduce_copy",
     "receive chunks, reduce them with local ones and store the result",
@@ -208,9 +222,9 @@ def Coll_RecvReduceCopySendOp : Coll_SendingStepOp<"recv_reduce_copy_send",
     "custom<Chunk>($src) `->` custom<Chunk>($dst)"> {
   let stepReceives = 1;
   let stepReduces = 1;
-  let builders = [OpBuilder<(ins "ChunkAttr":$src, "ChunkAttr":$dst,
+  let builders = [OpBuilder<(ins "ChunkAttr":$src, "ChunkAttr":$dst, "uint64_t":$id,
                                  "::mlir::DenseI64ArrayAttr":$deps),
-    [{ build($_builder, $_state, src, dst, deps, ChunkAttr()); }]>];
+    [{ build($_builder, $_state, src, dst, id, deps, ChunkAttr()); }]>];
 }
 def Coll_LocalCopyOp : Coll_StepOp<"local_copy", "copy chunks within the rank",
     (ins Coll_ChunkAttr:$src, Coll_ChunkAttr:$dst),

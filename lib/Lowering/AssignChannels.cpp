@@ -25,9 +25,8 @@ struct CollAssignChannelsPass : coll::impl::CollAssignChannelsPassBase<CollAssig
   using Base::Base;
 
   void runOnOperation() override {
-    for (auto plan : getOperation().getOps<PlanOp>())
-      if (failed(assign(plan)))
-        return signalPassFailure();
+    if (failed(assign(getOperation())))
+      signalPassFailure();
   }
 
   LogicalResult assign(PlanOp plan) {

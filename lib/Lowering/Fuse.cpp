@@ -7,13 +7,18 @@
 // chunk, to 1 send, n-2 recv_reduce_send, 1 recv_reduce_copy_send,
 // n-2 recv_copy_send and 1 recv.
 //
+// The fusion is a rewrite pattern on each send; what it needs to know beyond
+// the pair (who waits for which step, who reads a stored value later) is
+// found per rank before any rewrite, keyed by step ids, which rewrites keep.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialect/CollOps.h"
 #include "lib/Analysis/SymbolicState.h"
 #include "lib/Lowering/Passes.h"
 
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -29,27 +34,33 @@ using namespace coll;
 
 namespace {
 
+using StepKey = std::pair<int64_t, int64_t>; // (threadblock id, step id)
+
 /// The steps of one rank in an order that respects threadblock order and
 /// deps. Conflicting accesses to a chunk are ordered by deps, so any such
-/// order tells what a write's next reader or writer is.
-std::vector<Operation *> topologicalOrder(ArrayRef<SmallVector<Operation *>> tbs,
-                                          ArrayRef<int64_t> ids) {
-  llvm::DenseMap<int64_t, size_t> index;
-  for (size_t t = 0; t < ids.size(); ++t)
-    index[ids[t]] = t;
-  // waiters[(t, p)]: steps that depend on step p of threadblock t.
+/// order tells what a write's next reader or writer is. Shorter than all
+/// steps when deps form a cycle.
+std::vector<Operation *> topologicalOrder(RankOp rank) {
+  SmallVector<SmallVector<Operation *>> tbs;
+  llvm::DenseMap<StepKey, std::pair<size_t, size_t>> where; // -> (tb, position)
+  for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
+    tbs.emplace_back();
+    for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
+      where[{int64_t(tb.getId()), int64_t(step.getId())}] = {tbs.size() - 1, tbs.back().size()};
+      tbs.back().push_back(step);
+    }
+  }
+  // waiters[step]: steps (tb, position) that depend on it.
   llvm::DenseMap<Operation *, SmallVector<std::pair<size_t, size_t>>> waiters;
   std::vector<std::vector<unsigned>> pending(tbs.size());
   for (size_t t = 0; t < tbs.size(); ++t) {
     pending[t].assign(tbs[t].size(), 0);
-    for (size_t p = 0; p < tbs[t].size(); ++p) {
-      DenseI64ArrayAttr depsAttr = llvm::cast<StepOpInterface>(tbs[t][p]).getDepsAttr();
-      ArrayRef<int64_t> deps = depsAttr ? depsAttr.asArrayRef() : ArrayRef<int64_t>();
-      for (size_t d = 0; d + 1 < deps.size(); d += 2) {
-        waiters[tbs[index[deps[d]]][deps[d + 1]]].push_back({t, p});
+    for (size_t p = 0; p < tbs[t].size(); ++p)
+      for (StepRef dep : llvm::cast<StepOpInterface>(tbs[t][p]).getDepRefs()) {
+        auto [wt, wp] = where.at({dep.tb, dep.id});
+        waiters[tbs[wt][wp]].push_back({t, p});
         ++pending[t][p];
       }
-    }
   }
   std::vector<Operation *> order;
   std::vector<size_t> next(tbs.size(), 0);
@@ -67,41 +78,28 @@ std::vector<Operation *> topologicalOrder(ArrayRef<SmallVector<Operation *>> tbs
           ready.push_back(wt);
     }
   }
-  return order; // shorter than all steps when deps form a cycle
+  return order;
 }
 
-struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
-  void runOnOperation() override {
-    for (auto plan : getOperation().getOps<PlanOp>())
-      for (auto rank : plan.getBody().front().getOps<RankOp>())
-        fuseRank(plan, rank);
-  }
+StepKey keyOf(Operation *step) {
+  return {int64_t(step->getParentOfType<ThreadblockOp>().getId()),
+          int64_t(llvm::cast<StepOpInterface>(step).getId())};
+}
 
-  void fuseRank(PlanOp plan, RankOp rank) {
-    CollectiveShape shape = CollectiveShape::of(plan);
-    SlotLayout slots(shape);
-    SmallVector<SmallVector<Operation *>> tbs;
-    SmallVector<int64_t> ids;
-    SmallVector<ThreadblockOp> tbOps;
-    for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
-      tbOps.push_back(tb);
-      ids.push_back(tb.getIdAttr().getInt());
-      tbs.emplace_back();
-      for (Operation &op : tb.getBody().front())
-        tbs.back().push_back(&op);
-    }
-    std::vector<Operation *> order = topologicalOrder(tbs, ids);
+/// What fusing a pair in one rank depends on beyond the pair itself.
+class RankFacts {
+public:
+  RankFacts(PlanOp plan, RankOp rank) : slots(CollectiveShape::of(plan)) {
+    std::vector<Operation *> order = topologicalOrder(rank);
     size_t total = 0;
-    for (auto &steps : tbs)
-      total += steps.size();
-    if (order.size() != total)
-      return; // a cycle: leave the plan as it is for coll-verify-plan to report
-
+    for (auto tb : rank.getBody().front().getOps<ThreadblockOp>())
+      total += tb.getBody().front().getOperations().size();
+    cyclic = order.size() != total;
+    if (cyclic)
+      return; // leave the rank as it is for coll-verify-plan to report
     // Accesses of each slot in that order: (position, writes).
-    llvm::DenseMap<Operation *, size_t> position;
-    llvm::DenseMap<uint64_t, SmallVector<std::pair<size_t, bool>, 4>> accesses;
     for (size_t i = 0; i < order.size(); ++i) {
-      position[order[i]] = i;
+      position[keyOf(order[i])] = i;
       auto step = llvm::cast<StepOpInterface>(order[i]);
       for (ChunkAttr c : step.getReadChunks())
         for (int64_t k = 0; k < c.getCount(); ++k)
@@ -109,85 +107,109 @@ struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
       if (ChunkAttr written = step.getWrittenChunk())
         for (int64_t k = 0; k < written.getCount(); ++k)
           accesses[slots.slot(written, k)].push_back({i, true});
+      for (StepRef dep : step.getDepRefs())
+        waited.insert({dep.tb, dep.id});
     }
-    // Whether the value `recv` writes is read by anyone but `send` before it
-    // is overwritten, or is output.
-    auto storeIsLive = [&](Operation *recv, Operation *send, ChunkAttr chunk) {
-      size_t from = position[recv], skip = position[send];
-      for (int64_t k = 0; k < chunk.getCount(); ++k) {
-        uint64_t slot = slots.slot(chunk, k);
-        bool decided = false;
-        for (auto [pos, writes] : accesses[slot]) {
-          if (pos <= from || pos == skip)
-            continue;
-          if (!writes)
-            return true;
-          decided = true;
-          break;
-        }
-        if (!decided && slots.isOutput(slot))
-          return true;
-      }
-      return false;
-    };
+  }
 
-    llvm::DenseSet<std::pair<int64_t, int64_t>> waitedOn; // (tb id, step)
-    for (auto &steps : tbs)
-      for (Operation *op : steps)
-        if (auto deps = llvm::cast<StepOpInterface>(op).getDepsAttr())
-          for (int64_t d = 0; d + 1 < deps.size(); d += 2)
-            waitedOn.insert({deps[d], deps[d + 1]});
+  /// Whether the rank's deps form a cycle, so that nothing may be fused.
+  bool cyclic = false;
 
-    // Fuse within each threadblock, remembering where each old step went.
-    SmallVector<SmallVector<int64_t>> newPos(tbs.size());
-    for (size_t t = 0; t < tbs.size(); ++t) {
-      SmallVector<Operation *> &steps = tbs[t];
-      newPos[t].resize(steps.size());
-      int64_t out = 0;
-      for (size_t p = 0; p < steps.size(); ++p) {
-        newPos[t][p] = out;
-        auto send = p + 1 < steps.size() ? llvm::dyn_cast<SendOp>(steps[p + 1]) : SendOp();
-        // A receive that other threadblocks wait for must not also wait for
-        // room to send: that could close a cycle.
-        bool fusable = send && !send.getDepsAttr() && !waitedOn.contains({ids[t], int64_t(p)});
-        if (fusable) {
-          OpBuilder b(steps[p]);
-          Operation *fused = nullptr;
-          if (auto recv = llvm::dyn_cast<RecvOp>(steps[p]); recv && send.getSrc() == recv.getDst()) {
-            fused = RecvCopySendOp::create(b, recv.getLoc(), recv.getDst(), recv.getDepsAttr());
-          } else if (auto rrc = llvm::dyn_cast<RecvReduceCopyOp>(steps[p]);
-                     rrc && send.getSrc() == rrc.getDst()) {
-            if (storeIsLive(rrc, send, rrc.getDst()))
-              fused = RecvReduceCopySendOp::create(b, rrc.getLoc(), rrc.getSrc(), rrc.getDst(),
-                                                   rrc.getDepsAttr());
-            else
-              fused = RecvReduceSendOp::create(b, rrc.getLoc(), rrc.getSrc(), rrc.getDepsAttr());
-          }
-          if (fused) {
-            newPos[t][p + 1] = out;
-            steps[p]->erase();
-            send->erase();
-            ++p;
-          }
-        }
-        ++out;
-      }
-    }
+  /// Whether a step of another threadblock waits for this one.
+  bool waitedOn(StepKey step) const { return waited.contains(step); }
 
-    // Deps name steps by position: renumber them.
-    llvm::DenseMap<int64_t, size_t> index;
-    for (size_t t = 0; t < ids.size(); ++t)
-      index[ids[t]] = t;
-    for (ThreadblockOp tb : tbOps)
-      for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
-        DenseI64ArrayAttr deps = step.getDepsAttr();
-        if (!deps)
+  /// Whether the value `recv` writes to `chunk` is read by anyone but `send`
+  /// before it is overwritten, or is output.
+  bool storeIsLive(StepKey recv, StepKey send, ChunkAttr chunk) const {
+    size_t from = position.at(recv), skip = position.at(send);
+    for (int64_t k = 0; k < chunk.getCount(); ++k) {
+      uint64_t slot = slots.slot(chunk, k);
+      bool decided = false;
+      auto it = accesses.find(slot);
+      for (auto [pos, writes] : it == accesses.end() ? ArrayRef<std::pair<size_t, bool>>()
+                                                     : ArrayRef(it->second)) {
+        if (pos <= from || pos == skip)
           continue;
-        SmallVector<int64_t> updated(deps.asArrayRef());
-        for (size_t d = 0; d + 1 < updated.size(); d += 2)
-          updated[d + 1] = newPos[index[updated[d]]][updated[d + 1]];
-        step.setDepsAttr(DenseI64ArrayAttr::get(&getContext(), updated));
+        if (!writes)
+          return true;
+        decided = true;
+        break;
       }
+      if (!decided && slots.isOutput(slot))
+        return true;
+    }
+    return false;
+  }
+
+private:
+  SlotLayout slots;
+  llvm::DenseMap<StepKey, size_t> position;
+  llvm::DenseMap<uint64_t, SmallVector<std::pair<size_t, bool>, 4>> accesses;
+  llvm::DenseSet<StepKey> waited;
+};
+
+/// A send of the chunks the step before it received: the pair becomes one
+/// step, which keeps the send's id (a dep on the send now waits for the
+/// fused step; nothing waits for the receive, or the pair is left alone: a
+/// receive that others wait for must not also wait for room to send, which
+/// could close a cycle) and the receive's deps (the send has none).
+struct FuseReceiveAndSend : OpRewritePattern<SendOp> {
+  FuseReceiveAndSend(MLIRContext *context, const RankFacts *const &facts)
+      : OpRewritePattern(context), facts(facts) {}
+
+  LogicalResult matchAndRewrite(SendOp send, PatternRewriter &rewriter) const override {
+    Operation *prev = send->getPrevNode();
+    if (!prev || send.getDepsAttr() || facts->cyclic)
+      return failure();
+    StepKey sendKey = keyOf(send);
+    StepKey prevKey = keyOf(prev);
+    if (facts->waitedOn(prevKey))
+      return failure();
+    rewriter.setInsertionPoint(prev);
+    uint64_t id = send.getId();
+    if (auto recv = llvm::dyn_cast<RecvOp>(prev); recv && send.getSrc() == recv.getDst()) {
+      RecvCopySendOp::create(rewriter, recv.getLoc(), recv.getDst(), id, recv.getDepsAttr());
+    } else if (auto rrc = llvm::dyn_cast<RecvReduceCopyOp>(prev);
+               rrc && send.getSrc() == rrc.getDst()) {
+      if (facts->storeIsLive(prevKey, sendKey, rrc.getDst()))
+        RecvReduceCopySendOp::create(rewriter, rrc.getLoc(), rrc.getSrc(), rrc.getDst(), id,
+                                     rrc.getDepsAttr());
+      else
+        RecvReduceSendOp::create(rewriter, rrc.getLoc(), rrc.getSrc(), id, rrc.getDepsAttr());
+    } else {
+      return failure();
+    }
+    rewriter.eraseOp(prev);
+    rewriter.eraseOp(send);
+    return success();
+  }
+
+  const RankFacts *const &facts;
+};
+
+struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
+  void runOnOperation() override {
+    PlanOp plan = getOperation();
+    const RankFacts *facts = nullptr; // of the rank being rewritten
+    RewritePatternSet set(&getContext());
+    set.add<FuseReceiveAndSend>(&getContext(), facts);
+    FrozenRewritePatternSet patterns(std::move(set));
+    // Each rank's steps only: fused steps are never fused again, and steps
+    // are neither folded nor dead.
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal()
+        .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled)
+        .setStrictness(GreedyRewriteStrictness::ExistingOps)
+        .enableFolding(false)
+        .enableConstantCSE(false);
+    for (auto rank : plan.getBody().front().getOps<RankOp>()) {
+      RankFacts rankFacts(plan, rank);
+      facts = &rankFacts;
+      if (failed(applyPatternsGreedily(rank.getBody(), patterns, config))) {
+        rank.emitError("coll-fuse did not converge");
+        return signalPassFailure();
+      }
+    }
   }
 };
 

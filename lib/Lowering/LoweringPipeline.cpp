@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Lowering/Pipelines.h"
+#include "dialect/CollOps.h"
 #include "lib/Analysis/Passes.h"
 #include "lib/Lowering/Passes.h"
 
@@ -36,8 +37,10 @@ void coll::buildCollLoweringPipeline(OpPassManager &pm, const CollLoweringOption
   if (placed && options.multimem)
     pm.addPass(createCollMultimemPass());
   pm.addPass(createCollToRankStreamsPass());
-  pm.addPass(createCollAssignChannelsPass());
-  pm.addPass(createCollFusePass());
+  OpPassManager &plans = pm.nest<PlanOp>();
+  plans.addPass(createCollAssignChannelsPass());
+  plans.addPass(createCollFusePass());
+  plans.addPass(createCollNumberStepsPass());
   CollSelectProtocolPassOptions select;
   select.topology = options.topology;
   select.protocol = options.protocol;
@@ -46,7 +49,7 @@ void coll::buildCollLoweringPipeline(OpPassManager &pm, const CollLoweringOption
   if (options.verifyPlans) {
     CollVerifyPlanPassOptions verifyPlan;
     verifyPlan.mscclLimits = options.mscclLimits;
-    pm.addPass(createCollVerifyPlanPass(verifyPlan));
+    pm.nest<PlanOp>().addPass(createCollVerifyPlanPass(verifyPlan));
   }
 }
 

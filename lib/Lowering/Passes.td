@@ -81,7 +81,7 @@ def CollToRankStreamsPass : Pass<"coll-to-rank-streams", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
-def CollAssignChannelsPass : Pass<"coll-assign-channels", "::mlir::ModuleOp"> {
+def CollAssignChannelsPass : Pass<"coll-assign-channels", "::coll::PlanOp"> {
   let summary = "Number channels densely and keep threadblocks within the limits";
   let description = [{
     Channels come from `@channel` and from instances; this pass renumbers the
@@ -98,16 +98,28 @@ def CollAssignChannelsPass : Pass<"coll-assign-channels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
-def CollFusePass : Pass<"coll-fuse", "::mlir::ModuleOp"> {
+def CollFusePass : Pass<"coll-fuse", "::coll::PlanOp"> {
   let summary = "Fuse receives with the sends and reductions that follow them";
   let description = [{
     In each threadblock, a receive followed by a send of the received chunks
     becomes `recv_copy_send`; a receive-reduce followed by a send of the
     result becomes `recv_reduce_copy_send`, or `recv_reduce_send` when the
     stored result is never read before it is overwritten (and is not part of
-    the collective's output).
+    the collective's output). A rewrite pattern on each send: the fused step
+    keeps the send's id, so no dep changes.
   }];
   let dependentDialects = ["::coll::CollDialect"];
+}
+
+def CollNumberStepsPass : Pass<"coll-number-steps", "::coll::PlanOp"> {
+  let summary = "Rename each step by its position in its threadblock";
+  let description = [{
+    Steps keep their ids while others around them are erased or made (by
+    `coll-fuse`, for one), so ids can have gaps. This pass renames every
+    step to its position and its deps with it, as the emitters and MSCCL's
+    XML, which count steps, expect; a plan whose ids are positions prints
+    none.
+  }];
 }
 
 def CollSelectProtocolPass : Pass<"coll-select-protocol", "::mlir::ModuleOp"> {
@@ -142,7 +154,7 @@ def CollSelectProtocolPass : Pass<"coll-select-protocol", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
-def CollVerifyPlanPass : Pass<"coll-verify-plan", "::mlir::ModuleOp"> {
+def CollVerifyPlanPass : Pass<"coll-verify-plan", "::coll::PlanOp"> {
   let summary = "Prove that each plan runs without deadlock and computes its collective";
   let description = [{
     Executes every `coll.plan` with FIFOs of depth one, or of the plan's

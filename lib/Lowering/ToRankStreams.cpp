@@ -128,34 +128,34 @@ PlanOp Lowering::run() {
             it == deps.end() ? DenseI64ArrayAttr() : b.getDenseI64ArrayAttr(it->second);
         switch (s->kind) {
         case StepKind::Send:
-          SendOp::create(b, s->loc, s->src, d);
+          SendOp::create(b, s->loc, s->src, s->pos, d);
           break;
         case StepKind::Recv:
-          RecvOp::create(b, s->loc, s->dst, d);
+          RecvOp::create(b, s->loc, s->dst, s->pos, d);
           break;
         case StepKind::RecvReduceCopy:
-          RecvReduceCopyOp::create(b, s->loc, s->src, s->dst, d);
+          RecvReduceCopyOp::create(b, s->loc, s->src, s->dst, s->pos, d);
           break;
         case StepKind::LocalCopy:
-          LocalCopyOp::create(b, s->loc, s->src, s->dst, d);
+          LocalCopyOp::create(b, s->loc, s->src, s->dst, s->pos, d);
           break;
         case StepKind::LocalReduce:
-          LocalReduceOp::create(b, s->loc, b.getArrayAttr(s->srcs), s->dst, d);
+          LocalReduceOp::create(b, s->loc, b.getArrayAttr(s->srcs), s->dst, s->pos, d);
           break;
         case StepKind::MultimemLdReduce:
-          MultimemLdReduceOp::create(b, s->loc, s->src, s->dst, d);
+          MultimemLdReduceOp::create(b, s->loc, s->src, s->dst, s->pos, d);
           break;
         case StepKind::MultimemSt:
-          MultimemStOp::create(b, s->loc, s->src, s->dst, d);
+          MultimemStOp::create(b, s->loc, s->src, s->dst, s->pos, d);
           break;
         case StepKind::ReadReduce:
-          ReadReduceOp::create(b, s->loc, s->src, s->dst, d);
+          ReadReduceOp::create(b, s->loc, s->src, s->dst, s->pos, d);
           break;
         case StepKind::Put:
-          PutOp::create(b, s->loc, s->src, s->dst, d);
+          PutOp::create(b, s->loc, s->src, s->dst, s->pos, d);
           break;
         case StepKind::Get:
-          GetOp::create(b, s->loc, s->src, s->dst, d);
+          GetOp::create(b, s->loc, s->src, s->dst, s->pos, d);
           break;
         }
       }

@@ -35,6 +35,7 @@ namespace {
 struct Threadblock {
   int64_t rank, id, recv, send, channel;
   SmallVector<Operation *> steps;
+  llvm::DenseMap<int64_t, size_t> position; // step id -> index in steps
   size_t next = 0;
   SmallVector<size_t, 2> waiters; // threadblocks blocked on this one's progress
   /// The current step has received and computed, and waits for room to send.
@@ -73,7 +74,8 @@ private:
   LogicalResult step(size_t t, bool &blocked);
   std::string where(const Threadblock &tb, size_t pos) const {
     return "rank " + std::to_string(tb.rank) + ", threadblock " + std::to_string(tb.id) +
-           ", step " + std::to_string(pos) + " (" +
+           ", step " + std::to_string(llvm::cast<StepOpInterface>(tb.steps[pos]).getId()) +
+           " (" +
            tb.steps[pos]->getName().stripDialect().str() + ")";
   }
   void wake(SmallVector<size_t, 2> &waiters) {
@@ -116,8 +118,10 @@ LogicalResult PlanRun::collect() {
       tb.recv = tbOp.getRecvAttr() ? tbOp.getRecvAttr().getInt() : -1;
       tb.send = tbOp.getSendAttr() ? tbOp.getSendAttr().getInt() : -1;
       tb.channel = tbOp.getChannelAttr().getInt();
-      for (Operation &op : tbOp.getBody().front())
-        tb.steps.push_back(&op);
+      for (auto step : tbOp.getBody().front().getOps<StepOpInterface>()) {
+        tb.position[int64_t(step.getId())] = tb.steps.size();
+        tb.steps.push_back(step);
+      }
       size_t index = tbs.size();
       tbIndex[{tb.rank, tb.id}] = index;
       tbOps[{tb.rank, tb.id}] = tbOp;
@@ -240,7 +244,7 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
     ArrayRef<int64_t> deps = depsAttr.asArrayRef();
     for (size_t d = 0; d + 1 < deps.size(); d += 2) {
       Threadblock &other = tbs[tbIndex.at({tb.rank, deps[d]})];
-      if (other.next <= size_t(deps[d + 1])) {
+      if (other.next <= other.position.at(deps[d + 1])) {
         other.waiters.push_back(t);
         return success();
       }
@@ -254,8 +258,8 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
   if (depsAttr) {
     ArrayRef<int64_t> deps = depsAttr.asArrayRef();
     for (size_t d = 0; d + 1 < deps.size(); d += 2) {
-      const SmallVector<uint32_t> &seen =
-          tbs[tbIndex.at({tb.rank, deps[d]})].after[deps[d + 1]];
+      const Threadblock &other = tbs[tbIndex.at({tb.rank, deps[d]})];
+      const SmallVector<uint32_t> &seen = other.after[other.position.at(deps[d + 1])];
       for (size_t k = 0; k < seen.size(); ++k)
         tb.clock[k] = std::max(tb.clock[k], seen[k]);
     }
@@ -430,21 +434,17 @@ namespace {
 struct CollVerifyPlanPass : coll::impl::CollVerifyPlanPassBase<CollVerifyPlanPass> {
   using Base::Base;
   void runOnOperation() override {
-    bool ok = true;
-    for (auto plan : getOperation().getOps<PlanOp>()) {
-      if (!fitsSymbolicExecution(CollectiveShape::of(plan))) {
-        plan.emitError("the buffers are too large to verify");
-        ok = false;
-        continue;
-      }
-      // Pipelined plans say how many slots they need (coll-split-chunks).
-      int64_t depth = 1;
-      if (std::optional<uint64_t> need = plan.getFifoDepth())
-        depth = std::max<int64_t>(depth, *need);
-      ok &= succeeded(PlanRun(plan, mscclLimits, depth).run());
+    PlanOp plan = getOperation();
+    if (!fitsSymbolicExecution(CollectiveShape::of(plan))) {
+      plan.emitError("the buffers are too large to verify");
+      return signalPassFailure();
     }
-    if (!ok)
-      signalPassFailure();
+    // Pipelined plans say how many slots they need (coll-split-chunks).
+    int64_t depth = 1;
+    if (std::optional<uint64_t> need = plan.getFifoDepth())
+      depth = std::max<int64_t>(depth, *need);
+    if (failed(PlanRun(plan, mscclLimits, depth).run()))
+      return signalPassFailure();
     markAllAnalysesPreserved();
   }
 };

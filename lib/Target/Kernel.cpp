@@ -269,6 +269,9 @@ LogicalResult printOperation(KernelEmitter &e, RankOp rank) {
 LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
   if (auto scratch = plan.getScratchAttr(); scratch && scratch.size() > collc::kMaxScratch)
     return plan.emitError("at most ") << collc::kMaxScratch << " scratch buffers can be emitted";
+  // Waits name steps by their position.
+  if (failed(verifyStepsNumbered(plan)))
+    return failure();
   PlanShape shape(plan);
   e.shape = &shape;
   raw_indented_ostream &os = e.ostream();

@@ -98,6 +98,9 @@ LogicalResult coll::writeMscclXml(PlanOp plan, raw_ostream &os) {
   if (peers.wasInterrupted())
     return plan.emitError(
         "MSCCL-IR has no multimem or peer-window steps; lower without coll-multimem");
+  // MSCCL's deps name steps by their position.
+  if (failed(verifyStepsNumbered(plan)))
+    return failure();
   Buffers buffers(plan);
   int64_t inChunks = *plan.getBufferSize("in"), outChunks = *plan.getBufferSize("out");
   int64_t channels = 0;

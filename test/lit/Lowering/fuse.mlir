@@ -3,13 +3,15 @@
 // recv + send -> recv_copy_send; recv_reduce_copy + send ->
 // recv_reduce_send when the stored result is overwritten before anyone reads
 // it and is not output, recv_reduce_copy_send otherwise. A send with deps, a
-// send of other chunks or a step in between prevents fusion, and deps that
-// name steps of a threadblock that fused are renumbered.
+// send of other chunks or a step in between prevents fusion. The fused step
+// keeps the send's id, so deps need no change (IDS); coll-number-steps then
+// renames steps by position (the CHECK lines).
 //
 // Every input is a correct plan, and so is every output: coll-verify-plan
 // proves both.
 //
-// RUN: collc-opt %s -split-input-file --coll-fuse | FileCheck %s
+// RUN: collc-opt %s -split-input-file --coll-fuse --coll-number-steps | FileCheck %s
+// RUN: collc-opt %s -split-input-file --coll-fuse | FileCheck %s --check-prefix=IDS
 // RUN: collc-opt %s -split-input-file --coll-verify-plan -o /dev/null
 // RUN: collc-opt %s -split-input-file --coll-fuse --coll-verify-plan -o /dev/null
 
@@ -373,10 +375,24 @@ coll.plan @recv_deps : broadcast ranks(3) chunks(1) root(0) {
 
 // -----
 
-// Renumbering: threadblock 0 of rank 1 goes from 5 steps to 3. A dep on a
+// Renumbering: threadblock 0 of rank 1 goes from 5 steps to 3. The fused
+// steps keep their sends' ids (1 and 3) and the last step its own (4), so
+// the deps that name them stay as they are (IDS). Numbered, a dep on a
 // fused-away send names the fused step (0:1 -> 0:0, 0:3 -> 0:1), a dep on a
 // later step moves up (0:4 -> 0:2); deps into threadblocks that did not
 // change stay (2:0).
+// IDS-LABEL: coll.plan @renumber
+// IDS:         coll.rank 1 {
+// IDS-NEXT:      coll.threadblock 0 recv(0) send(2) channel(0) {
+// IDS-NEXT:        coll.recv_copy_send -> out[1][0] id(1){{$}}
+// IDS-NEXT:        coll.recv_copy_send -> out[1][1] id(3){{$}}
+// IDS-NEXT:        coll.recv -> out[1][2]{{$}}
+// IDS-NEXT:      }
+// IDS-NEXT:      coll.threadblock 1 channel(0) {
+// IDS-NEXT:        coll.local_copy out[1][0] -> t[1][0] deps(0:1){{$}}
+// IDS-NEXT:        coll.local_copy out[1][1] -> t[1][1] deps(0:3){{$}}
+// IDS-NEXT:        coll.local_copy out[1][2] -> t[1][2] deps(0:4, 2:0){{$}}
+// IDS-NEXT:      }
 // CHECK-LABEL: coll.plan @renumber
 // CHECK:         coll.rank 1 {
 // CHECK-NEXT:      coll.threadblock 0 recv(0) send(2) channel(0) {

@@ -1,6 +1,6 @@
 // What the kernels cannot express is an error of the translation, reported
 // at the op: more scratch buffers than abi.h's kMaxScratch, a module
-// without plans, a step the primitives lack.
+// without plans, steps whose ids are not their positions.
 // RUN: collc-translate --coll-to-cuda %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 // RUN: not collc-translate --coll-to-cuda %s -split-input-file -allow-unregistered-dialect 2>&1 | FileCheck %s
 // RUN: not collc-translate --coll-to-header %s -split-input-file -allow-unregistered-dialect 2>&1 | FileCheck %s --check-prefix=HEADER
@@ -27,13 +27,15 @@ module {
 
 // -----
 
-// CHECK: error: 'test.step' op cannot be emitted as a kernel
+// The emitters count steps: ids must be positions (coll-number-steps).
+// CHECK: error: 'coll.send' op has id 3 at position 1 of its threadblock; number the steps (coll-number-steps) first
 module {
-  coll.plan @odd : allreduce ranks(1) chunks(1) {
+  coll.plan @gaps : allreduce ranks(2) chunks(2) {
     coll.rank 0 {
-      coll.threadblock 0 channel(0) {
-        // expected-error @+1 {{'test.step' op cannot be emitted as a kernel}}
-        "test.step"() : () -> ()
+      coll.threadblock 0 send(1) channel(0) {
+        coll.send in[0][0]
+        // expected-error @+1 {{'coll.send' op has id 3 at position 1 of its threadblock; number the steps (coll-number-steps) first}}
+        coll.send in[0][1] id(3)
       }
     }
   }
