@@ -61,7 +61,7 @@ const Generator kGenerators[] = {
      "direct reduce-scatter then direct all-gather: two steps, half one-shot's traffic",
      kTwoShot, anyRanks, twoShot},
     {"hierarchical",
-     "reduce-scatter and all-gather inside each node, rings across nodes on each rail",
+     "direct steps inside each node, a ring across the nodes on each rail",
      kHier, refuseHierarchical, hierarchical},
     {"tree", "binomial tree from or to the root: ceil(log2 R) steps", kTree, anyRanks,
      binomialTree},

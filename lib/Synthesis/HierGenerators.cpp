@@ -15,13 +15,20 @@ using namespace coll::synth;
 
 std::string coll::synth::refuseHierarchical(const Target &t) {
   int64_t g = t.gpusPerNode;
-  if (g >= 2 && t.ranks % g == 0 && t.ranks / g >= 2)
+  std::string why;
+  if (g < 2)
+    why = "the topology's nodes have one GPU each";
+  else if (t.ranks % g)
+    why = (llvm::Twine(t.ranks) + " ranks do not fill whole nodes of " + llvm::Twine(g) +
+           " GPUs")
+              .str();
+  else if (t.ranks / g < 2)
+    why = (llvm::Twine(t.ranks) + " ranks fill one node of " + llvm::Twine(g) + " GPUs").str();
+  else
     return "";
-  return ("hierarchical needs at least two nodes of at least two GPUs, and " +
-          llvm::Twine(t.ranks) + " ranks on nodes of " + llvm::Twine(g) +
-          " GPUs are not that; " + (t.collective == Collective::allgather ? "bruck" : "ring") +
-          " works for any")
-      .str();
+  return "hierarchical needs at least two nodes of at least two GPUs each, but " + why +
+         "; " + (t.collective == Collective::allgather ? "bruck" : "ring") +
+         " works for any";
 }
 
 std::string coll::synth::hierarchical(const Target &t) {

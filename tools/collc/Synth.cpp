@@ -151,7 +151,7 @@ std::string header(const Candidate &chosen, llvm::ArrayRef<Candidate> considered
   os << " --algorithm " << chosen.generator->name << "\n"
      << "// Machine: " << topo.name << ", " << topo.nodes << " node"
      << (topo.nodes == 1 ? "" : "s") << " of " << topo.gpusPerNode << " GPUs; "
-     << target.ranks << " ranks, rank r on GPU r.\n"
+     << target.ranks << " ranks (the estimate puts rank r on GPU r).\n"
      << "// Algorithm: " << chosen.generator->name << ", " << chosen.generator->summary
      << ".\n"
      << "// Alpha-beta estimate at " << formatBytes(messageBytes)
@@ -194,6 +194,15 @@ int collc::runSynth() {
   Target target;
   target.collective = *collective;
   target.ranks = rankCount ? int64_t(rankCount) : topo->size();
+  // A bare preset grows to the nodes the ranks need, as collc's placement
+  // does.
+  if (target.ranks > topo->size() && !llvm::StringRef(topologySpec).contains(':') &&
+      llvm::is_contained(coll::presetNames(), topologySpec)) {
+    int64_t nodes = (target.ranks + topo->gpusPerNode - 1) / topo->gpusPerNode;
+    topo = coll::presetTopology(topologySpec + ":nodes=" + std::to_string(nodes));
+    if (!topo)
+      return fail("topology: " + llvm::toString(topo.takeError()));
+  }
   if (target.ranks < 2)
     return fail("--ranks " + llvm::Twine(target.ranks) +
                 ": a collective needs at least 2 ranks");
