@@ -19,7 +19,7 @@ constexpr C kRing[] = {C::allreduce, C::reducescatter, C::allgather, C::broadcas
 constexpr C kBidirRing[] = {C::allreduce, C::reducescatter, C::allgather};
 constexpr C kDoubling[] = {C::allreduce, C::allgather};
 constexpr C kHalving[] = {C::allreduce, C::reducescatter};
-constexpr C kBruck[] = {C::allgather, C::alltoall};
+constexpr C kBruck[] = {C::reducescatter, C::allgather, C::alltoall};
 constexpr C kPairwise[] = {C::alltoall};
 constexpr C kOneShot[] = {C::allreduce, C::reducescatter, C::allgather, C::broadcast,
                           C::reduce};

@@ -106,6 +106,32 @@ std::string coll::synth::bruck(const Target &t) {
     }
   }
 )");
+  if (t.collective == Collective::reducescatter)
+    return program(t, "bruck",
+                   "// Bruck reduce-scatter: the all-gather's steps backwards, ceil(log2 R)\n"
+                   "// steps for any rank count. acc[r][j] is a partial of block r + j; in\n"
+                   "// the step of distance d (largest first) rank r adds the partials of\n"
+                   "// its first min(d, R - d) blocks that rank r - d holds at d .. d + n.\n"
+                   "// Rank r reads only slots at d or above and writes only those below,\n"
+                   "// so no rank overwrites what another still reads.\n",
+                   "", false, R"(  scratch acc[R];
+  for r in 0 .. R {
+    for j in 0 .. R { acc[r][j] = in[r][(r + j) % R]; }
+  }
+  for k in 0 .. 62 {               // distances 2^61, ..., 2, 1; skipped while >= R
+    let d = 1 << (61 - k);
+    if d < R {
+      let n = min(d, R - d);
+      for r in 0 .. R {
+        if d == 1 {                // the last step completes block r
+          out[r][0] = acc[r][0] + acc[(r - 1) % R][1];
+        } else {
+          acc[r][0 .. n] += acc[(r - d) % R][d .. d + n];
+        }
+      }
+    }
+  }
+)");
   return program(t, "bruck",
                  "// Bruck all-to-all: ceil(log2 R) steps for any rank count. tmp[r][j]\n"
                  "// holds a block that still has j ranks to go; in the step of distance\n"

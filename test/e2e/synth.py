@@ -25,7 +25,7 @@ GENERATORS = {
     "bidir-ring": ["allreduce", "reducescatter", "allgather"],
     "recursive-doubling": ["allreduce", "allgather"],
     "recursive-halving": ["allreduce", "reducescatter"],
-    "bruck": ["allgather", "alltoall"],
+    "bruck": ["reducescatter", "allgather", "alltoall"],
     "pairwise": ["alltoall"],
     "one-shot": ["allreduce", "reducescatter", "allgather", "broadcast", "reduce"],
     "two-shot": ["allreduce"],

@@ -121,9 +121,11 @@ std::optional<Candidate> build(const Generator &g, const Target &target,
                                const coll::Topology &topo) {
   std::string text = g.generate(target);
   std::optional<coll::ProgramCost> cost = checkProgram(text, "synth:" + g.name.str(), topo);
+  // A generator's bug, or a rank count beyond the front end's limits: the
+  // diagnostics above say which.
   if (!cost) {
-    llvm::errs() << "collc synth: internal error: the " << g.name
-                 << " program above does not verify\n";
+    llvm::errs() << "collc synth: error: the " << g.name << " program for " << target.ranks
+                 << " ranks does not compile\n";
     return std::nullopt;
   }
   return Candidate{&g, std::move(text), *cost};
@@ -193,7 +195,7 @@ int collc::runSynth() {
 
   Target target;
   target.collective = *collective;
-  target.ranks = rankCount ? int64_t(rankCount) : topo->size();
+  target.ranks = rankCount.getNumOccurrences() ? int64_t(rankCount) : topo->size();
   // A bare preset grows to the nodes the ranks need, as collc's placement
   // does.
   if (target.ranks > topo->size() && !llvm::StringRef(topologySpec).contains(':') &&
