@@ -43,10 +43,10 @@ cl::opt<std::string> topologySpec(
 cl::opt<std::string> algorithmName("algorithm",
                                    cl::desc("The algorithm (default: the cheapest)"),
                                    cl::value_desc("name"), cl::sub(synthCommand));
-cl::opt<int64_t> rankCount("ranks",
+cl::opt<int64_t> rankCount("ranks", cl::value_desc("N"),
                            cl::desc("Ranks (default: every GPU of the topology)"),
                            cl::init(0), cl::sub(synthCommand));
-cl::opt<int64_t> rootRank("root", cl::desc("Root of broadcast and reduce (default 0)"),
+cl::opt<int64_t> rootRank("root", cl::value_desc("rank"), cl::desc("Root of broadcast and reduce (default 0)"),
                           cl::init(0), cl::sub(synthCommand));
 cl::opt<int64_t> messageBytes(
     "message-size", cl::desc("Bytes per rank at which algorithms are costed (default 1 MiB)"),
