@@ -33,10 +33,11 @@ struct Window {
 
 /// A FIFO's layout in memory: head and ready (the receiver's) and tail (the
 /// sender's) on their own cache lines, the wire size of each slot's step,
-/// then the slots.
-inline size_t fifoHeaderBytes(int32_t slots) { return 128 + ((size_t(slots) * 8 + 63) & ~size_t(63)); }
+/// then the slots. Slots and FIFOs start on 128-byte boundaries, so that
+/// each LL128 line is one whole L2 line.
+inline size_t fifoHeaderBytes(int32_t slots) { return 128 + ((size_t(slots) * 8 + 127) & ~size_t(127)); }
 inline size_t fifoBytes(int32_t slots, int64_t slotBytes) {
-  return fifoHeaderBytes(slots) + size_t(slots) * size_t(slotBytes);
+  return fifoHeaderBytes(slots) + ((size_t(slots) * size_t(slotBytes) + 127) & ~size_t(127));
 }
 inline collc::Fifo fifoAt(char *base, int32_t slots, int64_t slotBytes, int32_t protocol) {
   return collc::Fifo{reinterpret_cast<uint64_t *>(base), reinterpret_cast<uint64_t *>(base + 64),
