@@ -29,6 +29,31 @@ def Coll_ChunkListAttr : ConfinedAttr<TypedArrayAttrBase<Coll_ChunkAttr, "chunks
   let summary = "a non-empty array of chunks";
 }
 
+// A field of the steps of a run in a shared threadblock function (see
+// coll.shape): the chunk index (or, for `peer`, the rank) that the k-th step
+// of the run on rank r names, as (a*r + b*k + c) mod m. `role` says which
+// operand: src, dst, direct, peer.
+def Coll_AffineFieldAttr : AttrDef<Coll_Dialect, "AffineField"> {
+  let mnemonic = "affine";
+  let summary = "an operand that is an affine function of the rank and the step";
+  let parameters = (ins StringRefParameter<>:$role, StringRefParameter<>:$buffer,
+                        "int64_t":$count, "int64_t":$a, "int64_t":$b, "int64_t":$c,
+                        "int64_t":$m);
+  let assemblyFormat = [{
+    `<` $role $buffer `[` `(` $a `*` `r` `+` $b `*` `k` `+` $c `)` `mod` $m `]` `x` $count `>`
+  }];
+}
+
+// A field that no affine function gives: each threadblock's table holds it,
+// one value per step of the run.
+def Coll_TableFieldAttr : AttrDef<Coll_Dialect, "TableField"> {
+  let mnemonic = "table";
+  let summary = "an operand read from the threadblock's table";
+  let parameters = (ins StringRefParameter<>:$role, StringRefParameter<>:$buffer,
+                        "int64_t":$count);
+  let assemblyFormat = "`<` $role $buffer `x` $count `>`";
+}
+
 // Ids and channels count from 0; depths (FIFO slots, pipeline pieces) from 1.
 def Coll_IndexAttr : ConfinedAttr<I64Attr, [IntNonNegative]>;
 def Coll_DepthAttr : ConfinedAttr<I64Attr, [IntMinValue<1>]>;

@@ -57,6 +57,16 @@ struct TransferChunks {
 /// The chunks of a coll.copy or coll.reduce; nullopt for any other op.
 std::optional<TransferChunks> transferChunks(mlir::Operation *op);
 
+/// An operand of a step as a shape (coll.shape) names it: `count` chunks of
+/// `buffer` from `value`, or for role `peer` (a get's) the rank `value`.
+/// Roles: `peer`, `src` (each chunk read), `dst` (written), `direct`.
+struct StepField {
+  llvm::StringRef role, buffer;
+  int64_t count, value;
+};
+/// A step's fields in the order the primitive takes them.
+llvm::SmallVector<StepField, 4> stepFields(StepOpInterface step);
+
 /// Whether every step's id is its position in its threadblock, as
 /// coll-number-steps leaves them and as the emitters, which count steps,
 /// need; emits an error at the first step whose id is not.

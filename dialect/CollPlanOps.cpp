@@ -17,6 +17,88 @@ std::optional<int64_t> PlanOp::getBufferSize(StringRef name) {
   return bufferSize(getCollective(), getRanks(), getChunks(), getScratchAttr(), name);
 }
 
+SmallVector<StepField, 4> coll::stepFields(StepOpInterface step) {
+  SmallVector<StepField, 4> fields;
+  auto chunk = [&](StringRef role, ChunkAttr c) {
+    fields.push_back({role, c.getBuffer().getValue(), c.getCount(), c.getIndex()});
+  };
+  if (auto get = llvm::dyn_cast<GetOp>(step.getOperation()))
+    fields.push_back({"peer", "", 0, get.getSrc().getRank()});
+  for (ChunkAttr c : step.getReadChunks())
+    chunk("src", c);
+  if (ChunkAttr written = step.getWrittenChunk())
+    chunk("dst", written);
+  if (ChunkAttr direct = step.getDirectDstAttr())
+    chunk("direct", direct);
+  return fields;
+}
+
+/// Whether a threadblock's steps are exactly what its shape's runs make on
+/// its rank.
+static LogicalResult verifyShapeMatches(ThreadblockOp tb, ShapeOp shape, int64_t rank) {
+  auto steps = tb.getBody().front().getOps<StepOpInterface>();
+  auto it = steps.begin();
+  for (auto run : shape.getBody().front().getOps<RunOp>()) {
+    for (int64_t k = 0; k < int64_t(run.getCount()); ++k, ++it) {
+      if (it == steps.end())
+        return tb.emitOpError("has fewer steps than its shape ") << shape.getId();
+      StepOpInterface step = *it;
+      SmallVector<StepField, 4> fields = stepFields(step);
+      auto mismatch = [&](StringRef what) {
+        return step->emitOpError("does not match step ")
+               << k << " of run '" << run.getStep() << "' of shape " << shape.getId() << ": "
+               << what;
+      };
+      if (step->getName().stripDialect() != run.getStep())
+        return mismatch("another kind of step");
+      if (int64_t(step.getDepRefs().size()) != int64_t(run.getWaits()))
+        return mismatch("another number of deps");
+      if (fields.size() != run.getFields().size())
+        return mismatch("another number of operands");
+      for (auto [field, attr] : llvm::zip(fields, run.getFields())) {
+        if (auto affine = llvm::dyn_cast<AffineFieldAttr>(attr)) {
+          if (field.role != affine.getRole() || field.buffer != affine.getBuffer() ||
+              field.count != affine.getCount())
+            return mismatch("another operand");
+          int64_t m = affine.getM();
+          if (m < 1 || (affine.getA() * rank + affine.getB() * k + affine.getC()) % m !=
+                           field.value)
+            return mismatch("the " + field.role.str() + " operand is not what its affine "
+                            "function gives");
+        } else if (auto table = llvm::dyn_cast<TableFieldAttr>(attr)) {
+          if (field.role != table.getRole() || field.buffer != table.getBuffer() ||
+              field.count != table.getCount())
+            return mismatch("another operand");
+        } else {
+          return run.emitOpError("fields must be #coll.affine or #coll.table");
+        }
+      }
+    }
+  }
+  if (it != steps.end())
+    return tb.emitOpError("has more steps than its shape ") << shape.getId();
+  return success();
+}
+
+LogicalResult PlanOp::verifyRegions() {
+  llvm::DenseMap<int64_t, ShapeOp> shapes;
+  for (auto shape : getBody().front().getOps<ShapeOp>())
+    if (!shapes.try_emplace(shape.getId(), shape).second)
+      return shape.emitOpError("shape ") << shape.getId() << " appears twice";
+  for (auto rank : getBody().front().getOps<RankOp>())
+    for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
+      std::optional<uint64_t> id = tb.getShape();
+      if (!id)
+        continue;
+      auto shape = shapes.find(*id);
+      if (shape == shapes.end())
+        return tb.emitOpError("names unknown shape ") << *id;
+      if (failed(verifyShapeMatches(tb, shape->second, rank.getRank())))
+        return failure();
+    }
+  return success();
+}
+
 LogicalResult PlanOp::verify() {
   if (failed(verifyCollectiveHeader(*this, getRanks(), getChunks(), getRoot(),
                                     getScratchAttr())))
@@ -30,6 +112,8 @@ LogicalResult PlanOp::verify() {
     return emitOpError("algorithm name must not be empty");
   llvm::DenseSet<int64_t> seen;
   for (Operation &op : getBody().front()) {
+    if (llvm::isa<ShapeOp>(op))
+      continue;
     auto rank = llvm::dyn_cast<RankOp>(op);
     if (!rank)
       return op.emitOpError("is not allowed directly in a coll.plan");

@@ -77,6 +77,8 @@ def Coll_PlanOp : Coll_Op<"plan", [
           ::mlir::StringAttr(), ::mlir::IntegerAttr());
   }]>];
   let hasVerifier = 1;
+  // Threadblocks with a shape are what it makes.
+  let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     std::optional<int64_t> getBufferSize(::llvm::StringRef name);
     int64_t getRootRank() { return getRoot().value_or(0); }
@@ -92,6 +94,43 @@ def Coll_RankOp : Coll_Op<"rank", [
   let hasVerifier = 1;
   // Each dep names a step of another threadblock of this rank.
   let hasRegionVerifier = 1;
+}
+
+def Coll_ShapeOp : Coll_Op<"shape", [
+    HasParent<"PlanOp">, SingleBlock, NoTerminator]> {
+  let summary = "the steps that threadblocks of one shape share";
+  let description = [{
+    Made by `coll-reroll`. Threadblocks whose steps have the same shape
+    (the same steps in the same runs, naming the same buffers, with as many
+    deps each) name it with `shape(id)` and share one function: each
+    `coll.run` is a loop over its steps, whose operands are affine in the
+    rank and the step within the run, or read from the threadblock's table
+    (its deps always are). The threadblocks keep their steps, which the
+    shape reproduces exactly.
+
+    ```mlir
+    coll.shape 0 {
+      coll.run "recv_reduce_send" x 6 [#coll.affine<"src" "in" [(1 * r + 7 * k + 6) mod 8] x 1>]
+    }
+    ```
+  }];
+  let arguments = (ins Coll_IndexAttr:$id);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$id attr-dict-with-keyword $body";
+}
+
+def Coll_RunOp : Coll_Op<"run", [HasParent<"ShapeOp">]> {
+  let summary = "consecutive steps of one kind in a shape";
+  let description = [{
+    `count` steps `step` (an op name without the dialect), with one field
+    per operand (`#coll.affine` or `#coll.table`) and `waits` deps each,
+    which the table holds.
+  }];
+  let arguments = (ins StrAttr:$step, Coll_DepthAttr:$count, ArrayAttr:$fields,
+                       DefaultValuedAttr<Coll_IndexAttr, "0">:$waits);
+  let assemblyFormat = [{
+    $step `x` $count $fields (`waits` `(` $waits^ `)`)? attr-dict
+  }];
 }
 
 def Coll_ThreadblockOp : Coll_Op<"threadblock", [
@@ -112,12 +151,14 @@ def Coll_ThreadblockOp : Coll_Op<"threadblock", [
                        Coll_IndexAttr:$channel,
                        OptionalAttr<Coll_ProtocolAttr>:$protocol,
                        UnitAttr:$direct_recv,
-                       UnitAttr:$direct_send);
+                       UnitAttr:$direct_send,
+                       OptionalAttr<Coll_IndexAttr>:$shape);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $id (`recv` `(` $recv^ `)`)? (`send` `(` $send^ `)`)? `channel` `(` $channel `)`
     (`protocol` `(` $protocol^ `)`)? (`direct_recv` $direct_recv^)?
-    (`direct_send` $direct_send^)? attr-dict-with-keyword custom<Steps>($body)
+    (`direct_send` $direct_send^)? (`shape` `(` $shape^ `)`)?
+    attr-dict-with-keyword custom<Steps>($body)
   }];
   let hasVerifier = 1;
   // Its ops are steps whose ids increase.

@@ -46,11 +46,14 @@ void coll::buildCollLoweringPipeline(OpPassManager &pm, const CollLoweringOption
   select.protocol = options.protocol;
   select.messageSize = options.messageSize;
   pm.addPass(createCollSelectProtocolPass(select));
+  OpPassManager &variants = pm.nest<PlanOp>();
   if (options.verifyPlans) {
     CollVerifyPlanPassOptions verifyPlan;
     verifyPlan.mscclLimits = options.mscclLimits;
-    pm.nest<PlanOp>().addPass(createCollVerifyPlanPass(verifyPlan));
+    variants.addPass(createCollVerifyPlanPass(verifyPlan));
   }
+  // Verified unrolled; the verifier checks that the shapes make the same steps.
+  variants.addPass(createCollRerollPass());
 }
 
 coll::CollLoweringOptions coll::CollLoweringPipelineOptions::toLoweringOptions() const {

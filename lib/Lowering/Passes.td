@@ -122,6 +122,18 @@ def CollNumberStepsPass : Pass<"coll-number-steps", "::coll::PlanOp"> {
   }];
 }
 
+def CollRerollPass : Pass<"coll-reroll", "::coll::PlanOp"> {
+  let summary = "Give threadblocks with the same runs of steps one shared shape";
+  let description = [{
+    Groups each plan's threadblocks by their runs of like steps and gives
+    each group a `coll.shape`: per run, every operand is an affine function
+    of the rank and the step within the run where one fits, or a table
+    entry. The emitter writes one function per shape, so the code of a
+    regular algorithm does not grow with the rank count. The plan keeps its
+    steps, which the verifier checks the shapes reproduce.
+  }];
+}
+
 def CollSelectProtocolPass : Pass<"coll-select-protocol", "::mlir::ModuleOp"> {
   let summary = "Choose Simple, LL or LL128 per message-size range";
   let description = [{

@@ -120,7 +120,7 @@ PlanOp Lowering::run() {
       auto tbOp = ThreadblockOp::create(inRank, alg.getLoc(), inRank.getI64IntegerAttr(t),
                                         opt(tb.recv), opt(tb.send),
                                         inRank.getI64IntegerAttr(tb.channel), forced,
-                                        UnitAttr(), UnitAttr());
+                                        UnitAttr(), UnitAttr(), IntegerAttr());
       OpBuilder b = OpBuilder::atBlockEnd(&tbOp.getBody().emplaceBlock());
       for (Step *s : tb.steps) {
         auto it = deps.find(s);

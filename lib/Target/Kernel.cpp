@@ -1,10 +1,12 @@
 //===- Kernel.cpp - Plans as CUDA/host C++ --------------------------------===//
 //
-// Prints what the plan says and nothing else: each threadblock's steps in
-// order (with the direct destinations coll-select-protocol chose), its waits
-// on other threadblocks, and tables of the plan's shape in abi.h's layout.
-// Loop geometry, FIFOs and data types are the runtime's, at launch time.
-// One printOperation per op, over a stream that keeps the indentation.
+// Prints what the plan says and nothing else: a device function per
+// coll.shape (coll-reroll), whose runs become loops of primitive calls with
+// the operands the shape gives (with the direct destinations
+// coll-select-protocol chose), each threadblock's table of what its shape
+// reads from one (waits on other threadblocks, operands no affine function
+// gives), and tables of the plan in abi.h's layout. Loop geometry, FIFOs
+// and data types are the runtime's, at launch time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,8 @@
 #include "mlir/IR/Location.h"
 #include "mlir/Support/IndentedOstream.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FormattedStream.h"
@@ -109,163 +113,180 @@ public:
   const PlanShape *shape = nullptr;
 
 private:
-  template <typename StepOpT>
-  LogicalResult emitStep(StepOpT op);
-
   llvm::formatted_raw_ostream columns;
   raw_indented_ostream os;
   std::string source;
 };
 
-/// A chunk as the primitives take it: `in(3)`, `out(2, 4)`,
-/// `scratch(kScratch_red, 0)`.
-std::string ref(ChunkAttr c) {
-  StringRef buf = c.getBuffer().getValue();
-  std::string args = std::to_string(c.getIndex());
-  if (c.getCount() != 1)
-    args += ", " + std::to_string(c.getCount());
-  if (buf == "in" || buf == "out")
-    return (buf + "(" + args + ")").str();
-  return "scratch(kScratch_" + cIdent(buf) + ", " + args + ")";
+/// The callee of each step kind.
+StringRef callee(StringRef step) {
+  return llvm::StringSwitch<StringRef>(step)
+      .Case("send", "send")
+      .Case("recv", "recv")
+      .Case("recv_copy_send", "recvCopySend")
+      .Case("recv_reduce_send", "recvReduceSend")
+      .Case("recv_reduce_copy", "recvReduceCopy")
+      .Case("recv_reduce_copy_send", "recvReduceCopySend")
+      .Case("local_copy", "copy")
+      .Case("local_reduce", "reduce")
+      .Case("multimem_ld_reduce", "multimemLdReduce")
+      .Case("multimem_st", "multimemSt")
+      .Case("read_reduce", "readReduce")
+      .Case("put", "put")
+      .Case("get", "get")
+      .Default("");
 }
 
-/// On a direct connection a sending step also names where its receiver
-/// stores the data.
-std::string direct(ChunkAttr dst) { return dst ? ", direct(" + ref(dst) + ")" : ""; }
-
-/// The steps that read one chunk and write another: `b.callee(src, dst)`.
-LogicalResult printSrcDst(KernelEmitter &e, StringRef callee, ChunkAttr src, ChunkAttr dst) {
-  e.ostream() << "b." << callee << "(" << ref(src) << ", " << ref(dst) << ")";
-  return success();
+/// `a*r + b*k + c` mod m as C++ over `r` (the rank) and `k` (the step in
+/// its run, 0 when the run has one), without the mod where nothing reaches m.
+std::string affine(AffineFieldAttr f, int64_t ranks, int64_t steps) {
+  int64_t a = f.getA(), b = steps > 1 ? f.getB() : 0, c = f.getC(), m = f.getM();
+  SmallVector<std::string, 3> terms;
+  if (a)
+    terms.push_back(a == 1 ? "r" : std::to_string(a) + " * r");
+  if (b)
+    terms.push_back(b == 1 ? "k" : std::to_string(b) + " * k");
+  if (c || terms.empty())
+    terms.push_back(std::to_string(c));
+  std::string sum = llvm::join(terms, " + ");
+  if (a * (ranks - 1) + b * (steps - 1) + c < m)
+    return sum;
+  return "(" + sum + ") % " + std::to_string(m);
 }
 
-//===----------------------------------------------------------------------===//
-// Steps: one primitive call each
-//===----------------------------------------------------------------------===//
+/// A chunk as the primitives take it: `in(k + 3)`, `out(t[1], 4)`,
+/// `scratch(kScratch_red, r)`.
+std::string ref(StringRef buffer, int64_t count, const std::string &index) {
+  std::string args = index;
+  if (count != 1)
+    args += ", " + std::to_string(count);
+  if (buffer == "in" || buffer == "out")
+    return (buffer + "(" + args + ")").str();
+  return "scratch(kScratch_" + cIdent(buffer) + ", " + args + ")";
+}
 
-LogicalResult printOperation(KernelEmitter &e, SendOp op) {
-  e.ostream() << "b.send(" << ref(op.getSrc()) << direct(op.getDirectDstAttr()) << ")";
-  return success();
+/// What a step of a run names, as (role, C++ text): affine operands as
+/// expressions, the others from the table at `t[offset]` on.
+SmallVector<std::pair<StringRef, std::string>> operands(RunOp run, int64_t ranks,
+                                                        int64_t &offset) {
+  SmallVector<std::pair<StringRef, std::string>> out;
+  for (Attribute attr : run.getFields()) {
+    StringRef role, buffer;
+    int64_t count;
+    std::string index;
+    if (auto f = llvm::dyn_cast<AffineFieldAttr>(attr)) {
+      role = f.getRole(), buffer = f.getBuffer(), count = f.getCount();
+      index = affine(f, ranks, run.getCount());
+    } else {
+      auto t = llvm::cast<TableFieldAttr>(attr);
+      role = t.getRole(), buffer = t.getBuffer(), count = t.getCount();
+      index = "t[" + std::to_string(offset++) + "]";
+    }
+    out.push_back({role, role == "peer" ? index : ref(buffer, count, index)});
+  }
+  return out;
 }
-LogicalResult printOperation(KernelEmitter &e, RecvOp op) {
-  e.ostream() << "b.recv(" << ref(op.getDst()) << ")";
-  return success();
-}
-LogicalResult printOperation(KernelEmitter &e, RecvCopySendOp op) {
-  e.ostream() << "b.recvCopySend(" << ref(op.getDst()) << direct(op.getDirectDstAttr()) << ")";
-  return success();
-}
-LogicalResult printOperation(KernelEmitter &e, RecvReduceSendOp op) {
-  e.ostream() << "b.recvReduceSend(" << ref(op.getSrc()) << direct(op.getDirectDstAttr())
-              << ")";
-  return success();
-}
-LogicalResult printOperation(KernelEmitter &e, RecvReduceCopyOp op) {
-  return printSrcDst(e, "recvReduceCopy", op.getSrc(), op.getDst());
-}
-LogicalResult printOperation(KernelEmitter &e, RecvReduceCopySendOp op) {
-  e.ostream() << "b.recvReduceCopySend(" << ref(op.getSrc()) << ", " << ref(op.getDst())
-              << direct(op.getDirectDstAttr()) << ")";
-  return success();
-}
-LogicalResult printOperation(KernelEmitter &e, LocalCopyOp op) {
-  return printSrcDst(e, "copy", op.getSrc(), op.getDst());
-}
-LogicalResult printOperation(KernelEmitter &e, LocalReduceOp op) {
+
+/// A run: its waits from the table, then one primitive call per step, in
+/// a loop over `k` when it has several.
+LogicalResult printOperation(KernelEmitter &e, RunOp run, int64_t ranks) {
   raw_indented_ostream &os = e.ostream();
-  os << "b.reduce({";
-  llvm::interleaveComma(op.getSrcs(), os,
-                        [&](Attribute a) { os << ref(llvm::cast<ChunkAttr>(a)); });
-  os << "}, " << ref(op.getDst()) << ")";
-  return success();
-}
-LogicalResult printOperation(KernelEmitter &e, MultimemLdReduceOp op) {
-  return printSrcDst(e, "multimemLdReduce", op.getSrc(), op.getDst());
-}
-LogicalResult printOperation(KernelEmitter &e, MultimemStOp op) {
-  return printSrcDst(e, "multimemSt", op.getSrc(), op.getDst());
-}
-LogicalResult printOperation(KernelEmitter &e, ReadReduceOp op) {
-  return printSrcDst(e, "readReduce", op.getSrc(), op.getDst());
-}
-LogicalResult printOperation(KernelEmitter &e, PutOp op) {
-  return printSrcDst(e, "put", op.getSrc(), op.getDst());
-}
-LogicalResult printOperation(KernelEmitter &e, GetOp op) {
-  e.ostream() << "b.get(" << op.getSrc().getRank() << ", " << ref(op.getSrc()) << ", "
-              << ref(op.getDst()) << ")";
+  StringRef fn = callee(run.getStep());
+  if (fn.empty())
+    return run.emitOpError("names step '") << run.getStep() << "', which cannot be emitted";
+  int64_t offset = 0;
+  SmallVector<std::string> waits;
+  for (int64_t w = 0; w < int64_t(run.getWaits()); ++w, offset += 3)
+    waits.push_back(llvm::formatv("b.wait(t[{0}], t[{1}], t[{2}]);", offset, offset + 1,
+                                  offset + 2));
+  auto args = operands(run, ranks, offset);
+  std::string call = ("b." + fn + "(").str();
+  bool reduce = run.getStep() == "local_reduce";
+  bool first = true;
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    auto [role, text] = arg;
+    bool firstSrc = role == "src" && (i == 0 || args[i - 1].first != "src");
+    bool lastSrc = role == "src" && (i + 1 == args.size() || args[i + 1].first != "src");
+    call += first ? "" : ", ";
+    first = false;
+    if (reduce && firstSrc)
+      call += "{";
+    call += role == "direct" ? "direct(" + text + ")" : text;
+    if (reduce && lastSrc)
+      call += "}";
+  }
+  call += ");";
+  std::string line = sourceLine(run.getLoc());
+  auto body = [&] {
+    for (const std::string &w : waits)
+      os << w << "\n";
+    os << call;
+    if (!line.empty())
+      e.toCommentColumn() << "// " << line;
+    os << "\n";
+    if (offset)
+      os << "t += " << offset << ";\n";
+  };
+  if (run.getCount() == 1) {
+    body();
+    return success();
+  }
+  auto loop = os.scope(llvm::formatv("for (int64_t k = 0; k < {0}; ++k) {{\n", run.getCount()).str(),
+                       "}\n");
+  body();
   return success();
 }
 
-/// A step: a wait per dependency on another threadblock's progress (named
-/// by its index in the plan's table), then the call, commented with its
-/// source line.
-template <typename StepOpT>
-LogicalResult KernelEmitter::emitStep(StepOpT op) {
-  int64_t rank = op->template getParentOfType<RankOp>().getRank();
-  if (DenseI64ArrayAttr deps = op.getDepsAttr()) {
-    ArrayRef<int64_t> flat = deps.asArrayRef();
-    for (size_t i = 0; i + 1 < flat.size(); i += 2) {
-      int64_t other = shape->index.lookup({rank, flat[i]});
-      os << llvm::formatv("b.wait({0}, {1}, {2});", other, flat[i + 1], shape->steps[other])
-         << "  // after step " << flat[i + 1] << " of threadblock " << flat[i] << "\n";
+/// A shape as the device function its threadblocks share, over their rank
+/// and their table.
+LogicalResult printOperation(KernelEmitter &e, ShapeOp shape) {
+  raw_indented_ostream &os = e.ostream();
+  int64_t ranks = shape->getParentOfType<PlanOp>().getRanks();
+  // Names only the parameters it reads, so that compilers see no unused one.
+  bool rank = false, table = false;
+  for (auto run : shape.getBody().front().getOps<RunOp>()) {
+    table |= run.getWaits() > 0;
+    for (Attribute attr : run.getFields()) {
+      auto f = llvm::dyn_cast<AffineFieldAttr>(attr);
+      rank |= f && f.getA() != 0;
+      table |= !f;
     }
   }
-  if (failed(printOperation(*this, op)))
-    return failure();
-  os << ";";
-  std::string line = sourceLine(op.getLoc());
-  if (!line.empty())
-    toCommentColumn() << "// " << line;
-  os << "\n";
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Threadblocks and plans
-//===----------------------------------------------------------------------===//
-
-/// A threadblock as a device function `r<rank>_t<id>` of its steps.
-LogicalResult printOperation(KernelEmitter &e, ThreadblockOp tb) {
-  raw_indented_ostream &os = e.ostream();
-  int64_t rank = tb->getParentOfType<RankOp>().getRank();
-  os << "// Rank " << rank << ", threadblock " << tb.getId();
-  if (tb.getRecv())
-    os << ", receives from " << *tb.getRecv();
-  if (tb.getSend())
-    os << ", sends to " << *tb.getSend();
-  os << ", channel " << tb.getChannel();
-  if (tb.getProtocol())
-    os << ", " << stringifyProtocol(*tb.getProtocol());
-  if (tb.getDirectRecv() || tb.getDirectSend())
-    os << ", direct";
-  if (usesMultimem(tb))
-    os << ", multimem";
-  else if (usesPeers(tb))
-    os << ", peer windows";
-  os << ".\n";
-  {
-    auto body = os.scope(llvm::formatv("COLLC_DEVICE void r{0}_t{1}(Block &b) {{\n", rank,
-                                       tb.getId())
-                             .str(),
-                         "}\n\n");
-    for (Operation &op : tb.getBody().front())
-      if (failed(e.emitOperation(op)))
-        return failure();
-  }
-  return success();
-}
-
-LogicalResult printOperation(KernelEmitter &e, RankOp rank) {
-  for (Operation &op : rank.getBody().front())
-    if (failed(e.emitOperation(op)))
+  auto body = os.scope(llvm::formatv("COLLC_DEVICE void shape{0}(Block &b, int64_t{1}, const "
+                                     "int64_t *{2}) {{\n",
+                                     shape.getId(), rank ? " r" : "", table ? "t" : "")
+                           .str(),
+                       "}\n\n");
+  for (auto run : shape.getBody().front().getOps<RunOp>())
+    if (failed(printOperation(e, run, ranks)))
       return failure();
   return success();
 }
 
+/// The values a threadblock's shape reads from its table, step by step: per
+/// dep the waited-for threadblock's index, step and step count, then the
+/// operands no affine function gives.
+SmallVector<int64_t> tableOf(ThreadblockOp tb, ShapeOp shape, const PlanShape &plan) {
+  int64_t rank = tb->getParentOfType<RankOp>().getRank();
+  SmallVector<int64_t> table;
+  auto steps = tb.getBody().front().getOps<StepOpInterface>();
+  auto it = steps.begin();
+  for (auto run : shape.getBody().front().getOps<RunOp>())
+    for (int64_t k = 0; k < int64_t(run.getCount()); ++k, ++it) {
+      for (StepRef dep : (*it).getDepRefs()) {
+        int64_t other = plan.index.lookup({rank, dep.tb});
+        table.append({other, dep.id, plan.steps[other]});
+      }
+      for (auto [field, attr] : llvm::zip(stepFields(*it), run.getFields()))
+        if (llvm::isa<TableFieldAttr>(attr))
+          table.push_back(field.value);
+    }
+  return table;
+}
+
 /// A plan as a namespace: its scratch buffers' indices, a device function
-/// per threadblock, the kernel that dispatches to them and the threadblock
-/// table.
+/// per shape, each threadblock's table, the kernel that dispatches to them
+/// and the threadblock table.
 LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
   if (auto scratch = plan.getScratchAttr(); scratch && scratch.size() > collc::kMaxScratch)
     return plan.emitError("at most ") << collc::kMaxScratch << " scratch buffers can be emitted";
@@ -285,9 +306,32 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
   for (auto [i, n] : llvm::enumerate(shape.scratchNames))
     os << "constexpr int32_t kScratch_" << cIdent(n) << " = kScratch0 + " << i << ";\n";
   os << "\n";
-  for (Operation &op : plan.getBody().front())
-    if (failed(e.emitOperation(op)))
+  llvm::DenseMap<int64_t, ShapeOp> shapes;
+  for (auto s : plan.getBody().front().getOps<ShapeOp>()) {
+    shapes[s.getId()] = s;
+    if (failed(printOperation(e, s)))
       return failure();
+  }
+
+  // Each threadblock's table, where its shape reads one.
+  SmallVector<bool> hasTable;
+  for (auto [index, entry] : llvm::enumerate(shape.threadblocks)) {
+    auto [rank, tb] = entry;
+    std::optional<uint64_t> id = tb.getShape();
+    if (!id)
+      return tb.emitOpError("has no shape; run coll-reroll first");
+    SmallVector<int64_t> table = tableOf(tb, shapes.lookup(*id), shape);
+    hasTable.push_back(!table.empty());
+    if (table.empty())
+      continue;
+    os << "// Rank " << rank << ", threadblock " << tb.getId() << ".\n";
+    os << "COLLC_TABLE int64_t t" << index << "[] = {";
+    for (auto [i, v] : llvm::enumerate(table))
+      os << (i ? (i % 16 ? ", " : ",\n    ") : "") << v;
+    os << "};\n";
+  }
+  if (llvm::is_contained(hasTable, true))
+    os << "\n";
 
   {
     auto kernel = os.scope("COLLC_KERNEL(kernel) {\n", "}\n\n");
@@ -295,8 +339,8 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
     auto loop = os.scope("while (b.nextLoop()) {\n", "}\n");
     os << "switch (COLLC_BLOCK_ARGS->tb) {\n";
     for (auto [index, entry] : llvm::enumerate(shape.threadblocks))
-      os << "case " << index << ": r" << entry.first << "_t" << entry.second.getId()
-         << "(b); break;\n";
+      os << "case " << index << ": shape" << *entry.second.getShape() << "(b, " << entry.first
+         << ", " << (hasTable[index] ? "t" + std::to_string(index) : "nullptr") << "); break;\n";
     os << "}\n";
   }
 
@@ -373,10 +417,7 @@ LogicalResult printAlgorithm(KernelEmitter &e, ArrayRef<PlanOp> plans) {
 
 LogicalResult KernelEmitter::emitOperation(Operation &op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-      .Case<PlanOp, RankOp, ThreadblockOp>([&](auto o) { return printOperation(*this, o); })
-      .Case<SendOp, RecvOp, RecvCopySendOp, RecvReduceSendOp, RecvReduceCopyOp,
-            RecvReduceCopySendOp, LocalCopyOp, LocalReduceOp, MultimemLdReduceOp, MultimemStOp,
-            ReadReduceOp, PutOp, GetOp>([&](auto o) { return emitStep(o); })
+      .Case<PlanOp>([&](auto o) { return printOperation(*this, o); })
       .Default([](Operation *o) { return o->emitOpError("cannot be emitted as a kernel"); });
 }
 

@@ -4,7 +4,7 @@
 // RUN: collc-opt %s -split-input-file --coll-number-steps | FileCheck %s
 // RUN: collc-opt %s -split-input-file --coll-number-steps -mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
 // RUN: collc-opt %s -split-input-file --coll-number-steps | collc-opt -split-input-file --coll-number-steps | FileCheck %s
-// RUN: collc-opt %s -split-input-file --coll-number-steps | collc-translate --coll-to-cuda -split-input-file | FileCheck %s --check-prefix=CUDA
+// RUN: collc-opt %s -split-input-file --coll-number-steps --coll-reroll | collc-translate --coll-to-cuda -split-input-file | FileCheck %s --check-prefix=CUDA
 
 // CHECK-LABEL: coll.plan @gaps
 // CHECK:         coll.threadblock 0 send(1) channel(0) {
@@ -20,9 +20,10 @@
 // GENERIC-NEXT:  "coll.send"() <{id = 1 : i64
 // GENERIC:       "coll.local_copy"() <{deps = array<i64: 0, 0>, dst = {{.*}}, id = 0 : i64
 // GENERIC-NEXT:  "coll.local_copy"() <{deps = array<i64: 0, 1>, dst = {{.*}}, id = 1 : i64
-// The wait names the second send by its position, 1.
+// The wait names the second send by its position, 1: threadblock 1 of
+// rank 0 (entry 1) waits for step 0, then step 1 of entry 0 (2 steps).
 // CUDA-LABEL: namespace gaps {
-// CUDA:       b.wait({{[0-9]+}}, 1, 2);  // after step 1 of threadblock 0
+// CUDA:       COLLC_TABLE int64_t t1[] = {0, 0, 2, 0, 1, 2};
 coll.plan @gaps : allreduce ranks(2) chunks(2) {
   coll.rank 0 {
     coll.threadblock 0 send(1) channel(0) {

@@ -1,7 +1,7 @@
 // Steps on other ranks' buffers: a threadblock with multimem steps sets
 // kTbPeerSteps | kTbMultimem (12) in the threadblock table, one with only
 // peer-window steps kTbPeerSteps (4); `get` names the rank it loads from.
-// RUN: collc-translate --coll-to-cuda %s | FileCheck %s --strict-whitespace --match-full-lines
+// RUN: collc-opt --coll-reroll %s -mlir-print-debuginfo | collc-translate --coll-to-cuda | FileCheck %s --strict-whitespace --match-full-lines
 
 module {
   coll.plan @twoshot_LL : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("twoshot") {
@@ -35,10 +35,9 @@ module {
   }
 }
 
-// CHECK:// Rank 0, threadblock 0, channel 0, LL, multimem.
-// CHECK-NEXT:COLLC_DEVICE void r0_t0(Block &b) {
-// CHECK-NEXT:  b.multimemLdReduce(in(0), scratch(kScratch_red, 0)); // translate-peers.mlir:{{[0-9]+}}
-// CHECK-NEXT:  b.multimemSt(scratch(kScratch_red, 0), out(0)); // translate-peers.mlir:{{[0-9]+}}
+// CHECK:COLLC_DEVICE void shape0(Block &b, int64_t r, const int64_t *) {
+// CHECK-NEXT:  b.multimemLdReduce(in(r), scratch(kScratch_red, 0)); // translate-peers.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.multimemSt(scratch(kScratch_red, 0), out(r)); // translate-peers.mlir:{{[0-9]+}}
 // CHECK-NEXT:}
 // CHECK:const ThreadblockDesc threadblocks[] = {
 // CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps
@@ -46,8 +45,8 @@ module {
 // CHECK-NEXT:    {1, 0, -1, -1, 0, kLL, 12, 2},
 // CHECK-NEXT:};
 
-// CHECK:// Rank 0, threadblock 0, channel 0, Simple, peer windows.
-// CHECK-NEXT:COLLC_DEVICE void r0_t0(Block &b) {
+// Rank 0 also gets, so the ranks have shapes of their own.
+// CHECK:COLLC_DEVICE void shape0(Block &b, int64_t, const int64_t *) {
 // CHECK-NEXT:  b.readReduce(in(0), scratch(kScratch_red, 0)); // translate-peers.mlir:{{[0-9]+}}
 // CHECK-NEXT:  b.put(scratch(kScratch_red, 0), out(0));      // translate-peers.mlir:{{[0-9]+}}
 // CHECK-NEXT:  b.get(1, out(1), out(1));                     // translate-peers.mlir:{{[0-9]+}}

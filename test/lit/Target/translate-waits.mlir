@@ -1,9 +1,13 @@
 // Dependencies on other threadblocks become waits on their progress, named
 // by their index in the plan's threadblock table (rank by rank) with the
-// steps per loop of that threadblock; scratch buffers get named indices, and
-// the plan table lists their sizes in the plan's order. A plan that is no
-// variant of an algorithm is one of its own.
-// RUN: collc-translate --coll-to-cuda %s | FileCheck %s --strict-whitespace --match-full-lines
+// steps per loop of that threadblock, all three from the waiting
+// threadblock's table; scratch buffers get named indices, and the plan table
+// lists their sizes in the plan's order. A plan that is no variant of an
+// algorithm is one of its own. The emitter writes a function per shape
+// (coll-reroll) and refuses threadblocks without one.
+// RUN: collc-opt --coll-reroll %s -mlir-print-debuginfo | collc-translate --coll-to-cuda | FileCheck %s --strict-whitespace --match-full-lines
+// RUN: not collc-translate --coll-to-cuda %s 2>&1 | FileCheck %s --check-prefix=UNSHAPED
+// UNSHAPED: error: 'coll.threadblock' op has no shape; run coll-reroll first
 
 module {
   coll.plan @twoshot_Simple : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("twoshot") {
@@ -56,31 +60,36 @@ module {
 // CHECK-NEXT:using namespace collc;
 // CHECK-NEXT:constexpr int32_t kScratch_red = kScratch0 + 0;
 // CHECK-EMPTY:
-// CHECK-NEXT:// Rank 0, threadblock 0, channel 0, Simple.
-// CHECK-NEXT:COLLC_DEVICE void r0_t0(Block &b) {
-// CHECK-NEXT:  b.copy(in(0), scratch(kScratch_red, 0));      // translate-waits.mlir:{{[0-9]+}}
-// CHECK-NEXT:  b.wait(2, 0, 2);  // after step 0 of threadblock 2
-// CHECK-NEXT:  b.copy(scratch(kScratch_red, 0), out(0));     // translate-waits.mlir:{{[0-9]+}}
+// Threadblocks 0 of both ranks share shape 0: their chunks are r's.
+// CHECK-NEXT:COLLC_DEVICE void shape0(Block &b, int64_t r, const int64_t *t) {
+// CHECK-NEXT:  b.copy(in(r), scratch(kScratch_red, 0));      // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.wait(t[0], t[1], t[2]);
+// CHECK-NEXT:  b.copy(scratch(kScratch_red, 0), out(r));     // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:  t += 3;
 // CHECK-NEXT:}
 // CHECK-EMPTY:
-// CHECK-NEXT:// Rank 0, threadblock 1, sends to 1, channel 0, Simple, direct.
-// CHECK-NEXT:COLLC_DEVICE void r0_t1(Block &b) {
+// CHECK-NEXT:COLLC_DEVICE void shape1(Block &b, int64_t, const int64_t *t) {
 // CHECK-NEXT:  b.send(in(1));                                // translate-waits.mlir:{{[0-9]+}}
-// CHECK-NEXT:  b.wait(2, 0, 2);  // after step 0 of threadblock 2
+// CHECK-NEXT:  b.wait(t[0], t[1], t[2]);
 // CHECK-NEXT:  b.send(scratch(kScratch_red, 0), direct(out(0))); // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:  t += 3;
 // CHECK-NEXT:}
 // CHECK-EMPTY:
-// CHECK-NEXT:// Rank 0, threadblock 2, receives from 1, channel 0, Simple, direct.
-// CHECK-NEXT:COLLC_DEVICE void r0_t2(Block &b) {
-// CHECK-NEXT:  b.wait(0, 0, 2);  // after step 0 of threadblock 0
+// CHECK-NEXT:COLLC_DEVICE void shape2(Block &b, int64_t, const int64_t *t) {
+// CHECK-NEXT:  b.wait(t[0], t[1], t[2]);
 // CHECK-NEXT:  b.recvReduceCopy(scratch(kScratch_red, 0), scratch(kScratch_red, 0)); // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:  t += 3;
 // CHECK-NEXT:  b.recv(out(1));                               // translate-waits.mlir:{{[0-9]+}}
 // CHECK-NEXT:}
-// Rank 1's threadblocks are entries 3 and 4; threadblock 1 has 4 steps.
-// CHECK:COLLC_DEVICE void r1_t0(Block &b) {
-// CHECK-NEXT:  b.copy(in(1), scratch(kScratch_red, 0));      // translate-waits.mlir:{{[0-9]+}}
-// CHECK-NEXT:  b.wait(4, 1, 4);  // after step 1 of threadblock 1
-// CHECK:    case 4: r1_t1(b); break;
+// Rank 1's threadblocks are entries 3 and 4; threadblock 1 has 4 steps:
+// rank 1, threadblock 0 waits for its step 1.
+// CHECK:// Rank 0, threadblock 0.
+// CHECK-NEXT:COLLC_TABLE int64_t t0[] = {2, 0, 2};
+// CHECK:// Rank 1, threadblock 0.
+// CHECK-NEXT:COLLC_TABLE int64_t t3[] = {4, 1, 4};
+// CHECK:    case 0: shape0(b, 0, t0); break;
+// CHECK:    case 3: shape0(b, 1, t3); break;
+// CHECK-NEXT:    case 4: shape3(b, 1, t4); break;
 // CHECK:    {0, 0, -1, -1, 0, kSimple, 0, 2},
 // CHECK-NEXT:    {0, 1, -1, 1, 0, kSimple, 2, 2},
 // CHECK-NEXT:    {0, 2, 1, -1, 0, kSimple, 1, 2},
@@ -98,14 +107,16 @@ module {
 // CHECK-NEXT:using namespace collc;
 // CHECK-NEXT:constexpr int32_t kScratch_acc = kScratch0 + 0;
 // CHECK-NEXT:constexpr int32_t kScratch_tmp = kScratch0 + 1;
-// CHECK:COLLC_DEVICE void r1_t3(Block &b) {
+// CHECK:COLLC_DEVICE void shape1(Block &b, int64_t, const int64_t *) {
 // CHECK-NEXT:  b.recv(scratch(kScratch_acc, 0, 2));          // translate-waits.mlir:{{[0-9]+}}
 // CHECK-NEXT:}
-// CHECK:COLLC_DEVICE void r1_t5(Block &b) {
+// CHECK:COLLC_DEVICE void shape2(Block &b, int64_t, const int64_t *t) {
 // CHECK-NEXT:  b.copy(in(0), scratch(kScratch_tmp, 0));      // translate-waits.mlir:{{[0-9]+}}
-// CHECK-NEXT:  b.wait(1, 0, 1);  // after step 0 of threadblock 3
+// CHECK-NEXT:  b.wait(t[0], t[1], t[2]);
 // CHECK-NEXT:  b.reduce({scratch(kScratch_acc, 0), scratch(kScratch_tmp, 0), in(1)}, out(0)); // translate-waits.mlir:{{[0-9]+}}
+// CHECK-NEXT:  t += 3;
 // CHECK-NEXT:}
+// CHECK:COLLC_TABLE int64_t t2[] = {1, 0, 1};
 // A pipelined plan's FIFOs hold fifo_depth + 1 slots; the widest step
 // moves 2 chunks; the plan moves chunks between positions.
 // CHECK:static const collc::PlanDesc sum_plans[] = {

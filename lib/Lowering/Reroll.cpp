@@ -1,0 +1,149 @@
+//===- Reroll.cpp - Threadblocks of one shape share their code ------------===//
+//
+// After this pass every threadblock names a `coll.shape` that makes exactly
+// its steps: runs of steps of one kind (the same buffers and chunk counts,
+// as many deps each), whose operands are affine in the rank and in the step
+// within the run, modulo the buffer's chunks (the ranks, for a get's peer),
+// or else come from the threadblock's table, as deps always do.
+// Threadblocks with the same runs share a shape, so the code emitted for a
+// ring is the same at 8 ranks and at 1024; what is not affine grows the
+// tables, by at most a few values per step of a threadblock.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/CollOps.h"
+#include "lib/Lowering/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <map>
+
+namespace coll {
+#define GEN_PASS_DEF_COLLREROLLPASS
+#include "lib/Lowering/Passes.h.inc"
+} // namespace coll
+
+using namespace mlir;
+using namespace coll;
+
+namespace {
+
+/// A threadblock, its steps, and the runs they form.
+struct Member {
+  int64_t rank;
+  ThreadblockOp tb;
+  SmallVector<StepOpInterface> steps;
+  SmallVector<std::pair<size_t, size_t>> runs; // (first step, steps)
+};
+
+/// What steps of one run have in common: kind, operand roles, buffers and
+/// counts, and how many deps.
+std::string signature(StepOpInterface step) {
+  std::string sig = step->getName().stripDialect().str();
+  for (const StepField &f : stepFields(step))
+    sig += "|" + f.role.str() + ":" + f.buffer.str() + ":" + std::to_string(f.count);
+  return sig + "|" + std::to_string(step.getDepRefs().size());
+}
+
+int64_t floorMod(int64_t v, int64_t m) { return ((v % m) + m) % m; }
+
+/// (a*r + b*k + c) mod m over every member and step of a run, or nullopt.
+/// `value(member, k)` is the operand of the run's k-th step in a member.
+std::optional<std::array<int64_t, 3>>
+fitAffine(ArrayRef<Member> members, size_t steps, int64_t m,
+          llvm::function_ref<int64_t(size_t, size_t)> value) {
+  // Keeps a*r + b*k + c well inside int64_t in the generated code too.
+  constexpr int64_t kLimit = int64_t(1) << 30;
+  if (m < 1 || m > kLimit || int64_t(steps) > kLimit)
+    return std::nullopt;
+  int64_t r0 = members[0].rank;
+  int64_t b = steps > 1 ? floorMod(value(0, 1) - value(0, 0), m) : 0;
+  int64_t a = 0;
+  if (members.size() > 1) {
+    int64_t dr = floorMod(members[1].rank - r0, m);
+    int64_t dv = floorMod(value(1, 0) - value(0, 0), m);
+    if (dr == 1) {
+      a = dv;
+    } else {
+      // a*dr = dv (mod m): small moduli only, where searching is cheap.
+      if (m > (1 << 16))
+        return std::nullopt;
+      for (a = 0; a < m && (a * dr) % m != dv; ++a) {
+      }
+      if (a == m)
+        return std::nullopt;
+    }
+  }
+  int64_t c = floorMod(value(0, 0) - a * r0, m);
+  for (size_t i = 0; i < members.size(); ++i)
+    for (size_t k = 0; k < steps; ++k)
+      if ((a * members[i].rank + b * int64_t(k) + c) % m != value(i, k))
+        return std::nullopt;
+  return std::array<int64_t, 3>{a, b, c};
+}
+
+struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
+  void runOnOperation() override {
+    PlanOp plan = getOperation();
+    for (auto shape : llvm::make_early_inc_range(plan.getBody().front().getOps<ShapeOp>()))
+      shape.erase(); // a plan rerolled again gets fresh shapes
+    // Threadblocks grouped by their runs, in the order they first appear.
+    std::map<std::string, size_t> groupOf;
+    std::vector<SmallVector<Member>> groups;
+    for (auto rank : plan.getBody().front().getOps<RankOp>())
+      for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
+        Member member{int64_t(rank.getRank()), tb, {}, {}};
+        std::string key, last;
+        for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
+          std::string sig = signature(step);
+          if (member.runs.empty() || sig != last)
+            member.runs.push_back({member.steps.size(), 0});
+          ++member.runs.back().second;
+          if (sig != last || member.runs.back().second == 1)
+            key += ";" + sig;
+          last = sig;
+          member.steps.push_back(step);
+        }
+        for (auto [first, count] : member.runs)
+          key += "#" + std::to_string(count);
+        auto [it, fresh] = groupOf.try_emplace(key, groups.size());
+        if (fresh)
+          groups.emplace_back();
+        groups[it->second].push_back(std::move(member));
+      }
+
+    OpBuilder b = OpBuilder::atBlockBegin(&plan.getBody().front());
+    int64_t id = 0;
+    for (SmallVector<Member> &members : groups) {
+      auto shape = ShapeOp::create(b, plan.getLoc(), b.getI64IntegerAttr(id));
+      OpBuilder inShape = OpBuilder::atBlockEnd(&shape.getBody().emplaceBlock());
+      const Member &leader = members.front();
+      for (auto [first, count] : leader.runs) {
+        StepOpInterface step = leader.steps[first];
+        SmallVector<StepField, 4> fields = stepFields(step);
+        SmallVector<Attribute> attrs;
+        for (auto [f, field] : llvm::enumerate(fields)) {
+          int64_t m = field.role == "peer" ? int64_t(plan.getRanks())
+                                           : plan.getBufferSize(field.buffer).value_or(0);
+          auto value = [&, f = f, first = first](size_t i, size_t k) {
+            return stepFields(members[i].steps[first + k])[f].value;
+          };
+          if (auto abc = fitAffine(members, count, m, value))
+            attrs.push_back(AffineFieldAttr::get(&getContext(), field.role, field.buffer,
+                                                 field.count, (*abc)[0], (*abc)[1], (*abc)[2],
+                                                 m));
+          else
+            attrs.push_back(
+                TableFieldAttr::get(&getContext(), field.role, field.buffer, field.count));
+        }
+        RunOp::create(inShape, step.getLoc(), step->getName().stripDialect(), count,
+                      inShape.getArrayAttr(attrs), step.getDepRefs().size());
+      }
+      for (Member &member : members)
+        member.tb.setShape(id);
+      ++id;
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,83 @@
+// The verifier checks that a threadblock's shape makes exactly its steps.
+// RUN: collc-opt %s -split-input-file -verify-diagnostics
+
+coll.plan @p : allgather ranks(2) chunks(2) {
+  coll.shape 0 {
+    coll.run "send" x 2 [#coll.affine<"src" "in"[(1 * r + 1 * k + 0) mod 2] x 1>]
+  }
+  coll.rank 1 {
+    coll.threadblock 0 send(0) channel(0) shape(0) {
+      // expected-error@+1 {{'coll.send' op does not match step 0 of run 'send' of shape 0: the src operand is not what its affine function gives}}
+      coll.send in[1][0]
+      coll.send in[1][0]
+    }
+  }
+}
+
+// -----
+
+coll.plan @p : allgather ranks(2) chunks(2) {
+  coll.shape 0 {
+    coll.run "send" x 1 [#coll.table<"src" "in" x 1>]
+  }
+  coll.rank 0 {
+    // expected-error@+1 {{'coll.threadblock' op has more steps than its shape 0}}
+    coll.threadblock 0 send(1) channel(0) shape(0) {
+      coll.send in[0][0]
+      coll.send in[0][1]
+    }
+  }
+}
+
+// -----
+
+coll.plan @p : allgather ranks(2) chunks(2) {
+  coll.shape 0 {
+    coll.run "send" x 1 [#coll.table<"src" "in" x 1>]
+  }
+  coll.rank 0 {
+    coll.threadblock 0 recv(1) channel(0) shape(0) {
+      // expected-error@+1 {{'coll.recv' op does not match step 0 of run 'send' of shape 0: another kind of step}}
+      coll.recv -> out[0][1]
+    }
+  }
+}
+
+// -----
+
+coll.plan @p : allgather ranks(2) chunks(2) {
+  coll.rank 0 {
+    // expected-error@+1 {{'coll.threadblock' op names unknown shape 3}}
+    coll.threadblock 0 send(1) channel(0) shape(3) {
+      coll.send in[0][0]
+    }
+  }
+}
+
+// -----
+
+coll.plan @p : allgather ranks(2) chunks(2) {
+  coll.shape 0 {
+    coll.run "send" x 1 [#coll.table<"src" "out" x 1>]
+  }
+  coll.rank 0 {
+    coll.threadblock 0 send(1) channel(0) shape(0) {
+      // expected-error@+1 {{'coll.send' op does not match step 0 of run 'send' of shape 0: another operand}}
+      coll.send in[0][0]
+    }
+  }
+}
+
+// -----
+
+coll.plan @p : allgather ranks(2) chunks(2) {
+  coll.shape 0 {
+    coll.run "send" x 1 [#coll.table<"src" "in" x 1>] waits(1)
+  }
+  coll.rank 0 {
+    coll.threadblock 0 send(1) channel(0) shape(0) {
+      // expected-error@+1 {{'coll.send' op does not match step 0 of run 'send' of shape 0: another number of deps}}
+      coll.send in[0][0]
+    }
+  }
+}
