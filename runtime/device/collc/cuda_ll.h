@@ -1,0 +1,86 @@
+//===- cuda_ll.h - The LL protocol on the GPU ------------------------------===//
+//
+// A 16-byte line carries 8 payload bytes: {data lo, flag, data hi, flag},
+// the flag after the data in each 8-byte half, which is all that is assumed
+// to land whole. One volatile 16-byte store sends a line; a receiver spins
+// on the line until both flags are the step's. No fences: the flags order
+// everything. Each thread keeps kLines lines in flight, its local sources
+// loaded before it waits for them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COLLC_DEVICE_CUDA_LL_H
+#define COLLC_DEVICE_CUDA_LL_H
+
+#include "collc/cuda_chunks.h"
+
+namespace collc {
+namespace cuda {
+
+COLLC_DI void loadLine(const char *p, uint64_t &lo, uint64_t &hi) {
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(p) : "memory");
+}
+COLLC_DI void storeLine(char *p, uint64_t lo, uint64_t hi) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(lo), "l"(hi) : "memory");
+}
+
+// One LL step (either end LL); false if a receive gave up.
+template <int kEs> static __device__ __noinline__ bool llMove(const Step &step,
+                                                                        const Places &at) {
+  constexpr int kLines = 2;
+  const Step s = step;
+  Words<kEs> w(s, at);
+  const uint32_t nt = blockDim.x, flag = uint32_t(s.recvFlag);
+  const uint64_t sendFlag = s.sendFlag << 32;
+  for (uint32_t base = threadIdx.x; base < s.words; base += kLines * nt) {
+    uint64_t v[kLines];
+#pragma unroll
+    for (int u = 0; u < kLines; ++u) {
+      const uint32_t x = base + u * nt;
+      v[u] = x < s.words && s.nsrc ? w.get(x) : 0;
+    }
+    if (s.receives) {
+      uint64_t lo[kLines], hi[kLines];
+#pragma unroll
+      for (int u = 0; u < kLines; ++u)
+        if (base + u * nt < s.words)
+          loadLine(s.recvSlot + 16 * size_t(base + u * nt), lo[u], hi[u]);
+#pragma unroll
+      for (int u = 0; u < kLines; ++u) {
+        const uint32_t x = base + u * nt;
+        if (x >= s.words)
+          break;
+        const bool two = 8 * x + 4 < s.bytes; // host senders stop at the last 4-byte word
+        Patience patience(*s.a);
+        while (uint32_t(lo[u] >> 32) != flag || (two && uint32_t(hi[u] >> 32) != flag)) {
+          if (!patience.keepWaiting("data from rank", s.a->recvPeer))
+            return false;
+          loadLine(s.recvSlot + 16 * size_t(x), lo[u], hi[u]);
+        }
+        const uint64_t in = (lo[u] & 0xffffffffu) | hi[u] << 32;
+        v[u] = s.nsrc ? reduceWords<kEs>(s.type, s.op, in, v[u]) : in;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kLines; ++u) {
+      const uint32_t x = base + u * nt;
+      if (x >= s.words)
+        break;
+      for (int r = 1; r < s.nsrc; ++r)
+        v[u] = reduceWords<kEs>(s.type, s.op, v[u], w.get(r, x));
+      if (s.hasDst)
+        w.put(x, v[u]);
+      if (s.sends) {
+        const uint64_t out = w.trim(x, v[u]);
+        storeLine(s.sendSlot + 16 * size_t(x), sendFlag | (out & 0xffffffffu),
+                  sendFlag | out >> 32);
+      }
+    }
+  }
+  return true;
+}
+
+} // namespace cuda
+} // namespace collc
+
+#endif // COLLC_DEVICE_CUDA_LL_H

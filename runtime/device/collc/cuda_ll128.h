@@ -1,0 +1,103 @@
+//===- cuda_ll128.h - The LL128 protocol on the GPU ------------------------===//
+//
+// A 128-byte line, aligned to 128 bytes, carries 120 payload bytes in words
+// 0-14 and the step's flag in word 15 (host.h's layout). Eight lanes write
+// a line with one 16-byte volatile store each, lane 7 the flag in the upper
+// half of its own: the warp's store reaches the peer as whole lines, in
+// order, over NVLink, so a reader that sees the flag in lane 7 sees the
+// line. No fences; a warp reloads until every flag lane is satisfied
+// (__any_sync). A warp keeps 8 lines (1 KiB) in flight, its lanes' local
+// sources loaded before it waits for them (16, as NCCL, spill registers).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COLLC_DEVICE_CUDA_LL128_H
+#define COLLC_DEVICE_CUDA_LL128_H
+
+#include "collc/cuda_ll.h"
+
+namespace collc {
+namespace cuda {
+
+// One LL128 step (either end LL128); false if a receive gave up. Every
+// lane of a warp runs the same iterations: lanes past the payload idle
+// in them.
+template <int kEs> static __device__ __noinline__ bool ll128Move(const Step &step,
+                                                                           const Places &at) {
+  constexpr uint32_t kGroups = 2, kLines = 4 * kGroups; // groups of 4 lines, a warp's lines
+  const Step s = step;
+  Words<kEs> w(s, at);
+  const uint32_t lane = threadIdx.x & 31, col = lane & 7, nw = blockDim.x / 32;
+  const bool flagLane = col == 7;
+  const uint32_t lines = (s.bytes + 119) / 120;
+  for (uint32_t block = threadIdx.x / 32; block * kLines < lines; block += nw) {
+    // Group u: line block * kLines + 4u + lane / 8; this lane's payload words
+    // x and x + 1 in it (the flag lane has only x).
+    const uint32_t line0 = block * kLines + lane / 8;
+    uint64_t lo[kGroups], hi[kGroups];
+#pragma unroll
+    for (uint32_t u = 0; u < kGroups; ++u) {
+      const uint32_t x = 15 * (line0 + 4 * u) + 2 * col;
+      lo[u] = x < s.words && s.nsrc ? w.get(x) : 0;
+      hi[u] = x + 1 < s.words && !flagLane && s.nsrc ? w.get(x + 1) : 0;
+    }
+    if (s.receives) {
+      uint64_t in[kGroups], inHi[kGroups];
+      Patience patience(*s.a);
+      for (;;) {
+        bool stale = false;
+#pragma unroll
+        for (uint32_t u = 0; u < kGroups; ++u) {
+          if (line0 + 4 * u >= lines)
+            break;
+          loadLine(s.recvSlot + 128 * size_t(line0 + 4 * u) + 16 * col, in[u], inHi[u]);
+          stale |= flagLane && inHi[u] != s.recvFlag;
+        }
+        if (!__any_sync(~0u, stale))
+          break;
+        // Lane 0 decides for the warp, which must stay converged.
+        const bool late =
+            lane == 0 && !patience.keepWaiting("data from rank", s.a->recvPeer);
+        if (__shfl_sync(~0u, late, 0))
+          return false;
+      }
+#pragma unroll
+      for (uint32_t u = 0; u < kGroups; ++u) {
+        if (line0 + 4 * u >= lines)
+          break;
+        lo[u] = s.nsrc ? reduceWords<kEs>(s.type, s.op, in[u], lo[u]) : in[u];
+        hi[u] = s.nsrc ? reduceWords<kEs>(s.type, s.op, inHi[u], hi[u]) : inHi[u];
+      }
+    }
+#pragma unroll
+    for (uint32_t u = 0; u < kGroups; ++u) {
+      const uint32_t line = line0 + 4 * u, x = 15 * line + 2 * col;
+      if (line >= lines)
+        break;
+      const bool two = !flagLane && x + 1 < s.words;
+      if (x < s.words) {
+        for (int r = 1; r < s.nsrc; ++r) {
+          lo[u] = reduceWords<kEs>(s.type, s.op, lo[u], w.get(r, x));
+          if (two)
+            hi[u] = reduceWords<kEs>(s.type, s.op, hi[u], w.get(r, x + 1));
+        }
+        if (s.hasDst) {
+          w.put(x, lo[u]);
+          if (two)
+            w.put(x + 1, hi[u]);
+        }
+      }
+      if (s.sends) {
+        const uint64_t a = x < s.words ? w.trim(x, lo[u]) : 0;
+        const uint64_t b = flagLane ? s.sendFlag : two ? w.trim(x + 1, hi[u]) : 0;
+        storeLine(s.sendSlot + 128 * size_t(line) + 16 * col, a, b);
+      }
+    }
+  }
+  return true;
+}
+
+} // namespace cuda
+} // namespace collc
+
+#endif // COLLC_DEVICE_CUDA_LL128_H

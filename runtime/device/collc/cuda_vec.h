@@ -1,0 +1,330 @@
+//===- cuda_vec.h - Arithmetic and vector memory access on the GPU --------===//
+//
+// Element arithmetic as runtime/src/Numeric.h does it on the host, applied
+// to whole words of packed elements, and reduceCopy, the loop of every step
+// on plain memory: 16-byte accesses, several per thread in flight, with a
+// short head and tail where the pointers are not aligned. Copies and the
+// common sums run loops compiled for their (type, op), chosen once per run;
+// the other pairs choose per 8-byte word (one loop per pair would cost
+// ptxas minutes per kernel: a kernel compiles every pair it may meet).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef COLLC_DEVICE_CUDA_VEC_H
+#define COLLC_DEVICE_CUDA_VEC_H
+
+#include "collc/cuda_sync.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+namespace collc {
+namespace cuda {
+
+// Arithmetic on the bits of one element: integers wrap, narrow floats
+// compute in float and round after each operation (fp8 saturates to the
+// largest finite value).
+template <typename B, typename C> struct IntArith { // B: unsigned bits, C: the type
+  using Bits = B;
+  static COLLC_DI B add(B x, B y) { return B(x + 0u + y); }
+  static COLLC_DI B mul(B x, B y) { return B((x + 0u) * (y + 0u)); }
+  static COLLC_DI bool less(B x, B y) { return C(x) < C(y); }
+};
+template <typename F> struct FloatArith : F {
+  using typename F::Bits;
+  static COLLC_DI Bits add(Bits x, Bits y) { return F::make(F::val(x) + F::val(y)); }
+  static COLLC_DI Bits mul(Bits x, Bits y) { return F::make(F::val(x) * F::val(y)); }
+  static COLLC_DI bool less(Bits x, Bits y) { return F::val(x) < F::val(y); }
+};
+struct F32 {
+  using Bits = uint32_t;
+  static COLLC_DI float val(Bits b) { return __uint_as_float(b); }
+  static COLLC_DI Bits make(float f) { return __float_as_uint(f); }
+};
+struct F64 {
+  using Bits = uint64_t;
+  static COLLC_DI double val(Bits b) { return __longlong_as_double((long long)b); }
+  static COLLC_DI Bits make(double f) { return Bits(__double_as_longlong(f)); }
+};
+struct F16 {
+  using Bits = uint16_t;
+  static COLLC_DI float val(Bits b) { return __half2float(__ushort_as_half(b)); }
+  static COLLC_DI Bits make(float f) { return __half_as_ushort(__float2half_rn(f)); }
+};
+struct BF16 {
+  using Bits = uint16_t;
+  static COLLC_DI float val(Bits b) { return __bfloat162float(__ushort_as_bfloat16(b)); }
+  static COLLC_DI Bits make(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+};
+template <__nv_fp8_interpretation_t I> struct F8 {
+  using Bits = uint8_t;
+  static COLLC_DI float val(Bits b) { return __half2float(__half(__nv_cvt_fp8_to_halfraw(b, I))); }
+  static COLLC_DI Bits make(float f) { return __nv_cvt_float_to_fp8(f, __NV_SATFINITE, I); }
+};
+
+// The ops; avg is a sum here (the runtime divides afterwards). Max keeps x
+// unless x < y, as the host does, NaNs included.
+struct Sum {
+  template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::add(x, y); }
+};
+struct Prod {
+  template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::mul(x, y); }
+};
+struct Max {
+  template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::less(x, y) ? y : x; }
+};
+struct Min {
+  template <class A, class B> static COLLC_DI B apply(B x, B y) { return A::less(y, x) ? y : x; }
+};
+
+// x (op) y in every element of a word W of packed elements.
+template <class A, class Op, typename W> COLLC_DI W apply(W x, W y) {
+  using B = typename A::Bits;
+  constexpr int kBits = 8 * sizeof(B);
+  static_assert(sizeof(W) >= sizeof(B), "a word holds whole elements");
+  if constexpr (sizeof(W) == sizeof(B)) {
+    return W(Op::template apply<A>(B(x), B(y)));
+  } else {
+    W v = 0;
+#pragma unroll
+    for (int i = 0; i < int(sizeof(W) / sizeof(B)); ++i)
+      v |= W(Op::template apply<A>(B(x >> (i * kBits)), B(y >> (i * kBits)))) << (i * kBits);
+    return v;
+  }
+}
+
+// Steps that reduce nothing: the same loop for every type.
+template <int kEs> struct CopyOf;
+template <> struct CopyOf<1> { using type = IntArith<uint8_t, uint8_t>; };
+template <> struct CopyOf<2> { using type = IntArith<uint16_t, uint16_t>; };
+template <> struct CopyOf<4> { using type = IntArith<uint32_t, uint32_t>; };
+template <> struct CopyOf<8> { using type = IntArith<uint64_t, uint64_t>; };
+
+// x (op) y in every element of two words of kEs-byte elements, the (type,
+// op) chosen per word, for the LL and LL128 loops and the less common
+// pairs. A call: inlined, its sixteen cases would crowd every loop's
+// registers.
+template <class A> COLLC_DI uint64_t applyAs(int32_t op, uint64_t x, uint64_t y) {
+  switch (op) {
+  case collProd: return apply<A, Prod>(x, y);
+  case collMax: return apply<A, Max>(x, y);
+  case collMin: return apply<A, Min>(x, y);
+  default: return apply<A, Sum>(x, y); // sum, and avg
+  }
+}
+template <int kEs>
+static __device__ __noinline__ uint64_t reduceWords(int32_t type, int32_t op, uint64_t x,
+                                                   uint64_t y) {
+  if constexpr (kEs == 1) {
+    switch (type) {
+    case collInt8: return applyAs<IntArith<uint8_t, int8_t>>(op, x, y);
+    case collUint8: return applyAs<IntArith<uint8_t, uint8_t>>(op, x, y);
+    case collFloat8e4m3: return applyAs<FloatArith<F8<__NV_E4M3>>>(op, x, y);
+    default: return applyAs<FloatArith<F8<__NV_E5M2>>>(op, x, y);
+    }
+  } else if constexpr (kEs == 2) {
+    if (type == collBfloat16)
+      return applyAs<FloatArith<BF16>>(op, x, y);
+    return applyAs<FloatArith<F16>>(op, x, y);
+  } else if constexpr (kEs == 4) {
+    switch (type) {
+    case collInt32: return applyAs<IntArith<uint32_t, int32_t>>(op, x, y);
+    case collUint32: return applyAs<IntArith<uint32_t, uint32_t>>(op, x, y);
+    default: return applyAs<FloatArith<F32>>(op, x, y);
+    }
+  } else {
+    switch (type) {
+    case collInt64: return applyAs<IntArith<uint64_t, int64_t>>(op, x, y);
+    case collUint64: return applyAs<IntArith<uint64_t, uint64_t>>(op, x, y);
+    default: return applyAs<FloatArith<F64>>(op, x, y);
+    }
+  }
+}
+
+// Plain memory, in units of 1 to 16 bytes. Ordered by the barriers and
+// fences around a step, so plain (weak) global accesses: FIFO slots are
+// only read after an acquire, which leaves no stale L1 line behind.
+struct alignas(16) U128 {
+  uint64_t x, y;
+};
+template <int N> struct UnitOf;
+template <> struct UnitOf<1> { using type = uint8_t; };
+template <> struct UnitOf<2> { using type = uint16_t; };
+template <> struct UnitOf<4> { using type = uint32_t; };
+template <> struct UnitOf<8> { using type = uint64_t; };
+template <> struct UnitOf<16> { using type = U128; };
+
+template <typename W> COLLC_DI W ld(const char *p) {
+  W v;
+  if constexpr (sizeof(W) == 16)
+    asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
+  else if constexpr (sizeof(W) == 8)
+    asm volatile("ld.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  else
+    v = *reinterpret_cast<const W *>(p);
+  return v;
+}
+template <typename W> COLLC_DI void st(char *p, W v) {
+  if constexpr (sizeof(W) == 16)
+    asm volatile("st.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(v.x), "l"(v.y) : "memory");
+  else if constexpr (sizeof(W) == 8)
+    asm volatile("st.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  else
+    *reinterpret_cast<W *>(p) = v;
+}
+template <class A, class Op> COLLC_DI U128 apply(U128 a, U128 b) {
+  return {apply<A, Op>(a.x, b.x), apply<A, Op>(a.y, b.y)};
+}
+
+// 8 bytes at p, which is only element-aligned: two aligned loads, shifted
+// together (an aligned 8-byte word never crosses a page, so the second may
+// read past the end of the buffer but not past its last page).
+COLLC_DI uint64_t ldWord(const char *p) {
+  const uint32_t shift = 8 * uint32_t(reinterpret_cast<uintptr_t>(p) & 7);
+  if (!shift)
+    return ld<uint64_t>(p);
+  const char *q = p - shift / 8;
+  return ld<uint64_t>(q) >> shift | ld<uint64_t>(q + 8) << (64 - shift);
+}
+// The store of ldWord: in the widest units p's alignment allows.
+COLLC_DI void stWord(char *p, uint64_t v) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  if (!(at & 7)) {
+    st<uint64_t>(p, v);
+  } else if (!(at & 3)) {
+    st<uint32_t>(p, uint32_t(v));
+    st<uint32_t>(p + 4, uint32_t(v >> 32));
+  } else if (!(at & 1)) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      st<uint16_t>(p + 2 * i, uint16_t(v >> 16 * i));
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      st<uint8_t>(p + i, uint8_t(v >> 8 * i));
+  }
+}
+
+// Pointers to the sources and destinations of one run of elements.
+constexpr int kMaxPtrs = 8;
+struct Run {
+  int32_t nsrc, ndst;
+  const char *src[kMaxPtrs];
+  char *dst[kMaxPtrs];
+};
+
+// 16-byte units [0, n) from run offset `off`: every destination gets the
+// sources reduced, compiled for one (type, op). Four units per thread in
+// flight, the first two sources loaded together.
+template <class A, class Op>
+static __device__ __noinline__ void reduceUnits16(const Run &r, size_t off, uint32_t n) {
+  constexpr int kU = 4;
+  const uint32_t nt = blockDim.x;
+  uint32_t i = threadIdx.x;
+  for (; i + (kU - 1) * nt < n; i += kU * nt) {
+    U128 v[kU], w[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      v[u] = ld<U128>(r.src[0] + off + 16 * size_t(i + u * nt));
+    for (int s = 1; s < r.nsrc; ++s) {
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        w[u] = ld<U128>(r.src[s] + off + 16 * size_t(i + u * nt));
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        v[u] = apply<A, Op>(v[u], w[u]);
+    }
+    for (int d = 0; d < r.ndst; ++d)
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        st<U128>(r.dst[d] + off + 16 * size_t(i + u * nt), v[u]);
+  }
+  for (; i < n; i += nt) {
+    const size_t at = off + 16 * size_t(i);
+    U128 v = ld<U128>(r.src[0] + at);
+    for (int s = 1; s < r.nsrc; ++s)
+      v = apply<A, Op>(v, ld<U128>(r.src[s] + at));
+    for (int d = 0; d < r.ndst; ++d)
+      st<U128>(r.dst[d] + at, v);
+  }
+}
+// The same for any (type, op), chosen per 8-byte word, in units of kUnit:
+// 16 bytes, or one element for what no wider unit fits.
+template <int kEs, int kUnit>
+static __device__ __noinline__ void reduceUnits(int32_t type, int32_t op, const Run &r,
+                                                size_t off, uint32_t n) {
+  using W = typename UnitOf<kUnit>::type;
+  constexpr int kU = 4;
+  const uint32_t nt = blockDim.x;
+  for (uint32_t i = threadIdx.x; i < n; i += kU * nt) {
+    W v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (i + u * nt < n)
+        v[u] = ld<W>(r.src[0] + off + size_t(i + u * nt) * kUnit);
+    for (int s = 1; s < r.nsrc; ++s)
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (i + u * nt < n) {
+          const W x = ld<W>(r.src[s] + off + size_t(i + u * nt) * kUnit);
+          if constexpr (kUnit == 16)
+            v[u] = {reduceWords<kEs>(type, op, v[u].x, x.x), reduceWords<kEs>(type, op, v[u].y, x.y)};
+          else
+            v[u] = W(reduceWords<kEs>(type, op, v[u], x));
+        }
+    for (int d = 0; d < r.ndst; ++d)
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (i + u * nt < n)
+          st<W>(r.dst[d] + off + size_t(i + u * nt) * kUnit, v[u]);
+  }
+}
+
+// The 16-byte units of a run: copies, and the reductions that dominate
+// training (fp32, fp16 and bf16 sums), in loops of their own; the rest
+// choose per word.
+template <int kEs>
+COLLC_DI void reduceUnits16(int32_t type, int32_t op, const Run &r, size_t off, uint32_t n) {
+  const bool sum = op == collSum || op == collAvg;
+  if (r.nsrc == 1)
+    reduceUnits16<CopyOf<1>::type, Sum>(r, off, n);
+  else if (kEs == 4 && sum && type == collFloat32)
+    reduceUnits16<FloatArith<F32>, Sum>(r, off, n);
+  else if (kEs == 2 && sum && type == collFloat16)
+    reduceUnits16<FloatArith<F16>, Sum>(r, off, n);
+  else if (kEs == 2 && sum && type == collBfloat16)
+    reduceUnits16<FloatArith<BF16>, Sum>(r, off, n);
+  else
+    reduceUnits<kEs, 16>(type, op, r, off, n);
+}
+
+// dst = the sources reduced, n elements of kEs bytes: 16-byte units where
+// every pointer is as far from 16-byte alignment; the elements before and
+// after them, or all where the pointers differ, one at a time.
+template <int kEs>
+static __device__ __noinline__ void reduceCopy(int32_t type, int32_t op, const Run &r,
+                                               uint32_t n) {
+  uintptr_t first = reinterpret_cast<uintptr_t>(r.src[0]), differ = 0;
+  for (int s = 1; s < r.nsrc; ++s)
+    differ |= reinterpret_cast<uintptr_t>(r.src[s]) ^ first;
+  for (int d = 0; d < r.ndst; ++d)
+    differ |= reinterpret_cast<uintptr_t>(r.dst[d]) ^ first;
+  uint32_t head = n, body = 0;
+  if (!(differ & 15)) {
+    const uint32_t lead = uint32_t((16 - first % 16) % 16) / kEs;
+    head = lead < n ? lead : n;
+    body = (n - head) * kEs / 16;
+    reduceUnits16<kEs>(type, op, r, size_t(head) * kEs, body);
+  }
+  const uint32_t done = head + body * 16 / kEs;
+  if (head)
+    reduceUnits<kEs, kEs>(type, op, r, 0, head);
+  if (done < n)
+    reduceUnits<kEs, kEs>(type, op, r, size_t(done) * kEs, n - done);
+}
+
+} // namespace cuda
+} // namespace collc
+
+#endif // COLLC_DEVICE_CUDA_VEC_H
