@@ -16,6 +16,7 @@
 #include "lib/Target/MscclXml.h"
 #include "Run.h"
 #include "RunLimits.h"
+#include "Bound.h"
 #include "Synth.h"
 
 #include "mlir/IR/AsmState.h"
@@ -310,12 +311,15 @@ int main(int argc, char **argv) {
       argc, argv,
       "collc: compile a Coll collective algorithm\n"
       "       collc run FILE.coll --ranks R [...]: run it on emulated ranks\n"
-      "       collc synth COLLECTIVE --topology T [...]: write a program for it\n\n"
+      "       collc synth COLLECTIVE --topology T [...]: write a program for it\n"
+      "       collc bound COLLECTIVE --topology T --message-size S: lower bounds\n\n"
       "Parses FILE.coll, evaluates its parameters, loops and conditions, and\n"
       "proves that each algorithm implements its declared collective.\n"
       "Exit status: 0 when verified, 1 on any error in the program.\n");
   if (collc::synthRequested())
     return collc::runSynth();
+  if (collc::boundRequested())
+    return collc::runBound();
 
   if (runMode) {
     int64_t count;
