@@ -174,7 +174,7 @@ int collc::runBound() {
        << " us   " << how << "\n";
   };
   row("bandwidth", b.bandwidthUs, b.bandwidthFormula);
-  os << llvm::indent(41) << "cut: " << b.cutDescription << "\n";
+  os << llvm::indent(42) << "cut: " << b.cutDescription << "\n";
   row("latency (one-port)", b.latencyUs,
       protocol + ": base " + us(b.baseUs) + " + max(" + llvm::Twine(b.rounds) +
           " rounds x " + us(b.hopUs) + ", farthest pair " + us(b.farthestUs) + ")");
