@@ -82,6 +82,8 @@ void prefixCuts(const SwitchGraph &g, llvm::function_ref<void(const Cut &)> visi
 
 Cut coll::maxRatioCut(const SwitchGraph &g) {
   int n = g.ranks;
+  if (n < 2)
+    return {};
   // Start from the best prefix cut: on the presets it is the answer, and
   // the first step only confirms it.
   Cut best;

@@ -29,10 +29,11 @@ struct Cut {
 /// The cut S, with some rank outside, that maximizes
 /// |S ∩ ranks| / B+(S): parametric minimum cuts (Dinkelbach's method), one
 /// maximum flow per rank per step. Exact: the answer is a real cut, and no
-/// cut has a larger ratio (up to a relative 1e-9).
+/// cut has a larger ratio (up to a relative 1e-9). Needs two ranks or more.
 Cut maxRatioCut(const SwitchGraph &g);
 
 /// The smallest maximum flow from `root` to another rank, and its cut.
+/// Needs two ranks or more.
 Cut rootCut(const SwitchGraph &g, int root);
 
 struct CollectiveBound {
