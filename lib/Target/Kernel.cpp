@@ -330,17 +330,30 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
       os << (i ? (i % 16 ? ", " : ",\n    ") : "") << v;
     os << "};\n";
   }
-  if (llvm::is_contained(hasTable, true))
-    os << "\n";
+  // Each threadblock's shape and table, so that the kernel's code is one
+  // call per shape, whatever the number of threadblocks.
+  auto list = [&](StringRef decl, auto &&item) {
+    os << "COLLC_TABLE " << decl << "[] = {";
+    for (size_t i = 0; i < shape.threadblocks.size(); ++i) {
+      os << (i ? (i % 16 ? ", " : ",\n    ") : "");
+      item(i);
+    }
+    os << "};\n";
+  };
+  list("int32_t shapes", [&](size_t i) { os << *shape.threadblocks[i].second.getShape(); });
+  list("int64_t *const tables", [&](size_t i) {
+    os << (hasTable[i] ? "t" + std::to_string(i) : "nullptr");
+  });
+  os << "\n";
 
   {
     auto kernel = os.scope("COLLC_KERNEL(kernel) {\n", "}\n\n");
     os << "Block b(COLLC_BLOCK_ARGS);\n";
+    os << "const int32_t tb = COLLC_BLOCK_ARGS->tb, r = COLLC_BLOCK_ARGS->rank;\n";
     auto loop = os.scope("while (b.nextLoop()) {\n", "}\n");
-    os << "switch (COLLC_BLOCK_ARGS->tb) {\n";
-    for (auto [index, entry] : llvm::enumerate(shape.threadblocks))
-      os << "case " << index << ": shape" << *entry.second.getShape() << "(b, " << entry.first
-         << ", " << (hasTable[index] ? "t" + std::to_string(index) : "nullptr") << "); break;\n";
+    os << "switch (shapes[tb]) {\n";
+    for (auto s : plan.getBody().front().getOps<ShapeOp>())
+      os << "case " << s.getId() << ": shape" << s.getId() << "(b, r, tables[tb]); break;\n";
     os << "}\n";
   }
 

@@ -62,12 +62,15 @@ module {
 // CHECK-NEXT:  b.recv(in((r + 1) % 2));                      // ring_allreduce.coll:13
 // CHECK-NEXT:}
 // CHECK-EMPTY:
+// CHECK-NEXT:COLLC_TABLE int32_t shapes[] = {0, 0};
+// CHECK-NEXT:COLLC_TABLE int64_t *const tables[] = {nullptr, nullptr};
+// CHECK-EMPTY:
 // CHECK-NEXT:COLLC_KERNEL(kernel) {
 // CHECK-NEXT:  Block b(COLLC_BLOCK_ARGS);
+// CHECK-NEXT:  const int32_t tb = COLLC_BLOCK_ARGS->tb, r = COLLC_BLOCK_ARGS->rank;
 // CHECK-NEXT:  while (b.nextLoop()) {
-// CHECK-NEXT:    switch (COLLC_BLOCK_ARGS->tb) {
-// CHECK-NEXT:    case 0: shape0(b, 0, nullptr); break;
-// CHECK-NEXT:    case 1: shape0(b, 1, nullptr); break;
+// CHECK-NEXT:    switch (shapes[tb]) {
+// CHECK-NEXT:    case 0: shape0(b, r, tables[tb]); break;
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 // CHECK-NEXT:}

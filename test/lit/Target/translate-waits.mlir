@@ -87,9 +87,14 @@ module {
 // CHECK-NEXT:COLLC_TABLE int64_t t0[] = {2, 0, 2};
 // CHECK:// Rank 1, threadblock 0.
 // CHECK-NEXT:COLLC_TABLE int64_t t3[] = {4, 1, 4};
-// CHECK:    case 0: shape0(b, 0, t0); break;
-// CHECK:    case 3: shape0(b, 1, t3); break;
-// CHECK-NEXT:    case 4: shape3(b, 1, t4); break;
+// CHECK:COLLC_TABLE int32_t shapes[] = {0, 1, 2, 0, 3};
+// CHECK-NEXT:COLLC_TABLE int64_t *const tables[] = {t0, t1, t2, t3, t4};
+// CHECK:    switch (shapes[tb]) {
+// CHECK-NEXT:    case 0: shape0(b, r, tables[tb]); break;
+// CHECK-NEXT:    case 1: shape1(b, r, tables[tb]); break;
+// CHECK-NEXT:    case 2: shape2(b, r, tables[tb]); break;
+// CHECK-NEXT:    case 3: shape3(b, r, tables[tb]); break;
+// CHECK-NEXT:    }
 // CHECK:    {0, 0, -1, -1, 0, kSimple, 0, 2},
 // CHECK-NEXT:    {0, 1, -1, 1, 0, kSimple, 2, 2},
 // CHECK-NEXT:    {0, 2, 1, -1, 0, kSimple, 1, 2},
