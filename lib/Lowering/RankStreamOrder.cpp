@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <queue>
 
 using namespace mlir;
 using namespace coll;
@@ -144,44 +146,61 @@ void Lowering::orderThreadblock(Threadblock &tb) {
     if (partner.count(s) && partner[s]->tb != s->tb)
       units.push_back({s, nullptr, nullptr});
 
+  // Each order's steps by key (keys are unique), emitted ones dropped when
+  // they surface. A unit may run only when each of its steps heads its
+  // order, so the only candidates are the units of the three heads.
+  auto later = [](Step *a, Step *b) { return b->key() < a->key(); };
+  using Order = std::priority_queue<Step *, std::vector<Step *>, decltype(later)>;
+  Order recvs(later), sends(later), others(later);
+  llvm::DenseMap<Step *, size_t> unitOf;
+  for (size_t i = 0; i < units.size(); ++i)
+    for (auto [s, order] : {std::pair{units[i].recv, &recvs}, {units[i].send, &sends},
+                            {units[i].other, &others}})
+      if (s) {
+        order->push(s);
+        unitOf[s] = i;
+      }
+  llvm::DenseSet<Step *> done;
+  auto head = [&](Order &order) -> Step * {
+    while (!order.empty() && done.contains(order.top()))
+      order.pop();
+    return order.empty() ? nullptr : order.top();
+  };
+  auto key = [](const Unit &x) { return (x.recv ? x.recv : x.other ? x.other : x.send)->key(); };
+
   std::vector<Step *> ordered;
-  while (!units.empty()) {
-    // Heads of the receive, send and local orders.
-    auto headOf = [&](auto member) {
-      Step *best = nullptr;
-      for (Unit &u : units)
-        if (Step *s = u.*member; s && (!best || s->key() < best->key()))
-          best = s;
-      return best;
-    };
-    Step *recvHead = headOf(&Unit::recv), *sendHead = headOf(&Unit::send),
-         *otherHead = headOf(&Unit::other);
-    size_t pick = units.size();
-    for (size_t i = 0; i < units.size(); ++i) {
-      Unit &u = units[i];
+  for (size_t left = units.size(); left;) {
+    Step *recvHead = head(recvs), *sendHead = head(sends), *otherHead = head(others);
+    std::optional<size_t> pick;
+    for (Step *h : {recvHead, sendHead, otherHead}) {
+      if (!h)
+        continue;
+      size_t i = unitOf.at(h);
+      const Unit &u = units[i];
       bool ok = (!u.recv || u.recv == recvHead) && (!u.send || u.send == sendHead) &&
                 (!u.other || u.other == otherHead);
-      auto key = [](const Unit &x) { return (x.recv ? x.recv : x.other ? x.other : x.send)->key(); };
-      if (ok && (pick == units.size() || key(u) < key(units[pick])))
+      if (ok && (!pick || key(u) < key(units[*pick])))
         pick = i;
     }
-    if (pick == units.size()) {
+    if (!pick) {
       // The paired receive at the head of its order waits for a send that
       // is not yet due: split the pair.
-      for (size_t i = 0; i < units.size(); ++i)
-        if (units[i].recv == recvHead && units[i].send) {
-          Step *send = units[i].send;
-          partner.erase(units[i].recv);
-          units[i].send = nullptr;
-          units.push_back({nullptr, send, nullptr}); // may reallocate: last
-          break;
-        }
+      if (recvHead && units[unitOf.at(recvHead)].send) {
+        size_t i = unitOf.at(recvHead);
+        Step *send = units[i].send;
+        partner.erase(units[i].recv);
+        units[i].send = nullptr;
+        unitOf[send] = units.size();
+        units.push_back({nullptr, send, nullptr});
+        ++left;
+      }
       continue;
     }
-    Unit u = units[pick];
-    units.erase(units.begin() + pick);
+    Unit u = units[*pick];
+    --left;
     for (Step *s : {u.recv, u.send, u.other})
       if (s) {
+        done.insert(s);
         s->pos = ordered.size();
         ordered.push_back(s);
       }
