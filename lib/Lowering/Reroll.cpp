@@ -121,12 +121,18 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
       for (auto [first, count] : leader.runs) {
         StepOpInterface step = leader.steps[first];
         SmallVector<StepField, 4> fields = stepFields(step);
+        // Every member's operands of this run, read once: values[f][i * count + k].
+        std::vector<std::vector<int64_t>> values(fields.size());
+        for (const Member &member : members)
+          for (size_t k = 0; k < count; ++k)
+            for (auto [f, field] : llvm::enumerate(stepFields(member.steps[first + k])))
+              values[f].push_back(field.value);
         SmallVector<Attribute> attrs;
         for (auto [f, field] : llvm::enumerate(fields)) {
           int64_t m = field.role == "peer" ? int64_t(plan.getRanks())
                                            : plan.getBufferSize(field.buffer).value_or(0);
-          auto value = [&, f = f, first = first](size_t i, size_t k) {
-            return stepFields(members[i].steps[first + k])[f].value;
+          auto value = [&, f = f, count = count](size_t i, size_t k) {
+            return values[f][i * count + k];
           };
           if (auto abc = fitAffine(members, count, m, value))
             attrs.push_back(AffineFieldAttr::get(&getContext(), field.role, field.buffer,
