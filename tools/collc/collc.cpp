@@ -17,6 +17,7 @@
 #include "Run.h"
 #include "RunLimits.h"
 #include "Bound.h"
+#include "Sim.h"
 #include "Synth.h"
 
 #include "mlir/IR/AsmState.h"
@@ -104,6 +105,8 @@ cl::opt<bool> verifyDiagnostics(
 
 // `collc run FILE ...`: compile for the host and run on emulated ranks.
 bool runMode = false;
+// `collc sim FILE ...`: lower to plans and simulate them per size.
+bool simMode = false;
 cl::OptionCategory runCategory("collc run options");
 cl::opt<int64_t> runRanks("ranks", cl::desc("Ranks to run (sets -D ranks= unless given)"),
                           cl::init(0), cl::cat(runCategory));
@@ -217,7 +220,7 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   lowering.verifyAlgorithms = !noVerify;
   lowering.topology = topology;
   lowering.mapRanks = emit == Emit::RankMap;
-  lowering.lowerToPlans = emit == Emit::Plan || emit == Emit::MscclXml || kernels;
+  lowering.lowerToPlans = emit == Emit::Plan || emit == Emit::MscclXml || kernels || simMode;
   lowering.pipeline = pipelineDepth;
   lowering.instances = instanceCount;
   // NVLink multicast where the machine has it (the host emulates it); MSCCL
@@ -232,6 +235,8 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
     return 1;
 
+  if (simMode)
+    return collc::runSim(*module, topology);
   if (runMode) {
     collc::RunRequest request;
     request.algorithm = algorithm;
@@ -291,6 +296,9 @@ int main(int argc, char **argv) {
   if (args.size() > 1 && llvm::StringRef(args[1]) == "run") {
     runMode = true;
     args.erase(args.begin() + 1);
+  } else if (args.size() > 1 && llvm::StringRef(args[1]) == "sim") {
+    simMode = true;
+    args.erase(args.begin() + 1);
   }
   argc = int(args.size());
   argv = args.data();
@@ -300,7 +308,7 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   // libLLVM registers hundreds of code generation options; show only ours
   // and the few MLIR ones that help users.
-  cl::HideUnrelatedOptions({&category, &runCategory});
+  cl::HideUnrelatedOptions({&category, &runCategory, &collc::simCategory()});
   auto &registered = cl::getRegisteredOptions();
   for (llvm::StringRef name : {"mlir-timing", "mlir-print-debuginfo"})
     if (cl::Option *option = registered.lookup(name)) {
@@ -312,7 +320,8 @@ int main(int argc, char **argv) {
       "collc: compile a Coll collective algorithm\n"
       "       collc run FILE.coll --ranks R [...]: run it on emulated ranks\n"
       "       collc synth COLLECTIVE --topology T [...]: write a program for it\n"
-      "       collc bound COLLECTIVE --topology T --message-size S: lower bounds\n\n"
+      "       collc bound COLLECTIVE --topology T --message-size S: lower bounds\n"
+      "       collc sim FILE.coll --topology T [--sizes 8B..4GiB]: simulated time per size\n\n"
       "Parses FILE.coll, evaluates its parameters, loops and conditions, and\n"
       "proves that each algorithm implements its declared collective.\n"
       "Exit status: 0 when verified, 1 on any error in the program.\n");
@@ -321,6 +330,8 @@ int main(int argc, char **argv) {
   if (collc::boundRequested())
     return collc::runBound();
 
+  if (simMode && !collc::checkSimOptions(topology))
+    return 1;
   if (runMode) {
     int64_t count;
     llvm::Error e = collc::checkRunRanks(runRanks, runRanks.getNumOccurrences() > 0);

@@ -1,0 +1,444 @@
+//===- Simulator.cpp - Event simulation of a plan on a topology -----------===//
+//
+// Each threadblock runs at most one step at a time, so each has at most one
+// flow: flows are numbered by threadblock. When a flow starts or ends, only
+// the flows on the links it crosses change rate, and only they are settled
+// and rescheduled; a superseded completion event is recognised by its
+// version and dropped.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Synthesis/Simulator.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+using namespace coll;
+
+double coll::busBandwidthFactor(Collective c, int64_t ranks) {
+  double n = double(ranks);
+  switch (c) {
+  case Collective::allreduce:
+    return 2 * (n - 1) / n;
+  case Collective::allgather:
+  case Collective::reducescatter:
+  case Collective::alltoall:
+    return (n - 1) / n;
+  default:
+    return 1;
+  }
+}
+
+namespace {
+
+// GB/s is bytes per nanosecond: 1e3 bytes per microsecond.
+constexpr double kBytesPerUs = 1e3;
+
+/// A link direction (or a GPU's memory) that flows share.
+enum Kind : uint64_t { NvOut, NvIn, PcieOut, PcieIn, NicOut, NicIn, SpineOut, SpineIn, Link, Mem };
+
+struct Use {
+  int32_t resource;
+  double weight; // bytes on the resource per byte of the flow
+};
+
+/// What one kind of step of one threadblock crosses.
+struct Path {
+  std::vector<Use> uses;
+  double latency = 0;    // µs after the last byte
+  double efficiency = 1; // payload per wire byte
+  double cap = 0;        // wire bytes per µs one threadblock reaches
+};
+
+struct Event {
+  double time;
+  uint64_t seq; // ties go first come, first served
+  int32_t type, id;
+  uint32_t version;
+  bool operator>(const Event &o) const {
+    return time != o.time ? time > o.time : seq > o.seq;
+  }
+};
+enum EventType { FlowDone, Arrive, StepDone };
+
+class Engine {
+public:
+  Engine(const SimPlan &plan, const Topology &topo, const SimOptions &options)
+      : plan(plan), topo(topo), options(options) {}
+
+  llvm::Error build();
+  /// Runs `loops` loops, each chunk moving `slice` bytes per loop and
+  /// `last` in the last one. Returns the time of the last step.
+  llvm::Expected<double> run(int64_t loops, double slice, double last);
+  /// When each loop's last step finished, over every threadblock.
+  std::vector<double> loopEnd;
+
+private:
+  int32_t resource(Kind kind, uint64_t index, double gbps);
+  void addTransfer(std::vector<Use> &uses, int64_t a, int64_t b);
+  int32_t pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step);
+
+  double rate(int32_t tb) const;
+  void settle(int32_t tb, double now);
+  void reschedule(const Path &path, double now);
+  void startFlow(int32_t tb, double bytes, double now);
+  void endFlow(int32_t tb, double now);
+  void tryStart(int32_t tb, double now);
+  void complete(int32_t tb, double now);
+  void wake(int32_t tb);
+  void push(double time, EventType type, int32_t id, uint32_t version = 0) {
+    events.push({time, seq++, type, id, version});
+  }
+
+  const SimPlan &plan;
+  const Topology &topo;
+  const SimOptions &options;
+
+  // Built once.
+  llvm::DenseMap<uint64_t, int32_t> resourceIds;
+  std::vector<double> capacity; // bytes per µs
+  std::vector<Path> paths;
+  llvm::DenseMap<uint64_t, int32_t> pathIds;
+  std::vector<int32_t> stepPath; // per step: its path, or -1 for none
+
+  // Per run.
+  int64_t loops = 0;
+  double slice = 0, last = 0;
+  std::vector<std::vector<int32_t>> flowsOn;     // per resource: threadblocks
+  std::vector<double> remaining, flowRate, since; // per threadblock's flow
+  std::vector<int32_t> flowPath;
+  std::vector<uint32_t> version;
+  std::vector<int64_t> done;  // steps finished, over all loops
+  std::vector<char> busy, queued;
+  std::vector<int64_t> arrived, consumed; // per connection
+  std::vector<std::vector<int32_t>> waiters;
+  std::vector<int32_t> ready;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+  uint64_t seq = 0;
+};
+
+int32_t Engine::resource(Kind kind, uint64_t index, double gbps) {
+  auto [it, fresh] = resourceIds.try_emplace(index << 4 | kind, int32_t(capacity.size()));
+  if (fresh)
+    capacity.push_back(gbps * kBytesPerUs);
+  return it->second;
+}
+
+void Engine::addTransfer(std::vector<Use> &uses, int64_t a, int64_t b) {
+  const Gpu &ga = topo.gpus[a], &gb = topo.gpus[b];
+  switch (topo.linkClass(int(a), int(b))) {
+  case LinkClass::Local:
+    uses.push_back({resource(Mem, a, topo.bandwidth(int(a), int(a))), 1});
+    return;
+  case LinkClass::NVLink:
+    if (topo.nvlink == Topology::NVLinkKind::PointToPoint) {
+      uses.push_back({resource(Link, uint64_t(a) * topo.size() + b, topo.bandwidth(int(a), int(b))), 1});
+      return;
+    }
+    uses.push_back({resource(NvOut, a, topo.nvlinkParams.bandwidthGBps), 1});
+    uses.push_back({resource(NvIn, b, topo.nvlinkParams.bandwidthGBps), 1});
+    return;
+  case LinkClass::PCIe:
+    uses.push_back({resource(PcieOut, a, topo.pcieParams.bandwidthGBps), 1});
+    uses.push_back({resource(PcieIn, b, topo.pcieParams.bandwidthGBps), 1});
+    return;
+  case LinkClass::Net: {
+    double nic = topo.netParams.bandwidthGBps;
+    uses.push_back({resource(NicOut, uint64_t(ga.node) * topo.nicsPerNode + ga.nic, nic), 1});
+    uses.push_back({resource(NicIn, uint64_t(gb.node) * topo.nicsPerNode + gb.nic, nic), 1});
+    // Between rails through the spine: a node's uplinks, thinned by
+    // oversubscription.
+    if (!topo.sameRail(int(a), int(b))) {
+      double up = nic * topo.nicsPerNode / topo.oversubscription;
+      uses.push_back({resource(SpineOut, ga.node, up), 1});
+      uses.push_back({resource(SpineIn, gb.node, up), 1});
+    }
+    return;
+  }
+  }
+}
+
+int32_t Engine::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step) {
+  using A = SimPlan::Access;
+  int64_t gpu = plan.gpus[tb.rank];
+  int64_t peer = -1;
+  if (step.sends)
+    peer = plan.gpus[plan.threadblocks[plan.connections[tb.sendConn].receiver].rank];
+  else if (step.access == A::Get)
+    peer = plan.gpus[step.peer];
+  // A receive that stores or reduces what arrived costs a pass over memory,
+  // unless the sender stored it in place (a direct connection).
+  bool memoryPass = step.access == A::Local || (step.receives && !step.sends && !tb.directRecv);
+  if (step.access == A::None && !step.sends && !memoryPass)
+    return -1;
+  uint64_t key = (uint64_t(gpu) << 32 | uint64_t(peer + 1) << 8 | uint64_t(step.access) << 4 |
+                  uint64_t(step.sends) << 3) * 4 + tb.protocol;
+  auto [it, fresh] = pathIds.try_emplace(key, int32_t(paths.size()));
+  if (!fresh)
+    return it->second;
+  Path path;
+  int p = tb.protocol;
+  double perBlock = options.threadblockGBps[p];
+  if (step.sends) {
+    addTransfer(path.uses, gpu, peer);
+    path.latency = topo.latency(int(gpu), int(peer), p);
+    path.efficiency = topo.efficiency[p];
+    perBlock = std::min(perBlock, topo.maxBandwidthGBps[p]);
+  } else if (memoryPass) {
+    addTransfer(path.uses, gpu, gpu);
+  } else if (step.access == A::Get) {
+    addTransfer(path.uses, peer, gpu);
+    path.latency = topo.latency(int(peer), int(gpu), p);
+  } else {
+    // Every rank's chunk at once: through the switch (multimem), or one
+    // peer at a time through its window.
+    double others = double(plan.ranks - 1);
+    double nv = topo.nvlinkParams.bandwidthGBps;
+    bool reads = step.access == A::LdReduce || step.access == A::Read;
+    bool all = step.access == A::LdReduce || step.access == A::Store;
+    path.uses.push_back({resource(reads ? NvIn : NvOut, gpu, nv), all ? 1 : others});
+    for (int64_t g : plan.gpus)
+      if (g != gpu || all)
+        path.uses.push_back({resource(reads ? NvOut : NvIn, g, nv), 1});
+    path.latency = topo.nvlinkParams.latencyUs[p];
+  }
+  path.cap = perBlock * kBytesPerUs / path.efficiency;
+  paths.push_back(std::move(path));
+  return it->second;
+}
+
+llvm::Error Engine::build() {
+  for (int64_t g : plan.gpus)
+    if (g < 0 || g >= topo.size())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "plan " + plan.name + " places a rank on GPU " +
+                                         llvm::Twine(g) + ", which " + topo.name + " lacks");
+  stepPath.assign(plan.steps.size(), -1);
+  for (const SimPlan::Threadblock &tb : plan.threadblocks)
+    for (int32_t s = tb.stepBegin; s < tb.stepEnd; ++s)
+      stepPath[s] = pathOf(tb, plan.steps[s]);
+  return llvm::Error::success();
+}
+
+double Engine::rate(int32_t tb) const {
+  const Path &path = paths[flowPath[tb]];
+  double r = path.cap;
+  for (const Use &u : path.uses)
+    r = std::min(r, capacity[u.resource] / (double(flowsOn[u.resource].size()) * u.weight));
+  return r;
+}
+
+void Engine::settle(int32_t tb, double now) {
+  remaining[tb] = std::max(0.0, remaining[tb] - flowRate[tb] * (now - since[tb]));
+  since[tb] = now;
+}
+
+void Engine::reschedule(const Path &path, double now) {
+  for (const Use &u : path.uses)
+    for (int32_t f : flowsOn[u.resource]) {
+      flowRate[f] = rate(f);
+      push(now + remaining[f] / flowRate[f], FlowDone, f, ++version[f]);
+    }
+}
+
+void Engine::startFlow(int32_t tb, double bytes, double now) {
+  const Path &path = paths[flowPath[tb]];
+  for (const Use &u : path.uses)
+    for (int32_t f : flowsOn[u.resource])
+      settle(f, now);
+  remaining[tb] = bytes;
+  since[tb] = now;
+  for (const Use &u : path.uses)
+    flowsOn[u.resource].push_back(tb);
+  reschedule(path, now);
+}
+
+void Engine::endFlow(int32_t tb, double now) {
+  const Path &path = paths[flowPath[tb]];
+  for (const Use &u : path.uses) {
+    std::vector<int32_t> &on = flowsOn[u.resource];
+    on.erase(std::find(on.begin(), on.end(), tb));
+    for (int32_t f : on)
+      settle(f, now);
+  }
+  reschedule(path, now);
+}
+
+void Engine::wake(int32_t tb) {
+  if (!queued[tb]) {
+    queued[tb] = 1;
+    ready.push_back(tb);
+  }
+}
+
+void Engine::tryStart(int32_t tb, double now) {
+  const SimPlan::Threadblock &t = plan.threadblocks[tb];
+  int64_t n = t.steps();
+  if (busy[tb] || n == 0 || done[tb] >= loops * n)
+    return;
+  int64_t loop = done[tb] / n;
+  int32_t s = t.stepBegin + int32_t(done[tb] % n);
+  const SimPlan::Step &step = plan.steps[s];
+  for (int32_t d = step.depBegin; d < step.depEnd; ++d) {
+    const SimPlan::Dep &dep = plan.deps[d];
+    if (done[dep.threadblock] < loop * plan.threadblocks[dep.threadblock].steps() + dep.step + 1) {
+      waiters[dep.threadblock].push_back(tb);
+      return;
+    }
+  }
+  if (step.receives && arrived[t.recvConn] <= loop * t.recvsPerLoop + step.recvOrdinal)
+    return;
+  if (step.sends && loop * t.sendsPerLoop + step.sendOrdinal >= consumed[t.sendConn] + plan.slots)
+    return;
+  busy[tb] = 1;
+  double bytes = step.chunks * (loop + 1 == loops ? last : slice);
+  int32_t p = stepPath[s];
+  if (p < 0 || bytes <= 0) {
+    complete(tb, now);
+    return;
+  }
+  flowPath[tb] = p;
+  startFlow(tb, bytes / paths[p].efficiency, now);
+}
+
+void Engine::complete(int32_t tb, double now) {
+  const SimPlan::Threadblock &t = plan.threadblocks[tb];
+  int64_t n = t.steps();
+  const SimPlan::Step &step = plan.steps[t.stepBegin + done[tb] % n];
+  if (step.sends) {
+    int32_t p = stepPath[t.stepBegin + done[tb] % n];
+    push(now + (p < 0 ? 0 : paths[p].latency), Arrive, t.sendConn);
+  }
+  if (step.receives) {
+    ++consumed[t.recvConn];
+    wake(plan.connections[t.recvConn].sender);
+  }
+  if (done[tb] % n == n - 1) {
+    double &end = loopEnd[done[tb] / n];
+    end = std::max(end, now);
+  }
+  ++done[tb];
+  busy[tb] = 0;
+  std::vector<int32_t> woken;
+  woken.swap(waiters[tb]);
+  for (int32_t w : woken)
+    wake(w);
+  wake(tb);
+}
+
+llvm::Expected<double> Engine::run(int64_t loopCount, double sliceBytes, double lastBytes) {
+  loops = loopCount;
+  slice = sliceBytes;
+  last = lastBytes;
+  size_t tbs = plan.threadblocks.size(), conns = plan.connections.size();
+  flowsOn.assign(capacity.size(), {});
+  remaining.assign(tbs, 0);
+  flowRate.assign(tbs, 0);
+  since.assign(tbs, 0);
+  flowPath.assign(tbs, -1);
+  version.assign(tbs, 0);
+  done.assign(tbs, 0);
+  busy.assign(tbs, 0);
+  queued.assign(tbs, 0);
+  waiters.assign(tbs, {});
+  arrived.assign(conns, 0);
+  consumed.assign(conns, 0);
+  loopEnd.assign(loops, 0);
+  events = {};
+  double now = 0;
+  for (size_t tb = 0; tb < tbs; ++tb)
+    wake(int32_t(tb));
+  for (;;) {
+    while (!ready.empty()) {
+      int32_t tb = ready.back();
+      ready.pop_back();
+      queued[tb] = 0;
+      tryStart(tb, now);
+    }
+    if (events.empty())
+      break;
+    Event e = events.top();
+    events.pop();
+    now = e.time;
+    if (e.type == FlowDone) {
+      if (e.version != version[e.id])
+        continue;
+      settle(e.id, now);
+      endFlow(e.id, now);
+      int32_t p = flowPath[e.id];
+      const SimPlan::Threadblock &t = plan.threadblocks[e.id];
+      bool sends = plan.steps[t.stepBegin + done[e.id] % t.steps()].sends;
+      // A load or a store on other ranks' memory is done when it lands.
+      if (!sends && paths[p].latency > 0)
+        push(now + paths[p].latency, StepDone, e.id);
+      else
+        complete(e.id, now);
+    } else if (e.type == StepDone) {
+      complete(e.id, now);
+    } else {
+      ++arrived[e.id];
+      wake(plan.connections[e.id].receiver);
+    }
+  }
+  for (size_t tb = 0; tb < tbs; ++tb)
+    if (done[tb] < loops * plan.threadblocks[tb].steps())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "plan " + plan.name + " stalls: rank " + llvm::Twine(plan.threadblocks[tb].rank) +
+              " waits forever in step " + llvm::Twine(done[tb] % plan.threadblocks[tb].steps()));
+  return now;
+}
+
+} // namespace
+
+llvm::Expected<SimResult> coll::simulate(const SimPlan &plan, const Topology &topo, double bytes,
+                                         const SimOptions &options) {
+  Engine engine(plan, topo, options);
+  if (llvm::Error e = engine.build())
+    return std::move(e);
+  SimResult result;
+  int p = plan.protocol();
+  double fixed = topo.baseLatencyUs[p];
+  // Plans on other ranks' buffers open and close with a barrier over the
+  // ranks: a hop each.
+  if (plan.peerSteps)
+    fixed += 2 * topo.nvlinkParams.latencyUs[p];
+  double chunk = bytes / double(std::max(plan.inChunks, plan.outChunks));
+  if (chunk <= 0) {
+    result.micros = fixed;
+    return result;
+  }
+  // The runtime's slice: what the smallest slot holds for the widest step,
+  // in whole 16-byte units.
+  double capacity = 1e300;
+  for (const SimPlan::Threadblock &tb : plan.threadblocks) {
+    int64_t slot = options.slotBytes[tb.protocol];
+    double payload = tb.protocol == int(Protocol::LL)      ? slot / 2
+                     : tb.protocol == int(Protocol::LL128) ? slot / 128 * 120
+                                                           : slot;
+    capacity = std::min(capacity, payload);
+  }
+  double slice = std::floor(capacity / double(plan.widest));
+  if (slice >= 16)
+    slice -= std::fmod(slice, 16.0);
+  double loops = std::ceil(chunk / slice);
+  result.loops = int64_t(loops);
+  if (result.loops <= options.exactLoops) {
+    llvm::Expected<double> t = engine.run(result.loops, slice, chunk - (loops - 1) * slice);
+    if (!t)
+      return t.takeError();
+    result.micros = fixed + *t;
+    return result;
+  }
+  // Past the pipeline's fill every loop takes the same time.
+  int64_t k = std::max<int64_t>(options.exactLoops, 2);
+  llvm::Expected<double> t = engine.run(k, slice, slice);
+  if (!t)
+    return t.takeError();
+  double period = (engine.loopEnd[k - 1] - engine.loopEnd[k / 2 - 1]) / double(k - k / 2);
+  result.extrapolated = true;
+  result.micros = fixed + *t + (chunk / slice - double(k)) * period;
+  return result;
+}

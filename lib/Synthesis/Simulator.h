@@ -1,0 +1,59 @@
+//===- Simulator.h - Event simulation of a plan on a topology -------------===//
+//
+// Runs every threadblock of a plan as the runtime does: the buffer moves in
+// loops of one FIFO slot's slice per chunk, each threadblock takes its steps
+// in order, a send needs a free slot of the receiver's FIFO, a receive the
+// message, a dep the other threadblock's step. Each transfer is a flow over
+// the links it crosses (a GPU's NVLink or PCIe port each way, a NIC each
+// way, the spine between rails), and the flows on a link share its
+// bandwidth equally. A message arrives one hop latency after its last byte
+// leaves. docs/simulator.md gives the model and the sources of its numbers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_SYNTHESIS_SIMULATOR_H
+#define COLLC_SYNTHESIS_SIMULATOR_H
+
+#include "lib/Synthesis/SimPlan.h"
+#include "lib/Synthesis/Topology.h"
+
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+
+namespace coll {
+
+struct SimOptions {
+  /// Bytes on the wire of one FIFO slot per protocol (Simple, LL, LL128):
+  /// the runtime's defaults, which are NCCL's step sizes.
+  std::array<int64_t, kNumProtocols> slotBytes = {524288, 65536, 614400};
+  /// Payload one threadblock moves at most (GB/s): an SM, not the link,
+  /// limits one channel. Simple: NCCL's symmetric-kernel model (65 GB/s per
+  /// block); LL128: NCCL's per-channel ring ceiling on Hopper (36.7); LL:
+  /// the Simple rate at half the payload per store.
+  std::array<double, kNumProtocols> threadblockGBps = {65, 32.5, 36.7};
+  /// Loops run one by one; beyond them the steady period of the second half
+  /// of those run stands for each further loop.
+  int64_t exactLoops = 16;
+};
+
+struct SimResult {
+  double micros = 0;
+  int64_t loops = 0;         // loops of the runtime for this size
+  bool extrapolated = false; // more than SimOptions::exactLoops
+};
+
+/// How many times its size in bytes a collective's busbw counts: nccl-tests'
+/// factors, 2(n-1)/n for allreduce, (n-1)/n for all-gather, reduce-scatter
+/// and all-to-all, 1 for broadcast and reduce.
+double busBandwidthFactor(Collective c, int64_t ranks);
+
+/// The time of `plan` on `topo` for M = `bytes`, the bytes of a rank's larger
+/// buffer (nccl-tests' size). Fails where the plan's GPUs are not on
+/// `topo` or the plan stalls (a dep cycle the verifier would have refused).
+llvm::Expected<SimResult> simulate(const SimPlan &plan, const Topology &topo, double bytes,
+                                   const SimOptions &options = {});
+
+} // namespace coll
+
+#endif // COLLC_SYNTHESIS_SIMULATOR_H
