@@ -98,10 +98,13 @@ llvm::Expected<SimPlan> coll::buildSimPlan(PlanOp plan) {
       }
       t.stepEnd = int32_t(sim.steps.size());
       int64_t ch = tb.getChannel();
-      if (tb.getSend() && t.sendsPerLoop)
-        senders[{r, *tb.getSend(), ch}] = self;
-      if (tb.getRecv() && t.recvsPerLoop)
-        receivers[{*tb.getRecv(), r, ch}] = self;
+      if (t.sendsPerLoop && (!tb.getSend() || !senders.insert({{r, *tb.getSend(), ch}, self}).second))
+        return planError(plan, "threadblock " + llvm::Twine(tb.getId()) + " of rank " +
+                                   llvm::Twine(r) + " sends without a connection of its own");
+      if (t.recvsPerLoop &&
+          (!tb.getRecv() || !receivers.insert({{*tb.getRecv(), r, ch}, self}).second))
+        return planError(plan, "threadblock " + llvm::Twine(tb.getId()) + " of rank " +
+                                   llvm::Twine(r) + " receives without a connection of its own");
       sim.threadblocks.push_back(t);
     }
 

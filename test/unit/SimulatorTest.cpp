@@ -1,0 +1,407 @@
+//===- SimulatorTest.cpp - The simulator against hand-derived times -------===//
+//
+// Plans built by hand (where the expected time follows from the model's
+// rules) and plans compiled from the examples (where it must respect the
+// lower bound and NCCL's latency formula), plus NCCL's model itself.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Frontend/Elaborate.h"
+#include "lib/Lowering/Pipelines.h"
+#include "lib/Synthesis/Bound.h"
+#include "lib/Synthesis/NcclModel.h"
+#include "lib/Synthesis/SimPlan.h"
+#include "lib/Synthesis/Simulator.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+using namespace coll;
+
+namespace {
+
+Topology topology(const char *spec) {
+  llvm::Expected<Topology> t = presetTopology(spec);
+  EXPECT_TRUE(bool(t)) << (t ? "" : llvm::toString(t.takeError()));
+  return t ? std::move(*t) : Topology();
+}
+
+double simulated(const SimPlan &plan, const Topology &topo, double bytes,
+                 const SimOptions &options = {}) {
+  llvm::Expected<SimResult> r = simulate(plan, topo, bytes, options);
+  EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
+  return r ? r->micros : 0;
+}
+
+/// Options under which only the links limit a flow.
+SimOptions linksOnly() {
+  SimOptions o;
+  o.threadblockGBps = {1e6, 1e6, 1e6};
+  return o;
+}
+
+/// Plans by hand: threadblocks of steps, then connections.
+struct PlanBuilder {
+  SimPlan plan;
+  enum Kind { Send, Recv, RecvSend };
+
+  explicit PlanBuilder(int ranks, int64_t chunks = 1) {
+    plan.name = "test";
+    plan.ranks = ranks;
+    plan.inChunks = plan.outChunks = chunks;
+    for (int r = 0; r < ranks; ++r)
+      plan.gpus.push_back(r);
+  }
+  int threadblock(int rank, Protocol p, const std::vector<Kind> &kinds, bool direct = true) {
+    SimPlan::Threadblock tb;
+    tb.rank = rank;
+    tb.protocol = int(p);
+    tb.directRecv = direct;
+    tb.stepBegin = int32_t(plan.steps.size());
+    for (Kind k : kinds) {
+      SimPlan::Step s;
+      s.receives = k != Send;
+      s.sends = k != Recv;
+      if (s.receives)
+        s.recvOrdinal = tb.recvsPerLoop++;
+      if (s.sends)
+        s.sendOrdinal = tb.sendsPerLoop++;
+      plan.steps.push_back(s);
+    }
+    tb.stepEnd = int32_t(plan.steps.size());
+    plan.threadblocks.push_back(tb);
+    return int(plan.threadblocks.size()) - 1;
+  }
+  void connect(int sender, int receiver) {
+    int c = int(plan.connections.size());
+    plan.connections.push_back({sender, receiver});
+    plan.threadblocks[sender].sendConn = c;
+    plan.threadblocks[receiver].recvConn = c;
+  }
+};
+
+/// NCCL's ring allreduce on n ranks, one threadblock each (runRing).
+SimPlan ringAllreduce(int n, Protocol p) {
+  PlanBuilder b(n, n);
+  using K = PlanBuilder::Kind;
+  std::vector<K> kinds = {K::Send};
+  kinds.insert(kinds.end(), 2 * n - 3, K::RecvSend);
+  kinds.push_back(K::Recv);
+  for (int r = 0; r < n; ++r)
+    b.threadblock(r, p, kinds);
+  for (int r = 0; r < n; ++r)
+    b.connect(r, (r + 1) % n);
+  b.plan.collective = Collective::allreduce;
+  return b.plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Plans by hand
+//===----------------------------------------------------------------------===//
+
+TEST(Simulator, OneTransferIsLatencyPlusBytesOverBandwidth) {
+  Topology t = topology("hgx-h100");
+  PlanBuilder b(2);
+  b.connect(b.threadblock(0, Protocol::Simple, {PlanBuilder::Send}),
+            b.threadblock(1, Protocol::Simple, {PlanBuilder::Recv}));
+  double bytes = 256 * 1024; // one loop: less than a Simple slot
+  double expected = t.baseLatencyUs[0] + t.nvlinkParams.latencyUs[0] +
+                    bytes / (t.nvlinkParams.bandwidthGBps * 1e3);
+  EXPECT_NEAR(simulated(b.plan, t, bytes, linksOnly()), expected, 1e-9 * expected);
+  // A threadblock, not the link, limits one channel by default.
+  double perBlock = SimOptions().threadblockGBps[0];
+  EXPECT_NEAR(simulated(b.plan, t, bytes),
+              t.baseLatencyUs[0] + t.nvlinkParams.latencyUs[0] + bytes / (perBlock * 1e3), 1e-6);
+}
+
+TEST(Simulator, TwoTransfersIntoOnePortShareIt) {
+  Topology t = topology("hgx-h100");
+  double bytes = 256 * 1024, alone = bytes / (t.nvlinkParams.bandwidthGBps * 1e3);
+  PlanBuilder one(3), two(3);
+  one.connect(one.threadblock(0, Protocol::Simple, {PlanBuilder::Send}),
+              one.threadblock(2, Protocol::Simple, {PlanBuilder::Recv}));
+  for (int from : {0, 1})
+    two.connect(two.threadblock(from, Protocol::Simple, {PlanBuilder::Send}),
+                two.threadblock(2, Protocol::Simple, {PlanBuilder::Recv}));
+  double t1 = simulated(one.plan, t, bytes, linksOnly());
+  double t2 = simulated(two.plan, t, bytes, linksOnly());
+  // Each gets half of rank 2's NVLink port: both finish at twice the time.
+  EXPECT_NEAR(t2 - t1, alone, 1e-9 * t2);
+}
+
+TEST(Simulator, TransfersShareOnlyTheLinksTheyCross) {
+  Topology t = topology("hgx-h100:nodes=2");
+  // Rank 0 sends to rank 1 over NVLink and to rank 8 over its NIC: no
+  // shared port, so each goes at its own link's rate.
+  PlanBuilder b(16);
+  b.connect(b.threadblock(0, Protocol::Simple, {PlanBuilder::Send}),
+            b.threadblock(1, Protocol::Simple, {PlanBuilder::Recv}));
+  b.connect(b.threadblock(0, Protocol::Simple, {PlanBuilder::Send}),
+            b.threadblock(8, Protocol::Simple, {PlanBuilder::Recv}));
+  double bytes = 256 * 1024;
+  double net = t.netParams.latencyUs[0] + bytes / (t.netParams.bandwidthGBps * 1e3);
+  EXPECT_NEAR(simulated(b.plan, t, bytes, linksOnly()), t.baseLatencyUs[0] + net, 1e-6);
+  // Ranks 0 and 1 both send to rank 8: rank 1's message crosses rails
+  // (two network hops) and both share rank 8's NIC.
+  PlanBuilder c(16);
+  for (int from : {0, 1})
+    c.connect(c.threadblock(from, Protocol::Simple, {PlanBuilder::Send}),
+              c.threadblock(8, Protocol::Simple, {PlanBuilder::Recv}));
+  double shared = simulated(c.plan, t, bytes, linksOnly());
+  EXPECT_NEAR(shared, t.baseLatencyUs[0] + 2 * t.netParams.latencyUs[0] +
+                          2 * bytes / (t.netParams.bandwidthGBps * 1e3),
+              1e-6);
+}
+
+TEST(Simulator, RingIsLatencyBoundWhenSmall) {
+  Topology t = topology("hgx-h100");
+  for (Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
+    SimPlan ring = ringAllreduce(8, p);
+    double small = simulated(ring, t, 8);
+    // 2(n-1) hops one after the other, as NCCL's ring latency counts them.
+    double hops = t.baseLatencyUs[int(p)] + 14 * t.nvlinkParams.latencyUs[int(p)];
+    EXPECT_NEAR(small, hops, 0.01 * hops) << stringifyProtocol(p).str();
+    EXPECT_NEAR(simulated(ring, t, 512), small, 0.01 * small);
+  }
+}
+
+TEST(Simulator, RingApproachesTheBoundWhenLinksAloneLimit) {
+  Topology t = topology("hgx-h100");
+  for (int p = 0; p < kNumProtocols; ++p)
+    t.nvlinkParams.latencyUs[p] = t.baseLatencyUs[p] = 0;
+  SimPlan ring = ringAllreduce(8, Protocol::Simple);
+  double bytes = 4.0 * (1 << 30);
+  CollectiveBound bound = computeBound(Collective::allreduce, t, 8, bytes);
+  double time = simulated(ring, t, bytes, linksOnly());
+  EXPECT_GE(time, bound.lowerUs() * (1 - 1e-9));
+  EXPECT_LE(time, bound.lowerUs() * 1.02);
+}
+
+TEST(Simulator, SimpleBeatsLLWhenLargeAndLosesWhenSmall) {
+  Topology t = topology("hgx-h100");
+  SimPlan simple = ringAllreduce(8, Protocol::Simple), ll = ringAllreduce(8, Protocol::LL);
+  double big = 256.0 * (1 << 20);
+  EXPECT_GT(simulated(ll, t, big), 1.5 * simulated(simple, t, big));
+  EXPECT_LT(simulated(ll, t, 1024), simulated(simple, t, 1024));
+}
+
+TEST(Simulator, FifoSlotsBoundWhatIsInFlight) {
+  // Sixteen sends and then the receiver's sixteen receives: with eight
+  // slots, the sender waits for the receiver, who runs its own copy.
+  Topology t = topology("hgx-h100");
+  using K = PlanBuilder::Kind;
+  PlanBuilder b(2, 16);
+  std::vector<K> sends = {K::Send, K::Send, K::Send, K::Send, K::Send, K::Send,
+                                    K::Send, K::Send, K::Send, K::Send, K::Send, K::Send,
+                                    K::Send, K::Send, K::Send, K::Send};
+  std::vector<K> recvs = {K::Recv, K::Recv, K::Recv, K::Recv, K::Recv, K::Recv,
+                                    K::Recv, K::Recv, K::Recv, K::Recv, K::Recv, K::Recv,
+                                    K::Recv, K::Recv, K::Recv, K::Recv};
+  b.connect(b.threadblock(0, Protocol::Simple, sends), b.threadblock(1, Protocol::Simple, recvs));
+  double deep = simulated(b.plan, t, 16 * 4096);
+  b.plan.slots = 1;
+  double shallow = simulated(b.plan, t, 16 * 4096);
+  // One slot: each message waits for the last one's hop latency.
+  EXPECT_GT(shallow - deep, 12 * t.nvlinkParams.latencyUs[0]);
+}
+
+TEST(Simulator, ExtrapolatedLoopsMatchRunningThemAll) {
+  Topology t = topology("hgx-h100");
+  for (Protocol p : {Protocol::Simple, Protocol::LL}) {
+    SimPlan ring = ringAllreduce(8, p);
+    SimOptions all;
+    all.exactLoops = 1 << 20;
+    double bytes = 256.0 * (1 << 20);
+    llvm::Expected<SimResult> fast = simulate(ring, t, bytes);
+    ASSERT_TRUE(bool(fast));
+    EXPECT_TRUE(fast->extrapolated);
+    double exact = simulated(ring, t, bytes, all);
+    EXPECT_NEAR(fast->micros, exact, 0.01 * exact) << stringifyProtocol(p).str();
+  }
+}
+
+TEST(Simulator, AThousandRanksInSeconds) {
+  Topology t = topology("hgx-h100:nodes=128");
+  SimPlan ring = ringAllreduce(1024, Protocol::Simple);
+  auto start = std::chrono::steady_clock::now();
+  double time = simulated(ring, t, 1 << 30);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 30);
+  CollectiveBound bound = computeBound(Collective::allreduce, t, 1024, 1 << 30);
+  EXPECT_GE(time, bound.lowerUs());
+}
+
+TEST(Simulator, StallIsAnError) {
+  Topology t = topology("hgx-h100");
+  PlanBuilder b(2);
+  // Both ranks receive first: neither sends.
+  int a = b.threadblock(0, Protocol::Simple, {PlanBuilder::Recv, PlanBuilder::Send});
+  int c = b.threadblock(1, Protocol::Simple, {PlanBuilder::Recv, PlanBuilder::Send});
+  b.connect(a, c);
+  b.connect(c, a);
+  llvm::Expected<SimResult> r = simulate(b.plan, t, 1024);
+  ASSERT_FALSE(bool(r));
+  EXPECT_NE(llvm::toString(r.takeError()).find("stalls"), std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Compiled plans
+//===----------------------------------------------------------------------===//
+
+/// The plans of an example, lowered as collc lowers them.
+std::vector<SimPlan> compile(const std::string &example, const std::string &topo,
+                             int64_t ranks, std::optional<Protocol> protocol = {}) {
+  std::ifstream in(std::string(COLLC_EXAMPLES) + "/" + example);
+  std::stringstream text;
+  text << in.rdbuf();
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text.str(), example),
+                             llvm::SMLoc());
+  mlir::DialectRegistry registry;
+  registry.insert<CollDialect>();
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  mlir::DefaultTimingManager timing;
+  mlir::TimingScope scope = timing.getRootScope();
+  ElaborateOptions options;
+  options.defines.emplace_back("ranks", ranks);
+  std::string unused;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      importColl(sources, &context, options, scope, &unused);
+  EXPECT_TRUE(module) << example;
+  if (!module)
+    return {};
+  CollLoweringOptions lowering;
+  lowering.topology = topo;
+  lowering.multimem = false;
+  lowering.protocol = protocol;
+  mlir::PassManager pm(&context);
+  buildCollLoweringPipeline(pm, lowering);
+  EXPECT_TRUE(mlir::succeeded(pm.run(*module))) << example;
+  std::vector<SimPlan> plans;
+  for (auto plan : module->getOps<PlanOp>()) {
+    llvm::Expected<SimPlan> sim = buildSimPlan(plan);
+    EXPECT_TRUE(bool(sim)) << (sim ? "" : llvm::toString(sim.takeError()));
+    if (sim)
+      plans.push_back(std::move(*sim));
+  }
+  return plans;
+}
+
+TEST(Simulator, CompiledPlansNeverBeatTheBound) {
+  struct Case {
+    const char *example;
+    const char *topo;
+    int64_t ranks;
+  };
+  for (Case c : {Case{"ring_allreduce.coll", "hgx-h100", 8},
+                 Case{"ring_allreduce.coll", "hgx-h100:nodes=2", 16},
+                 Case{"ring_allgather.coll", "hgx-h100", 8},
+                 Case{"ring_reducescatter.coll", "hgx-h100:nodes=2", 16},
+                 Case{"recdoubling_allgather.coll", "hgx-h100:nodes=2", 16},
+                 Case{"rechalving_allreduce.coll", "hgx-h100", 8},
+                 Case{"pairwise_alltoall.coll", "hgx-h100:nodes=2", 16},
+                 Case{"twoshot_allreduce.coll", "hgx-h100", 8},
+                 Case{"tree_broadcast.coll", "hgx-h100:nodes=2", 16}}) {
+    Topology t = topology(c.topo);
+    for (const SimPlan &plan : compile(c.example, c.topo, c.ranks)) {
+      ASSERT_EQ(plan.ranks, c.ranks) << c.example;
+      for (double bytes = 64; bytes <= double(1 << 30); bytes *= 64) {
+        CollectiveBound bound = computeBound(plan.collective, t, int(plan.ranks), bytes);
+        EXPECT_GE(simulated(plan, t, bytes), bound.lowerUs() * (1 - 1e-9))
+            << c.example << " " << plan.name << " at " << bytes << " B";
+      }
+    }
+  }
+}
+
+TEST(Simulator, CompiledRingMatchesNcclsLatencyWhenSmall) {
+  Topology t = topology("hgx-h100");
+  std::vector<SimPlan> plans = compile("ring_allreduce.coll", "hgx-h100", 8, Protocol::LL);
+  ASSERT_EQ(plans.size(), 1u);
+  std::optional<double> nccl =
+      NcclModel(t, plans[0].gpus).time(Collective::allreduce, NcclAlgorithm::Ring, Protocol::LL, 8);
+  ASSERT_TRUE(nccl);
+  EXPECT_NEAR(simulated(plans[0], t, 8), *nccl, 0.01 * *nccl);
+}
+
+//===----------------------------------------------------------------------===//
+// NCCL's model
+//===----------------------------------------------------------------------===//
+
+TEST(NcclModel, OneNodeOfH100) {
+  Topology t = topology("hgx-h100");
+  NcclModel m(t, {0, 1, 2, 3, 4, 5, 6, 7});
+  // 18 links of 20.6 GB/s: six channels of 60 GB/s, split into twelve of 30.
+  EXPECT_EQ(m.ringChannels(), 12);
+  EXPECT_DOUBLE_EQ(m.ringChannelGBps(), 30);
+  std::optional<NcclChoice> small = m.choose(Collective::allreduce, 8);
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->algorithm, NcclAlgorithm::Ring);
+  EXPECT_EQ(small->protocol, Protocol::LL);
+  EXPECT_NEAR(small->micros, 6.6 + 14 * 0.6, 1e-3);
+  std::optional<NcclChoice> big = m.choose(Collective::allreduce, 1 << 30);
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->algorithm, NcclAlgorithm::NVLS);
+  // Ring Simple: 12 x 30 GB/s of busbw, algbw n / (2 (n-1)) of it.
+  std::optional<double> ring =
+      m.time(Collective::allreduce, NcclAlgorithm::Ring, Protocol::Simple, 1 << 30);
+  ASSERT_TRUE(ring);
+  EXPECT_NEAR(*ring, 8.4 + 14 * 3.4 + double(1 << 30) / (1000 * 360 * 8 / 14.0), 1e-3);
+  EXPECT_FALSE(m.choose(Collective::alltoall, 1024));
+  // PAT needs one GPU per node.
+  EXPECT_FALSE(m.time(Collective::allgather, NcclAlgorithm::PAT, Protocol::Simple, 1024));
+}
+
+TEST(NcclModel, NoLL128OrNVLSWithoutNVLink) {
+  Topology t = topology("pcie-8");
+  NcclModel m(t, {0, 1, 2, 3, 4, 5, 6, 7});
+  for (double bytes = 8; bytes < 1e10; bytes *= 8) {
+    std::optional<NcclChoice> c = m.choose(Collective::allreduce, bytes);
+    ASSERT_TRUE(c);
+    EXPECT_NE(c->protocol, Protocol::LL128);
+    EXPECT_NE(c->algorithm, NcclAlgorithm::NVLS);
+  }
+}
+
+TEST(NcclModel, NodesOfH100) {
+  Topology t = topology("hgx-h100:nodes=2");
+  std::vector<int64_t> gpus;
+  for (int g = 0; g < 16; ++g)
+    gpus.push_back(g);
+  NcclModel m(t, gpus);
+  EXPECT_EQ(m.nodes(), 2);
+  std::optional<NcclChoice> big = m.choose(Collective::allreduce, 1 << 30);
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->algorithm, NcclAlgorithm::NVLSTree);
+  // Time grows with size for every pair it models.
+  for (int a = 0; a < kNumNcclAlgorithms; ++a)
+    for (int p = 0; p < kNumProtocols; ++p) {
+      std::optional<double> lo = m.time(Collective::allreduce, NcclAlgorithm(a), Protocol(p), 1 << 20);
+      std::optional<double> hi = m.time(Collective::allreduce, NcclAlgorithm(a), Protocol(p), 1 << 24);
+      EXPECT_EQ(bool(lo), bool(hi));
+      if (lo && hi) {
+        EXPECT_LT(*lo, *hi);
+      }
+    }
+  // One GPU per node: PAT for all-gather.
+  NcclModel spread(t, {0, 8});
+  EXPECT_TRUE(spread.time(Collective::allgather, NcclAlgorithm::PAT, Protocol::Simple, 1024));
+}
+
+TEST(BusBandwidth, NcclTestsFactors) {
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(Collective::allreduce, 8), 14.0 / 8);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(Collective::allgather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(Collective::alltoall, 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(Collective::broadcast, 8), 1);
+}
+
+} // namespace
