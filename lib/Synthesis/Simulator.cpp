@@ -61,7 +61,7 @@ struct Event {
     return time != o.time ? time > o.time : seq > o.seq;
   }
 };
-enum EventType { FlowDone, Arrive, StepDone };
+enum EventType { FlowDone, Arrive };
 
 class Engine {
 public:
@@ -180,8 +180,12 @@ int32_t Engine::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step
     return it->second;
   Path path;
   int p = tb.protocol;
-  double perBlock = options.threadblockGBps[p];
+  // Loads and stores on memory move at the Simple rate whatever the
+  // threadblock's FIFOs speak; the GPU keeps many in flight, so only the
+  // barriers around the plan pay their latency.
+  double perBlock = options.threadblockGBps[int(Protocol::Simple)];
   if (step.sends) {
+    perBlock = options.threadblockGBps[p];
     addTransfer(path.uses, gpu, peer);
     path.latency = topo.latency(int(gpu), int(peer), p);
     path.efficiency = topo.efficiency[p];
@@ -190,7 +194,6 @@ int32_t Engine::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step
     addTransfer(path.uses, gpu, gpu);
   } else if (step.access == A::Get) {
     addTransfer(path.uses, peer, gpu);
-    path.latency = topo.latency(int(peer), int(gpu), p);
   } else {
     // Every rank's chunk at once: through the switch (multimem), or one
     // peer at a time through its window.
@@ -202,7 +205,6 @@ int32_t Engine::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step
     for (int64_t g : plan.gpus)
       if (g != gpu || all)
         path.uses.push_back({resource(reads ? NvOut : NvIn, g, nv), 1});
-    path.latency = topo.nvlinkParams.latencyUs[p];
   }
   path.cap = perBlock * kBytesPerUs / path.efficiency;
   paths.push_back(std::move(path));
@@ -367,15 +369,6 @@ llvm::Expected<double> Engine::run(int64_t loopCount, double sliceBytes, double 
         continue;
       settle(e.id, now);
       endFlow(e.id, now);
-      int32_t p = flowPath[e.id];
-      const SimPlan::Threadblock &t = plan.threadblocks[e.id];
-      bool sends = plan.steps[t.stepBegin + done[e.id] % t.steps()].sends;
-      // A load or a store on other ranks' memory is done when it lands.
-      if (!sends && paths[p].latency > 0)
-        push(now + paths[p].latency, StepDone, e.id);
-      else
-        complete(e.id, now);
-    } else if (e.type == StepDone) {
       complete(e.id, now);
     } else {
       ++arrived[e.id];
@@ -402,9 +395,9 @@ llvm::Expected<SimResult> coll::simulate(const SimPlan &plan, const Topology &to
   int p = plan.protocol();
   double fixed = topo.baseLatencyUs[p];
   // Plans on other ranks' buffers open and close with a barrier over the
-  // ranks: a hop each.
+  // ranks: a hop each, at NVLink's smallest latency (LL's flags).
   if (plan.peerSteps)
-    fixed += 2 * topo.nvlinkParams.latencyUs[p];
+    fixed += 2 * topo.nvlinkParams.latencyUs[int(Protocol::LL)];
   double chunk = bytes / double(std::max(plan.inChunks, plan.outChunks));
   if (chunk <= 0) {
     result.micros = fixed;
