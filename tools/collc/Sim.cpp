@@ -178,7 +178,7 @@ int simulateAlgorithm(llvm::StringRef name, Algorithm &alg, llvm::ArrayRef<doubl
         cell(fixed(choice->micros), 11);
         cell(fixed(m / (choice->micros * 1e3) * bus), 9);
       } else {
-        os << "   " << llvm::left_justify("-", 16);
+        os << "   -";
       }
     }
     os << "\n";
