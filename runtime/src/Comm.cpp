@@ -3,6 +3,7 @@
 
 #include "src/Env.h"
 
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -17,6 +18,37 @@ void setInitError(const std::string &e) {
   initError = e;
 }
 } // namespace
+
+collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int rank,
+                              const PeerInfo &self) {
+  if (!out || nranks < 1 || rank < 0 || rank >= nranks) {
+    setInitError("collCommInitRank: need 0 <= rank < nranks, got rank " +
+                 std::to_string(rank) + " of " + std::to_string(nranks));
+    return collInvalidArgument;
+  }
+  *out = nullptr;
+  UniqueIdData data;
+  memcpy(&data, id.internal, sizeof data);
+  auto comm = std::make_unique<collComm>();
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->transport = std::make_unique<PeerTransports>();
+  std::string error;
+  const Env &env = Env::get();
+  collResult_t r = comm->bootstrap.connect(data, rank, nranks, env.timeoutSeconds, error);
+  if (r == collSuccess)
+    r = comm->transport->connect(comm->bootstrap, rank, nranks, self, env.transport,
+                                 env.timeoutSeconds, error);
+  if (r != collSuccess) {
+    setInitError("rank " + std::to_string(rank) + ": " + error);
+    return r;
+  }
+  if (env.debug)
+    fprintf(stderr, "collc INFO rank %d of %d on %s: %s\n", rank, nranks, self.host.c_str(),
+            comm->transport->describe().c_str());
+  *out = comm.release();
+  return collSuccess;
+}
 
 extern "C" {
 
@@ -70,35 +102,7 @@ collResult_t collGetUniqueId(collUniqueId *id) {
 }
 
 collResult_t collCommInitRank(collComm_t *out, int nranks, collUniqueId id, int rank) {
-  if (!out || nranks < 1 || rank < 0 || rank >= nranks) {
-    setInitError("collCommInitRank: need 0 <= rank < nranks, got rank " +
-                 std::to_string(rank) + " of " + std::to_string(nranks));
-    return collInvalidArgument;
-  }
-  *out = nullptr;
-  UniqueIdData data;
-  memcpy(&data, id.internal, sizeof data);
-  auto comm = std::make_unique<collComm>();
-  comm->rank = rank;
-  comm->nranks = nranks;
-  std::string error;
-  double timeout = Env::get().timeoutSeconds;
-  collResult_t r = comm->bootstrap.connect(data, rank, nranks, timeout, error);
-  const std::string &kind = Env::get().transport;
-  if (r == collSuccess && kind == "shm")
-    comm->transport = makeShmTransport(comm->bootstrap, rank, nranks, timeout, r, error);
-  else if (r == collSuccess && kind == "socket")
-    comm->transport = makeSocketTransport(comm->bootstrap, rank, nranks, timeout, r, error);
-  else if (r == collSuccess) {
-    error = "COLL_TRANSPORT='" + kind + "': expected shm or socket";
-    r = collInvalidArgument;
-  }
-  if (r != collSuccess) {
-    setInitError("rank " + std::to_string(rank) + ": " + error);
-    return r;
-  }
-  *out = comm.release();
-  return collSuccess;
+  return initComm(out, nranks, id, rank, localPeerInfo());
 }
 
 collResult_t collCommDestroy(collComm_t comm) {

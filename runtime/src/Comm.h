@@ -5,7 +5,7 @@
 #include "collc/abi.h"
 #include "collrt.h"
 #include "src/Bootstrap.h"
-#include "transport/Transport.h"
+#include "transport/PeerTransports.h"
 
 #include <map>
 #include <mutex>
@@ -28,7 +28,7 @@ struct AlgorithmSetup {
 struct collComm {
   int rank = 0, nranks = 0;
   collrt::Bootstrap bootstrap;
-  std::unique_ptr<collrt::Transport> transport;
+  std::unique_ptr<collrt::PeerTransports> transport; // one per peer
   std::string lastError;
   volatile int32_t abortFlag = 0;
   std::mutex launching; // held by a launch; abort waits for it to stop
@@ -44,5 +44,11 @@ struct collComm {
     return r;
   }
 };
+
+namespace collrt {
+/// collCommInitRank for a rank that tells its peers `self`.
+collResult_t initComm(collComm_t *out, int nranks, collUniqueId id, int rank,
+                      const PeerInfo &self);
+} // namespace collrt
 
 #endif // COLLRT_COMM_H

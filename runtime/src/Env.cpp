@@ -31,6 +31,8 @@ const Env &Env::get() {
     e.ll128Slot = readInt("COLL_LL128_SLOT", e.ll128Slot, 1024, int64_t(1) << 30) & ~int64_t(127);
     if (const char *t = std::getenv("COLL_TRANSPORT"); t && *t)
       e.transport = t;
+    if (const char *h = std::getenv("COLL_HOSTID"); h && *h)
+      e.hostId = h;
     e.direct = readInt("COLL_DIRECT", 0, 0, 1) == 1;
     if (const char *a = std::getenv("COLL_BOOTSTRAP_ADDR"); a && *a)
       e.bootstrapAddr = a;

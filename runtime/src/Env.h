@@ -4,7 +4,11 @@
 //   COLL_TIMEOUT=60        seconds any wait may last before it fails
 //   COLL_SIMPLE_SLOT=524288, COLL_LL_SLOT=65536, COLL_LL128_SLOT=614400
 //                          bytes of one FIFO slot on the wire, per protocol
-//   COLL_TRANSPORT=shm     shm (shared memory) or socket (TCP and a proxy thread)
+//   COLL_TRANSPORT=        unset: each pair of ranks gets the first transport
+//                          that can join it, shm on one host, else socket;
+//                          shm or socket: that one for every pair (tests)
+//   COLL_HOSTID=           unset: a rank's host is its hostname and boot id;
+//                          else this string (ranks with equal ones use shm)
 //   COLL_DIRECT=0          1: direct connections store into the receiver's
 //                          buffers. The host emulation must then copy every
 //                          buffer into a shared window and back, which costs
@@ -31,7 +35,8 @@ struct Env {
   int64_t simpleSlot = 524288, llSlot = 65536, ll128Slot = 614400; // NCCL's step sizes
   std::string bootstrapAddr = "127.0.0.1";
   std::string socketIfname;
-  std::string transport = "shm";
+  std::string transport; // empty: chosen per pair of ranks
+  std::string hostId;
   bool direct = false;
 
   static const Env &get();

@@ -65,7 +65,7 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
   }
   AlgorithmSetup setup;
   std::string error;
-  Transport &net = *comm->transport;
+  PeerTransports &net = *comm->transport;
   if (collResult_t r = net.exchangeWindow(size[comm->rank], setup.window, error))
     return comm->fail(r, error);
   setup.recv.resize(alg->numPlans);
@@ -176,12 +176,12 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     peerSteps |= (plan->threadblocks[i].direct & collc::kTbPeerSteps) != 0;
     direct |= (plan->threadblocks[i].direct & (collc::kTbDirectRecv | collc::kTbDirectSend)) != 0;
   }
-  const bool shm = std::string(comm->transport->name()) == "shm";
+  const bool shm = comm->transport->mapsEveryRank();
   if (peerSteps && !shm)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " reaches other ranks' buffers "
                       "(NVLink multicast or peer windows), which the host emulates over "
-                      "shared memory: use the shm transport");
+                      "shared memory: use the shm transport between every pair of ranks");
   if (plan->wholeChunks && E % plan->chunks)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " moves chunks between positions, so "

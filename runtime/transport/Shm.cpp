@@ -1,6 +1,7 @@
 //===- Shm.cpp - Shared memory between processes of one machine -----------===//
 //
-// Each window is a memfd. Its descriptor travels to every peer over a Unix
+// Each rank's part of a window is a memfd (HostMemory.cpp). Its descriptor
+// travels to every peer on the same host over a Unix
 // socket with SCM_RIGHTS, the same flow as exporting a CUDA VMM allocation
 // as a POSIX fd, and each peer maps it. Sockets are made once, at init.
 // Their names are in the abstract namespace, which any local process can
@@ -24,8 +25,9 @@ namespace {
 
 class ShmTransport : public Transport {
 public:
-  ShmTransport(int rank, int nranks, double timeout)
-      : rank(rank), nranks(nranks), timeout(timeout), out(nranks, -1), in(nranks, -1) {}
+  ShmTransport(int rank, const std::vector<bool> &peers, double timeout)
+      : rank(rank), nranks(int(peers.size())), timeout(timeout), peers(peers),
+        out(nranks, -1), in(nranks, -1) {}
   ~ShmTransport() override {
     for (int fd : out)
       if (fd >= 0)
@@ -45,9 +47,11 @@ public:
     // Every listener exists once the barrier returns.
     collResult_t res = boot.barrier(error);
     const PeerHello hello = boot.hello(rank);
+    int expected = 0;
     for (int p = 0; p < nranks && res == collSuccess; ++p) {
-      if (p == rank)
+      if (!peers[p])
         continue;
+      ++expected;
       std::string peer = "collc-" + std::to_string(boot.magic()) + "-" + std::to_string(p);
       out[p] = connectUnix(peer, timeout, error);
       if (out[p] < 0 || !writeFull(out[p], &hello, sizeof hello, error))
@@ -56,7 +60,7 @@ public:
     int arrived = 0;
     auto admit = [&](int fd, const std::string &bytes) {
       int from = boot.admit(bytes);
-      if (from < 0 || from >= nranks || from == rank || in[from] >= 0)
+      if (from < 0 || from >= nranks || !peers[from] || in[from] >= 0)
         return false;
       in[from] = fd;
       ++arrived;
@@ -64,7 +68,7 @@ public:
     };
     if (res == collSuccess &&
         !admitConnections(listener, sizeof(PeerHello), timeout, admit,
-                          [&] { return arrived == nranks - 1; }, error)) {
+                          [&] { return arrived == expected; }, error)) {
       error = "shm: a peer did not connect (" + error + ")";
       res = collRemoteError;
     }
@@ -78,27 +82,15 @@ public:
     return collSuccess;
   }
 
-  collResult_t exchangeWindow(size_t bytes, Window &w, std::string &error) override {
-    w.id = windows++;
-    w.base.assign(nranks, nullptr);
-    w.size.assign(nranks, 0);
-    bytes = bytes ? (bytes + 4095) & ~size_t(4095) : 4096;
-    int fd = memfd_create("collc-window", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, off_t(bytes))) {
-      error = "shm: cannot create a window of " + std::to_string(bytes) + " bytes";
-      if (fd >= 0)
-        close(fd);
-      return collSystemError;
-    }
-    collResult_t res = map(fd, rank, w, error);
+  collResult_t shareWindow(Window &w, std::string &error) override {
+    collResult_t res = collSuccess;
     for (int p = 0; p < nranks && res == collSuccess; ++p)
-      if (p != rank && !sendFd(out[p], fd, rank, error)) {
+      if (peers[p] && !sendFd(out[p], w.fd, rank, error)) {
         res = errno == EPIPE || errno == ECONNRESET ? collRemoteError : collSystemError;
         error = "shm: cannot pass this rank's window to rank " + std::to_string(p) + ": " + error;
       }
-    close(fd);
     for (int p = 0; p < nranks && res == collSuccess; ++p) {
-      if (p == rank)
+      if (!peers[p])
         continue;
       int32_t tag;
       int peerFd = recvFd(in[p], tag, timeout, error);
@@ -116,11 +108,12 @@ public:
   }
 
   void release(Window &w) override {
-    for (size_t p = 0; p < w.base.size(); ++p)
-      if (w.base[p])
+    for (int p = 0; p < nranks && size_t(p) < w.base.size(); ++p)
+      if (peers[p] && w.base[p]) {
         munmap(w.base[p], w.size[p]);
-    w.base.clear();
-    w.size.clear();
+        w.base[p] = nullptr;
+        w.size[p] = 0;
+      }
   }
 
 private:
@@ -142,18 +135,26 @@ private:
 
   int rank, nranks;
   double timeout;
-  int windows = 0;
-  std::vector<int> out, in; // sockets to and from each peer
+  std::vector<bool> peers;  // the ranks this transport serves
+  std::vector<int> out, in; // sockets to and from each of them
 };
 
 } // namespace
 
-std::unique_ptr<Transport> collrt::makeShmTransport(Bootstrap &boot, int rank, int nranks,
-                                                    double timeout, collResult_t &result,
-                                                    std::string &error) {
-  auto t = std::make_unique<ShmTransport>(rank, nranks, timeout);
+namespace {
+
+std::unique_ptr<Transport> makeShm(Bootstrap &boot, int rank, const std::vector<bool> &peers,
+                                   double timeout, collResult_t &result, std::string &error) {
+  auto t = std::make_unique<ShmTransport>(rank, peers, timeout);
   result = t->connect(boot, error);
   if (result != collSuccess)
     return nullptr;
   return t;
 }
+
+// Abstract Unix sockets and memfds reach the processes of one kernel.
+bool sameHost(const PeerInfo &self, const PeerInfo &peer) { return self.host == peer.host; }
+
+} // namespace
+
+const TransportKind collrt::shmTransport = {"shm", true, sameHost, makeShm};

@@ -1,11 +1,17 @@
 //===- Transport.h - How ranks see each other's memory ---------------------===//
 //
-// One interface for every transport. Setup is collective: each rank offers
-// a window of its own memory (where its receive FIFOs live) and gets a
-// pointer to every peer's. The host transports deliver `shm` (memfd shared
-// memory, descriptors passed over Unix sockets like CUDA VMM POSIX-fd
-// handles) and `socket` (TCP and a proxy thread, standing in for RDMA); GPU
-// transports implement the same calls with device memory.
+// One interface for every transport, and one transport per pair of ranks:
+// PeerTransports.h picks, for each peer, the first transport of an ordered
+// table whose canConnect accepts the pair (as NCCL's transport.cc does), and
+// COLL_TRANSPORT can force one for every pair. The host has `shm` (memfd
+// shared memory, descriptors passed over Unix sockets like CUDA VMM POSIX-fd
+// handles) for ranks on one machine and `socket` (TCP and a proxy thread,
+// standing in for RDMA) for the rest; GPU transports implement the same
+// calls with device memory.
+//
+// A window is made collectively: each rank allocates its part (where its
+// receive FIFOs live), and then every transport of the table, in order,
+// gives the peers it serves access to it and maps what it can of theirs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_TRANSPORT_H
@@ -29,6 +35,20 @@ struct Window {
   int id = -1;              // the same on every rank: windows are made collectively
   std::vector<char *> base; // every rank's window where mapped here, else null
   std::vector<size_t> size;
+  int fd = -1;              // this rank's part as a memfd while it is being shared
+};
+
+/// This rank's part of a new window in host memory: `bytes` of zeroed memory,
+/// rounded up to whole pages, in a memfd that shm passes to its peers.
+collResult_t allocateWindow(size_t bytes, int rank, int nranks, Window &window,
+                            std::string &error);
+/// Unmaps this rank's part of `window` and closes its descriptor.
+void freeWindow(Window &window, int rank);
+
+/// What a rank tells every other at init, so that each can work out which
+/// transport joins every pair of ranks: the same answer on every rank.
+struct PeerInfo {
+  std::string host; // hostname and boot id, or COLL_HOSTID
 };
 
 /// A FIFO's layout in memory: head and ready (the receiver's) and tail (the
@@ -73,9 +93,10 @@ class Transport {
 public:
   virtual ~Transport() = default;
   virtual const char *name() const = 0;
-  /// Collective: allocates `bytes` of zeroed memory on this rank and maps
-  /// what the transport can of the other ranks' windows.
-  virtual collResult_t exchangeWindow(size_t bytes, Window &window, std::string &error) = 0;
+  /// Collective over every rank of the communicator: gives the peers this
+  /// transport serves access to this rank's part of `window` (`base[rank]`,
+  /// `size[rank]`, `fd`) and maps what it can of theirs into `base[peer]`.
+  virtual collResult_t shareWindow(Window &window, std::string &error) = 0;
   /// The FIFO at `offset` in `owner`'s window, as this rank's sender uses it.
   virtual collResult_t sendFifo(Window &window, int owner, size_t offset, int32_t slots,
                                 int64_t slotBytes, int32_t protocol, collc::Fifo &fifo,
@@ -85,15 +106,38 @@ public:
                                 const collc::Fifo & /*fifo*/, std::string & /*error*/) {
     return collSuccess;
   }
-  virtual void release(Window &window) = 0;
+  /// Unmaps what shareWindow mapped of the peers' windows.
+  virtual void release(Window & /*window*/) {}
+  /// Whether a peer may still write into this rank's part of a released
+  /// window (a proxy delivering late); the part then lives as long as the
+  /// transport.
+  virtual bool writesLate() const { return false; }
 };
 
-std::unique_ptr<Transport> makeShmTransport(Bootstrap &bootstrap, int rank, int nranks,
-                                            double timeout, collResult_t &result,
-                                            std::string &error);
-std::unique_ptr<Transport> makeSocketTransport(Bootstrap &bootstrap, int rank, int nranks,
-                                               double timeout, collResult_t &result,
-                                               std::string &error);
+/// Makes a transport on this rank for the peers marked in `peers` (one entry
+/// per rank). Collective: every rank makes every transport that serves some
+/// pair of the group, even one that serves none of its own peers.
+using MakeTransport = std::unique_ptr<Transport> (*)(Bootstrap &bootstrap, int rank,
+                                                     const std::vector<bool> &peers,
+                                                     double timeout, collResult_t &result,
+                                                     std::string &error);
+
+/// One row of the table of transports.
+struct TransportKind {
+  const char *name;
+  /// Whether shareWindow maps the windows of the peers it serves (sets
+  /// their `base`), so that this rank can reach into their memory.
+  bool mapsPeers;
+  /// Whether the transport can join ranks that said `self` and `peer` at
+  /// init. Symmetric, so that both ends of a pair choose alike.
+  bool (*canConnect)(const PeerInfo &self, const PeerInfo &peer);
+  MakeTransport make;
+};
+
+/// Ranks on one machine (Shm.cpp).
+extern const TransportKind shmTransport;
+/// Any two ranks that can reach each other over TCP (Socket.cpp).
+extern const TransportKind socketTransport;
 
 } // namespace collrt
 

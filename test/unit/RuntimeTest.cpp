@@ -160,7 +160,7 @@ TEST(Shm, WindowsAreSharedBetweenRanks) {
   const int n = 3;
   std::vector<collComm_t> comms = initComms(n);
   ASSERT_EQ(comms.size(), size_t(n));
-  ASSERT_STREQ(comms[0]->transport->name(), "shm");
+  ASSERT_STREQ(comms[0]->transport->nameOf(1), "shm");
   std::vector<collrt::Window> windows(n);
   auto asked = [](int r) { return size_t(1000 + 5000 * r); };
   onRanks(n, [&](int r) {

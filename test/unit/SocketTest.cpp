@@ -49,6 +49,19 @@ bool waitFor(const uint64_t *word, uint64_t goal) {
 
 uint32_t loopback() { return htonl(INADDR_LOOPBACK); }
 
+// Window 0 of a group of two, made as PeerTransports makes one, over `net`
+// alone.
+collResult_t makeWindow(collrt::Transport &net, int rank, size_t bytes, collrt::Window &w,
+                        std::string &error) {
+  if (collResult_t r = collrt::allocateWindow(bytes, rank, 2, w, error))
+    return r;
+  w.id = 0;
+  collResult_t r = net.shareWindow(w, error);
+  close(w.fd);
+  w.fd = -1;
+  return r;
+}
+
 // The local address (network order) of the TCP socket listening on `port`
 // (network order), from the kernel's table; false if nobody listens there.
 bool listeningAddress(uint16_t port, uint32_t &addr) {
@@ -97,20 +110,21 @@ struct HandPlayedRank0 {
         return;
       }
       collResult_t res;
-      std::unique_ptr<collrt::Transport> net =
-          socket ? collrt::makeSocketTransport(boot1, 1, 2, 5, res, err)
-                 : collrt::makeShmTransport(boot1, 1, 2, 5, res, err);
+      const collrt::TransportKind &kind = socket ? collrt::socketTransport : collrt::shmTransport;
+      std::unique_ptr<collrt::Transport> net = kind.make(boot1, 1, {true, false}, 5, res, err);
       made.set_value(net ? "" : "transport: " + err);
       if (!net)
         return;
       collrt::Window w;
-      if (window && net->exchangeWindow(collrt::fifoBytes(kSlots, kSlotBytes), w, err) ==
+      if (window && makeWindow(*net, 1, collrt::fifoBytes(kSlots, kSlotBytes), w, err) ==
                         collSuccess) {
         fifo = collrt::fifoAt(w.base[1], kSlots, kSlotBytes, collc::kSimple);
         net->recvFifo(w, 0, 0, fifo, err);
       }
       published.set_value();
       boot1.barrier(err);
+      net.reset(); // stops its proxy before the window goes
+      collrt::freeWindow(w, 1);
     });
     EXPECT_EQ(boot.connect(id, 0, 2, 5, error), collSuccess) << error;
   }
@@ -168,14 +182,14 @@ TEST(Socket, StepsAndCreditsCrossWithoutSharedMemory) {
       return;
     }
     collResult_t res;
-    auto net = collrt::makeSocketTransport(boot, r, 2, 5, res, err);
+    auto net = collrt::socketTransport.make(boot, r, {r == 1, r == 0}, 5, res, err);
     if (!net) {
       fail = "transport: " + err;
       return;
     }
     EXPECT_STREQ(net->name(), "socket");
     collrt::Window w;
-    if (net->exchangeWindow(collrt::fifoBytes(slots, slotBytes), w, err) != collSuccess) {
+    if (makeWindow(*net, r, collrt::fifoBytes(slots, slotBytes), w, err) != collSuccess) {
       fail = "window: " + err;
       return;
     }
@@ -221,6 +235,8 @@ TEST(Socket, StepsAndCreditsCrossWithoutSharedMemory) {
         fail = "the last credits never came back";
     }
     EXPECT_EQ(boot.barrier(err), collSuccess) << err;
+    net.reset();
+    collrt::freeWindow(w, r);
   };
   std::thread a(rank, 0), b(rank, 1);
   a.join();

@@ -1,0 +1,189 @@
+//===- PeerTransports.cpp - One transport for each pair of ranks ----------===//
+#include "transport/PeerTransports.h"
+
+#include "src/Bootstrap.h"
+#include "src/Env.h"
+
+#include <fstream>
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace collrt;
+
+const std::vector<const TransportKind *> &collrt::transportTable() {
+  static const std::vector<const TransportKind *> table = {&shmTransport, &socketTransport};
+  return table;
+}
+
+bool collrt::chooseTransports(const std::vector<const TransportKind *> &table,
+                              const std::vector<PeerInfo> &ranks, const std::string &forced,
+                              std::vector<std::vector<int>> &choice, std::string &error) {
+  int only = -1;
+  if (!forced.empty()) {
+    std::string names;
+    for (size_t t = 0; t < table.size(); ++t) {
+      if (forced == table[t]->name)
+        only = int(t);
+      names += std::string(t ? " or " : "") + table[t]->name;
+    }
+    if (only < 0) {
+      error = "COLL_TRANSPORT='" + forced + "': expected " + names +
+              " (or unset, to choose per pair of ranks)";
+      return false;
+    }
+  }
+  const int n = int(ranks.size());
+  choice.assign(n, std::vector<int>(n, -1));
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) {
+      int &c = choice[a][b];
+      for (int t = only < 0 ? 0 : only; t < int(table.size()) && c < 0; ++t) {
+        if (table[t]->canConnect(ranks[a], ranks[b]))
+          c = t;
+        if (only >= 0)
+          break;
+      }
+      if (c < 0) {
+        error = (only >= 0 ? "COLL_TRANSPORT=" + forced + " cannot" : "no transport can") +
+                " join rank " + std::to_string(a) + " (host " + ranks[a].host +
+                ") and rank " + std::to_string(b) + " (host " + ranks[b].host + ")";
+        return false;
+      }
+      choice[b][a] = c;
+    }
+  return true;
+}
+
+PeerInfo collrt::localPeerInfo() {
+  PeerInfo info;
+  if (!Env::get().hostId.empty()) {
+    info.host = Env::get().hostId;
+    return info;
+  }
+  // The boot id tells apart machines that share a hostname, and reboots.
+  char name[256] = "";
+  gethostname(name, sizeof name - 1);
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  info.host = std::string(name) + "/" + boot;
+  return info;
+}
+
+PeerTransports::~PeerTransports() {
+  // Stops every proxy before the memory it may write goes away.
+  made.clear();
+  for (auto &[base, bytes] : retired)
+    munmap(base, bytes);
+}
+
+collResult_t PeerTransports::connect(Bootstrap &boot, int rank_, int nranks, const PeerInfo &self,
+                                     const std::string &forced, double timeout,
+                                     std::string &error) {
+  rank = rank_;
+  std::vector<std::string> hosts;
+  if (collResult_t r = boot.allgather(self.host, hosts, error))
+    return r;
+  std::vector<PeerInfo> ranks(nranks);
+  for (int p = 0; p < nranks; ++p)
+    ranks[p].host = hosts[p];
+  const std::vector<const TransportKind *> &table = transportTable();
+  std::vector<std::vector<int>> choice;
+  if (!chooseTransports(table, ranks, forced, choice, error))
+    return collInvalidUsage;
+  of = choice[rank];
+  everyRankMapped = true;
+  std::vector<bool> used(table.size(), false);
+  for (int a = 0; a < nranks; ++a)
+    for (int b = 0; b < nranks; ++b)
+      if (a != b) {
+        used[choice[a][b]] = true;
+        everyRankMapped &= table[choice[a][b]]->mapsPeers;
+      }
+  made.resize(table.size());
+  for (size_t t = 0; t < table.size(); ++t) {
+    if (!used[t])
+      continue;
+    std::vector<bool> peers(nranks, false);
+    for (int p = 0; p < nranks; ++p)
+      peers[p] = of[p] == int(t);
+    collResult_t r;
+    made[t] = table[t]->make(boot, rank, peers, timeout, r, error);
+    if (!made[t])
+      return r;
+  }
+  return collSuccess;
+}
+
+const char *PeerTransports::nameOf(int peer) const {
+  return of[peer] < 0 ? "self" : made[of[peer]]->name();
+}
+
+std::string PeerTransports::describe() const {
+  std::string line;
+  for (size_t t = 0; t < made.size(); ++t) {
+    if (!made[t])
+      continue;
+    std::string ranks;
+    for (int p = 0; p < int(of.size()); ++p) {
+      if (of[p] != int(t))
+        continue;
+      int last = p;
+      while (last + 1 < int(of.size()) && of[last + 1] == int(t))
+        ++last;
+      ranks += " " + std::to_string(p) + (last > p ? "-" + std::to_string(last) : "");
+      p = last;
+    }
+    if (!ranks.empty())
+      line += (line.empty() ? "" : ", ") + std::string(made[t]->name()) + " to" + ranks;
+  }
+  return line.empty() ? "no peers" : line;
+}
+
+collResult_t PeerTransports::exchangeWindow(size_t bytes, Window &w, std::string &error) {
+  const int id = windows++;
+  if (collResult_t r = allocateWindow(bytes, rank, int(of.size()), w, error))
+    return r;
+  w.id = id;
+  collResult_t r = collSuccess;
+  for (auto &t : made)
+    if (t && r == collSuccess)
+      r = t->shareWindow(w, error);
+  close(w.fd);
+  w.fd = -1;
+  if (r != collSuccess)
+    release(w);
+  return r;
+}
+
+collResult_t PeerTransports::sendFifo(Window &w, int owner, size_t offset, int32_t slots,
+                                      int64_t slotBytes, int32_t protocol, collc::Fifo &fifo,
+                                      std::string &error) {
+  if (owner == rank) {
+    fifo = fifoAt(w.base[rank] + offset, slots, slotBytes, protocol);
+    return collSuccess;
+  }
+  return made[of[owner]]->sendFifo(w, owner, offset, slots, slotBytes, protocol, fifo, error);
+}
+
+collResult_t PeerTransports::recvFifo(Window &w, int peer, size_t offset,
+                                      const collc::Fifo &fifo, std::string &error) {
+  if (peer == rank)
+    return collSuccess;
+  return made[of[peer]]->recvFifo(w, peer, offset, fifo, error);
+}
+
+void PeerTransports::release(Window &w) {
+  bool late = false;
+  for (auto &t : made)
+    if (t) {
+      t->release(w);
+      late |= t->writesLate();
+    }
+  if (late && size_t(rank) < w.base.size() && w.base[rank]) {
+    retired.emplace_back(w.base[rank], w.size[rank]);
+    w.base[rank] = nullptr;
+  }
+  freeWindow(w, rank);
+  w.base.clear();
+  w.size.clear();
+}

@@ -1,0 +1,80 @@
+//===- PeerTransports.h - One transport for each pair of ranks ------------===//
+//
+// At init every rank publishes what its peers need to judge it (PeerInfo),
+// and every rank then works out the same choice for every pair of the group:
+// the first transport of the table whose canConnect accepts the pair, or the
+// one that COLL_TRANSPORT names, for every pair. Every transport that serves
+// some pair is made on every rank, in table order, so that the collective
+// steps of their setups line up on all ranks.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLRT_PEERTRANSPORTS_H
+#define COLLRT_PEERTRANSPORTS_H
+
+#include "transport/Transport.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace collrt {
+
+/// The transports in order of preference: those that share memory first
+/// (p2p, when it exists, goes before shm), the network last (ib before
+/// socket).
+const std::vector<const TransportKind *> &transportTable();
+
+/// Fills `choice[a][b]` with the index in `table` of the transport that
+/// joins ranks a and b (-1 where a == b): the first that can, or `forced`
+/// for every pair when it is not empty. False, saying why in `error`, when
+/// `forced` is not in the table, cannot join some pair, or no transport can.
+bool chooseTransports(const std::vector<const TransportKind *> &table,
+                      const std::vector<PeerInfo> &ranks, const std::string &forced,
+                      std::vector<std::vector<int>> &choice, std::string &error);
+
+/// What this process tells its peers: its host is its hostname and boot id
+/// (or COLL_HOSTID, where that is set).
+PeerInfo localPeerInfo();
+
+/// Every transport of one rank, and which serves which peer.
+class PeerTransports {
+public:
+  ~PeerTransports();
+
+  /// Collective: exchanges PeerInfo, chooses, and makes the transports.
+  collResult_t connect(Bootstrap &boot, int rank, int nranks, const PeerInfo &self,
+                       const std::string &forced, double timeout, std::string &error);
+
+  /// The transport that joins this rank with `peer`; "self" for this rank.
+  const char *nameOf(int peer) const;
+  /// Which transport serves which peers, in a line: "shm to 1-3, socket to 4 6".
+  std::string describe() const;
+  /// Whether every rank of the group maps every other's windows (every pair
+  /// shares memory), as the host emulation of peer steps needs. The same
+  /// answer on every rank.
+  bool mapsEveryRank() const { return everyRankMapped; }
+
+  /// Collective: this rank's part of a new window of `bytes`, and each
+  /// peer's where its transport maps it.
+  collResult_t exchangeWindow(size_t bytes, Window &window, std::string &error);
+  collResult_t sendFifo(Window &window, int owner, size_t offset, int32_t slots,
+                        int64_t slotBytes, int32_t protocol, collc::Fifo &fifo,
+                        std::string &error);
+  collResult_t recvFifo(Window &window, int peer, size_t offset, const collc::Fifo &fifo,
+                        std::string &error);
+  void release(Window &window);
+
+private:
+  int rank = 0;
+  std::vector<std::unique_ptr<Transport>> made; // per table row; null if the group has no use
+  std::vector<int> of;                          // per rank: the row that serves it, -1 for self
+  bool everyRankMapped = false;
+  int windows = 0;
+  // This rank's parts of released windows that a transport may still write.
+  std::vector<std::pair<char *, size_t>> retired;
+};
+
+} // namespace collrt
+
+#endif // COLLRT_PEERTRANSPORTS_H

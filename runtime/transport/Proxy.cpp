@@ -1,0 +1,137 @@
+//===- Proxy.cpp - The thread that drives a network transport's FIFOs -----===//
+#include "transport/Proxy.h"
+
+#include "transport/Transport.h"
+
+#include <chrono>
+
+using namespace collrt;
+
+void Proxy::start(Wire &wire) {
+  thread = std::thread([this, &wire] { run(wire); });
+}
+
+void Proxy::stop() {
+  stopping.store(true, std::memory_order_release);
+  if (thread.joinable())
+    thread.join();
+}
+
+void Proxy::addWindow(int id, char *base, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (size_t(id) >= windows.size()) {
+    windows.resize(size_t(id) + 1, nullptr);
+    windowBytes.resize(size_t(id) + 1, 0); // a hole takes no FIFO
+  }
+  windows[id] = base;
+  windowBytes[id] = bytes;
+}
+
+collc::Fifo Proxy::addSend(int peer, int window, uint64_t offset, int32_t slots,
+                           int64_t slotBytes, int32_t protocol) {
+  std::lock_guard<std::mutex> lock(mutex);
+  SendConn &c = sends[{peer, window, offset}];
+  c.peer = peer;
+  c.memory.assign(fifoBytes(slots, slotBytes) + 64, 0);
+  char *base = c.memory.data() + (64 - reinterpret_cast<uintptr_t>(c.memory.data()) % 64) % 64;
+  c.mirror = fifoAt(base, slots, slotBytes, protocol);
+  return c.mirror;
+}
+
+void Proxy::addRecv(int peer, int window, uint64_t offset, const collc::Fifo &fifo) {
+  std::lock_guard<std::mutex> lock(mutex);
+  RecvConn &c = recvs[{peer, window, offset}];
+  c.peer = peer;
+  c.fifo = fifo;
+  c.credited = __atomic_load_n(fifo.head, __ATOMIC_ACQUIRE);
+}
+
+// Acts on one checked message: data into this rank's FIFO, a credit into
+// the sender's mirror. False if it does not fit what this rank knows.
+bool Proxy::apply(int from, const Frame &f, std::string &error) {
+  const FrameHeader &m = f.header;
+  if (m.kind == kFrameData)
+    return deliverFrame(windows[m.window], f, error);
+  auto it = sends.find({from, m.window, m.offset});
+  if (it == sends.end()) {
+    error = "a credit for a FIFO that this rank does not feed";
+    return false;
+  }
+  // The receiver frees only what it got, and never takes a slot back.
+  SendConn &c = it->second;
+  if (m.step < __atomic_load_n(c.mirror.head, __ATOMIC_RELAXED) || m.step > c.shipped) {
+    error = "a credit for steps that were never sent";
+    return false;
+  }
+  __atomic_store_n(c.mirror.head, m.step, __ATOMIC_RELEASE);
+  return true;
+}
+
+bool Proxy::receive(int from, const char *data, size_t size, size_t &used, std::string &error) {
+  std::lock_guard<std::mutex> lock(mutex);
+  used = 0;
+  for (;;) {
+    Frame f;
+    size_t length = 0;
+    FrameStatus s = parseFrame(data + used, size - used, windowBytes.data(), windowBytes.size(),
+                               f, length, error);
+    if (s == FrameStatus::kIncomplete)
+      return true;
+    if (s != FrameStatus::kComplete || !apply(from, f, error))
+      return false;
+    used += length;
+  }
+}
+
+// Posts what threadblocks published and the credits owed; true if any.
+bool Proxy::collect(Wire &wire) {
+  std::lock_guard<std::mutex> lock(mutex);
+  bool moved = false;
+  for (auto &[key, c] : sends) {
+    uint64_t tail = __atomic_load_n(c.mirror.tail, __ATOMIC_ACQUIRE);
+    for (; c.shipped < tail; ++c.shipped, moved = true) {
+      int64_t slot = int64_t(c.shipped % uint64_t(c.mirror.numSlots));
+      FrameHeader m{kFrameData, c.mirror.protocol, c.mirror.numSlots, std::get<1>(key),
+                    std::get<2>(key), c.mirror.slotBytes, c.shipped, c.mirror.sizes[slot]};
+      wire.post(c.peer, m, c.mirror.slots + slot * c.mirror.slotBytes);
+    }
+  }
+  for (auto &[key, c] : recvs) {
+    uint64_t head = __atomic_load_n(c.fifo.head, __ATOMIC_ACQUIRE);
+    if (head > c.credited) {
+      FrameHeader m{kFrameCredit, 0, 0, std::get<1>(key), std::get<2>(key), 0, head, 0};
+      wire.post(c.peer, m, nullptr);
+      c.credited = head;
+      moved = true;
+    }
+  }
+  return moved;
+}
+
+void Proxy::run(Wire &wire) {
+  using Clock = std::chrono::steady_clock;
+  int idle = 0;
+  Clock::time_point deadline{};
+  for (;;) {
+    // Read the flag before collecting: the last launch's threadblocks
+    // published everything before `stopping` was set, so a collect that
+    // starts after seeing it sees every step. Collecting first could miss a
+    // step published between the two reads, and then quit without it.
+    const bool last = stopping.load(std::memory_order_acquire);
+    bool busy = collect(wire);
+    if (last) {
+      auto now = Clock::now();
+      if (deadline == Clock::time_point{})
+        deadline = now + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(drainSeconds));
+      if ((!busy && wire.flushed()) || now > deadline)
+        break;
+    }
+    busy |= wire.progress(*this, busy || idle < 64 ? 0 : 1);
+    idle = busy ? 0 : idle + 1;
+    if (!busy && idle > 256)
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    else if (!busy)
+      std::this_thread::yield();
+  }
+}

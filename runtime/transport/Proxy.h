@@ -1,0 +1,116 @@
+//===- Proxy.h - The thread that drives a network transport's FIFOs -------===//
+//
+// Ranks that share no memory still run the same kernels: a sender's
+// threadblock writes into a local mirror of the receiver's FIFO, and a proxy
+// thread per rank ships every published step to the receiver's proxy, which
+// writes it into the real FIFO and moves the tail; credits flow back the same
+// way into the sender's mirror. This is the shape of NCCL's proxy.
+//
+// The engine here is what every network transport shares: the connections,
+// which steps and credits are owed, the checks on what arrives (Frame.h) and
+// shipping the last launch's steps on shutdown. A Wire moves its messages:
+// TCP for `socket`, RDMA writes for `ib`. So the engine is tested over TCP
+// wherever the tests run, and only the wire differs between the two.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLRT_PROXY_H
+#define COLLRT_PROXY_H
+
+#include "collc/abi.h"
+#include "transport/Frame.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+namespace collrt {
+
+class Proxy;
+
+/// Reliable, ordered delivery of messages to each peer. Only the proxy's
+/// thread calls a wire, so a wire needs no lock of its own.
+class Wire {
+public:
+  virtual ~Wire() = default;
+  /// Queues one message for `peer`, to arrive after those queued before it.
+  virtual void post(int peer, const FrameHeader &header, const char *payload) = 0;
+  /// Sends what it can of the queues and hands what arrived to
+  /// Proxy::receive, waiting at most `waitMs` for either. True if anything
+  /// moved.
+  virtual bool progress(Proxy &proxy, int waitMs) = 0;
+  /// Whether every queued message has left, or can never leave because its
+  /// peer is gone.
+  virtual bool flushed() const = 0;
+};
+
+class Proxy {
+public:
+  explicit Proxy(double drainSeconds) : drainSeconds(drainSeconds) {}
+  ~Proxy() { stop(); }
+  Proxy(const Proxy &) = delete;
+  Proxy &operator=(const Proxy &) = delete;
+
+  /// Starts the thread over `wire`, which must outlive stop().
+  void start(Wire &wire);
+  /// Ships what the threadblocks published before it was called, for at
+  /// most `drainSeconds`, then joins the thread.
+  void stop();
+
+  /// Window `id`, the same on every rank, is `bytes` at `base` on this one:
+  /// data for it lands there.
+  void addWindow(int id, char *base, size_t bytes);
+  /// The mirror that this rank's sender to `peer` writes, for the FIFO at
+  /// `offset` of the peer's window `window`.
+  collc::Fifo addSend(int peer, int window, uint64_t offset, int32_t slots, int64_t slotBytes,
+                      int32_t protocol);
+  /// This rank's FIFO at `offset` in its window `window`, fed by `peer`:
+  /// its head moves become credits.
+  void addRecv(int peer, int window, uint64_t offset, const collc::Fifo &fifo);
+
+  /// Acts on the whole messages at the start of `data`, from `peer`: data
+  /// into this rank's FIFOs, credits into its mirrors. Sets `used` to the
+  /// bytes they took. False, with `error` saying why, at the first message
+  /// that is malformed or does not fit what this rank knows; nothing after
+  /// it can be trusted, and the wire should drop the peer.
+  bool receive(int peer, const char *data, size_t size, size_t &used, std::string &error);
+
+private:
+  struct SendConn {
+    int peer;
+    collc::Fifo mirror;
+    std::vector<char> memory;
+    uint64_t shipped = 0;
+  };
+  struct RecvConn {
+    int peer;
+    collc::Fifo fifo;
+    uint64_t credited = 0;
+  };
+  using Key = std::tuple<int, int, uint64_t>; // peer, window, offset
+
+  bool apply(int from, const Frame &frame, std::string &error);
+  bool collect(Wire &wire);
+  void run(Wire &wire);
+
+  double drainSeconds;
+  std::mutex mutex; // guards sends, recvs, windows and windowBytes
+  std::map<Key, SendConn> sends;
+  std::map<Key, RecvConn> recvs;
+  std::vector<char *> windows;
+  std::vector<size_t> windowBytes; // of each window, for checking messages
+  std::atomic<bool> stopping{false};
+  std::thread thread;
+};
+
+/// The socket transport's wire (Socket.cpp) over connected stream sockets,
+/// one per rank (-1 for none), for `rank`. It closes them when destroyed.
+std::unique_ptr<Wire> makeSocketWire(int rank, const std::vector<int> &fds);
+
+} // namespace collrt
+
+#endif // COLLRT_PROXY_H

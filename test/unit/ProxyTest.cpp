@@ -1,0 +1,307 @@
+//===- ProxyTest.cpp - The proxy engine over the socket wire and in memory --===//
+//
+// Two proxies of one process play ranks 0 and 1: rank 0 feeds FIFOs in rank
+// 1's window through mirrors, and only the proxies and their wire join them.
+// The same engine runs over the socket transport's TCP wire and over a wire
+// that hands over whole messages, as an RDMA NIC's completions would, so
+// that what the engine does not owe to TCP is checked apart from it.
+//
+//===----------------------------------------------------------------------===//
+#include "collc/abi.h"
+#include "src/Socket.h"
+#include "transport/Frame.h"
+#include "transport/Proxy.h"
+#include "transport/Transport.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace collrt;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Waits until *word >= goal; false after five seconds.
+bool waitFor(const uint64_t *word, uint64_t goal) {
+  auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < goal)
+    if (Clock::now() > deadline)
+      return false;
+    else
+      std::this_thread::yield();
+  return true;
+}
+
+// Both ends of a wire between ranks 0 and 1.
+struct Link {
+  std::unique_ptr<Wire> end[2];
+};
+
+// One TCP connection over loopback, as the socket transport makes them.
+Link socketLink() {
+  std::string error;
+  const uint32_t loopback = htonl(INADDR_LOOPBACK);
+  int listener = listenTcp(loopback, error);
+  EXPECT_GE(listener, 0) << error;
+  sockaddr_in bound{};
+  socklen_t len = sizeof bound;
+  getsockname(listener, reinterpret_cast<sockaddr *>(&bound), &len);
+  int a = connectTcp(loopback, bound.sin_port, 5, error);
+  int b = acceptWithin(listener, 5, error);
+  close(listener);
+  EXPECT_GE(a, 0) << error;
+  EXPECT_GE(b, 0) << error;
+  return {{makeSocketWire(0, {-1, a}), makeSocketWire(1, {b, -1})}};
+}
+
+// Whole messages through memory: each arrives as one unit and must be
+// taken whole, as a completion of an RDMA write would be.
+struct Mailbox {
+  std::mutex mutex;
+  std::deque<std::string> to[2];
+  std::string failure[2];
+};
+
+class MemoryWire : public Wire {
+public:
+  MemoryWire(int rank, std::shared_ptr<Mailbox> box) : rank(rank), box(std::move(box)) {}
+  void post(int peer, const FrameHeader &m, const char *payload) override {
+    std::string message(reinterpret_cast<const char *>(&m), sizeof m);
+    message.append(payload ? payload : "", payload ? size_t(m.size) : 0);
+    std::lock_guard<std::mutex> lock(box->mutex);
+    box->to[peer].push_back(std::move(message));
+  }
+  bool progress(Proxy &proxy, int) override {
+    std::deque<std::string> arrived;
+    {
+      std::lock_guard<std::mutex> lock(box->mutex);
+      arrived.swap(box->to[rank]);
+    }
+    for (const std::string &m : arrived) {
+      size_t used = 0;
+      std::string error;
+      if (!proxy.receive(1 - rank, m.data(), m.size(), used, error) || used != m.size()) {
+        std::lock_guard<std::mutex> lock(box->mutex);
+        box->failure[rank] = error.empty() ? "a message not taken whole" : error;
+      }
+    }
+    return !arrived.empty();
+  }
+  bool flushed() const override { return true; }
+
+private:
+  int rank;
+  std::shared_ptr<Mailbox> box;
+};
+
+Link memoryLink(std::shared_ptr<Mailbox> box) {
+  return {{std::make_unique<MemoryWire>(0, box), std::make_unique<MemoryWire>(1, box)}};
+}
+
+constexpr int32_t kSlots = 2;
+constexpr int64_t kSlotBytes = 256;
+constexpr int32_t kProtocols[] = {collc::kSimple, collc::kLL, collc::kLL128};
+
+// Step s of FIFO k: whole 8-byte words (as LL and LL128 lines are), of a
+// size that changes from step to step.
+int64_t stepBytes(int k, int64_t s) { return 8 * (1 + (s * 5 + k) % (kSlotBytes / 8)); }
+char stepByte(int k, int64_t s, int64_t i) { return char(k * 31 + s * 7 + i); }
+
+// Rank 1's window with one FIFO per protocol, fed by rank 0 through the
+// two proxies; the FIFOs and mirrors of each protocol, in kProtocols order.
+struct Pair {
+  explicit Pair(Link link) : link(std::move(link)) {
+    std::string error;
+    EXPECT_EQ(allocateWindow(3 * fifoBytes(kSlots, kSlotBytes), 1, 2, window, error),
+              collSuccess)
+        << error;
+    window.id = 0;
+    // Window 0 exists on both ranks (credits name it); rank 0's part is
+    // empty.
+    proxy[0].addWindow(0, nullptr, 0);
+    proxy[1].addWindow(0, window.base[1], window.size[1]);
+    for (int k = 0; k < 3; ++k) {
+      uint64_t offset = uint64_t(k) * fifoBytes(kSlots, kSlotBytes);
+      fifo[k] = fifoAt(window.base[1] + offset, kSlots, kSlotBytes, kProtocols[k]);
+      proxy[1].addRecv(0, 0, offset, fifo[k]);
+      mirror[k] = proxy[0].addSend(1, 0, offset, kSlots, kSlotBytes, kProtocols[k]);
+    }
+    proxy[0].start(*this->link.end[0]);
+    proxy[1].start(*this->link.end[1]);
+  }
+  ~Pair() {
+    proxy[0].stop();
+    proxy[1].stop();
+    // Each end closes once the other has, as two processes would at once.
+    std::thread first([this] { link.end[0].reset(); });
+    link.end[1].reset();
+    first.join();
+    freeWindow(window, 1);
+  }
+
+  // What a sending threadblock does: step s into the mirror once a credit
+  // leaves room, then the tail.
+  void publish(int k, int64_t s) {
+    const collc::Fifo &f = mirror[k];
+    char *slot = f.slots + (s % kSlots) * kSlotBytes;
+    for (int64_t i = 0; i < stepBytes(k, s); ++i)
+      slot[i] = stepByte(k, s, i);
+    f.sizes[s % kSlots] = stepBytes(k, s);
+    __atomic_store_n(f.tail, uint64_t(s + 1), __ATOMIC_RELEASE);
+  }
+
+  // What a receiving threadblock does: waits for step s, checks it, frees
+  // its slot. Empty if it arrived whole.
+  std::string take(int k, int64_t s) {
+    const collc::Fifo &f = fifo[k];
+    if (!waitFor(f.tail, uint64_t(s + 1)))
+      return "step " + std::to_string(s) + " never arrived";
+    const char *slot = f.slots + (s % kSlots) * kSlotBytes;
+    if (f.sizes[s % kSlots] != stepBytes(k, s))
+      return "step " + std::to_string(s) + " arrived with the wrong size";
+    for (int64_t i = 0; i < stepBytes(k, s); ++i)
+      if (slot[i] != stepByte(k, s, i))
+        return "step " + std::to_string(s) + " arrived wrong at byte " + std::to_string(i);
+    __atomic_store_n(f.head, uint64_t(s + 1), __ATOMIC_RELEASE);
+    return "";
+  }
+
+  Link link; // outlives the proxies
+  Window window;
+  Proxy proxy[2] = {Proxy(2), Proxy(2)};
+  collc::Fifo fifo[3], mirror[3];
+};
+
+// Every protocol's FIFO at once, many more steps than slots: most steps
+// wait for a credit that only the proxies can bring back.
+void crossSteps(Pair &pair) {
+  const int64_t steps = 40;
+  std::string failure[3][2];
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 3; ++k) {
+    threads.emplace_back([&, k] {
+      for (int64_t s = 0; s < steps; ++s) {
+        if (s >= kSlots && !waitFor(pair.mirror[k].head, uint64_t(s + 1 - kSlots))) {
+          failure[k][0] = "no credit for step " + std::to_string(s);
+          return;
+        }
+        pair.publish(k, s);
+      }
+      if (!waitFor(pair.mirror[k].head, steps))
+        failure[k][0] = "the last credits never came back";
+    });
+    threads.emplace_back([&, k] {
+      for (int64_t s = 0; s < steps && failure[k][1].empty(); ++s)
+        failure[k][1] = pair.take(k, s);
+    });
+  }
+  for (std::thread &t : threads)
+    t.join();
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(failure[k][0], "") << "sender, protocol " << kProtocols[k];
+    EXPECT_EQ(failure[k][1], "") << "receiver, protocol " << kProtocols[k];
+  }
+}
+
+} // namespace
+
+TEST(Proxy, StepsAndCreditsCrossTheSocketWireInEveryProtocol) {
+  Pair pair(socketLink());
+  crossSteps(pair);
+}
+
+TEST(Proxy, StepsAndCreditsCrossAWireOfWholeMessages) {
+  auto box = std::make_shared<Mailbox>();
+  {
+    Pair pair(memoryLink(box));
+    crossSteps(pair);
+  }
+  EXPECT_EQ(box->failure[0], "");
+  EXPECT_EQ(box->failure[1], "");
+}
+
+TEST(Proxy, StopShipsWhatTheLastLaunchPublished) {
+  // Rank 0's last launch fills both slots and returns; its communicator is
+  // destroyed at once. Rank 1 must still get both steps.
+  Pair pair(socketLink());
+  pair.publish(0, 0);
+  pair.publish(0, 1);
+  pair.proxy[0].stop();
+  EXPECT_EQ(pair.take(0, 0), "");
+  EXPECT_EQ(pair.take(0, 1), "");
+}
+
+//===----------------------------------------------------------------------===//
+// What arrives, checked by the engine whatever the wire
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string message(const FrameHeader &m, const std::string &payload = "") {
+  return std::string(reinterpret_cast<const char *>(&m), sizeof m) + payload;
+}
+
+FrameHeader data(uint64_t step, int64_t size) {
+  return {kFrameData, collc::kSimple, kSlots, 0, 0, kSlotBytes, step, size};
+}
+FrameHeader credit(uint64_t head) { return {kFrameCredit, 0, 0, 0, 0, 0, head, 0}; }
+
+} // namespace
+
+TEST(Proxy, TakesOnlyWholeMessagesAndSaysHowMuch) {
+  Proxy proxy(2);
+  Window w;
+  std::string error;
+  ASSERT_EQ(allocateWindow(fifoBytes(kSlots, kSlotBytes), 1, 2, w, error), collSuccess) << error;
+  proxy.addWindow(0, w.base[1], w.size[1]);
+  collc::Fifo f = fifoAt(w.base[1], kSlots, kSlotBytes, collc::kSimple);
+  proxy.addRecv(0, 0, 0, f);
+
+  // Two steps and the first half of a third: the two land, the half waits.
+  std::string bytes = message(data(0, 3), "abc") + message(data(1, 2), "de");
+  const size_t whole = bytes.size();
+  bytes += message(data(2, 4), "fghi").substr(0, sizeof(FrameHeader) + 1);
+  size_t used = 99;
+  ASSERT_TRUE(proxy.receive(0, bytes.data(), bytes.size(), used, error)) << error;
+  EXPECT_EQ(used, whole);
+  EXPECT_EQ(*f.tail, 2u);
+  EXPECT_EQ(std::string(f.slots, 3), "abc");
+  EXPECT_EQ(std::string(f.slots + kSlotBytes, 2), "de");
+
+  // A step out of order is refused, and nothing of it is written.
+  bytes = message(data(5, 3), "xyz");
+  EXPECT_FALSE(proxy.receive(0, bytes.data(), bytes.size(), used, error));
+  EXPECT_EQ(error, "a step out of order");
+  EXPECT_EQ(*f.tail, 2u);
+  EXPECT_EQ(std::string(f.slots + kSlotBytes, 2), "de");
+  freeWindow(w, 1);
+}
+
+TEST(Proxy, RefusesCreditsForStepsNeverSent) {
+  Proxy proxy(2);
+  collc::Fifo mirror = proxy.addSend(1, 0, 0, kSlots, kSlotBytes, collc::kSimple);
+  proxy.addWindow(0, nullptr, 0);
+  std::string error;
+  size_t used = 0;
+  // Nothing was shipped yet: no credit can be due.
+  std::string bytes = message(credit(1));
+  EXPECT_FALSE(proxy.receive(1, bytes.data(), bytes.size(), used, error));
+  EXPECT_EQ(error, "a credit for steps that were never sent");
+  EXPECT_EQ(*mirror.head, 0u);
+  // Nor from a rank this one does not feed.
+  EXPECT_FALSE(proxy.receive(0, bytes.data(), bytes.size(), used, error));
+  EXPECT_EQ(error, "a credit for a FIFO that this rank does not feed");
+}
