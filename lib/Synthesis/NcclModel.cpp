@@ -72,9 +72,14 @@ llvm::StringRef coll::ncclAlgorithmName(NcclAlgorithm a) {
 
 NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
   nRanks = int(gpus.size());
+  // NCCL counts one NVLink domain spanning trays (MNNVL, NVL72) as a node.
   std::set<int> nodeSet;
-  for (int64_t g : gpus)
-    nodeSet.insert(topo.gpus[g].node);
+  for (int64_t g : gpus) {
+    const Gpu &gpu = topo.gpus[g];
+    bool domain = topo.nvlink == Topology::NVLinkKind::Switch;
+    nodeSet.insert(domain ? (gpu.node * topo.gpusPerNode + gpu.local) / topo.nvlinkDomain
+                          : gpu.node);
+  }
   nNodes = std::max<int>(1, int(nodeSet.size()));
   ppn = double(nRanks) / nNodes;
   nvlink = topo.nvlink != Topology::NVLinkKind::None;

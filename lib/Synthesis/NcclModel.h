@@ -45,6 +45,7 @@ public:
   /// collective that NCCL does not tune (all-to-all is point-to-point).
   std::optional<NcclChoice> choose(Collective c, double bytes) const;
 
+  /// Nodes as NCCL counts them: an NVLink domain that spans trays is one.
   int nodes() const { return nNodes; }
   /// Ring channels and their per-channel GB/s, as the graph search finds.
   int ringChannels() const { return ring.channels; }

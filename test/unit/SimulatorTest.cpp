@@ -87,17 +87,20 @@ struct PlanBuilder {
   }
 };
 
-/// NCCL's ring allreduce on n ranks, one threadblock each (runRing).
-SimPlan ringAllreduce(int n, Protocol p) {
-  PlanBuilder b(n, n);
+/// NCCL's ring allreduce on n ranks (runRing), `channels` rings of one
+/// threadblock per rank each, every ring with its share of the chunks.
+SimPlan ringAllreduce(int n, Protocol p, int channels = 1) {
+  PlanBuilder b(n, int64_t(n) * channels);
   using K = PlanBuilder::Kind;
   std::vector<K> kinds = {K::Send};
   kinds.insert(kinds.end(), 2 * n - 3, K::RecvSend);
   kinds.push_back(K::Recv);
-  for (int r = 0; r < n; ++r)
-    b.threadblock(r, p, kinds);
-  for (int r = 0; r < n; ++r)
-    b.connect(r, (r + 1) % n);
+  for (int c = 0; c < channels; ++c) {
+    for (int r = 0; r < n; ++r)
+      b.threadblock(r, p, kinds);
+    for (int r = 0; r < n; ++r)
+      b.connect(c * n + r, c * n + (r + 1) % n);
+  }
   b.plan.collective = Collective::allreduce;
   return b.plan;
 }
@@ -182,6 +185,22 @@ TEST(Simulator, RingApproachesTheBoundWhenLinksAloneLimit) {
   double time = simulated(ring, t, bytes, linksOnly());
   EXPECT_GE(time, bound.lowerUs() * (1 - 1e-9));
   EXPECT_LE(time, bound.lowerUs() * 1.02);
+}
+
+TEST(Simulator, NcclsRingChannelsMeetNcclsModel) {
+  // NCCL's ring on one H100 node: 12 channels (its graph search), each a
+  // ring of Simple steps. Its own model says 12 x 30 = 360 GB/s of busbw.
+  Topology t = topology("hgx-h100");
+  SimPlan rings = ringAllreduce(8, Protocol::Simple, 12);
+  NcclModel model(t, rings.gpus);
+  double bytes = double(1 << 30);
+  std::optional<double> nccl =
+      model.time(Collective::allreduce, NcclAlgorithm::Ring, Protocol::Simple, bytes);
+  ASSERT_TRUE(nccl);
+  double time = simulated(rings, t, bytes);
+  EXPECT_NEAR(time, *nccl, 0.15 * *nccl);
+  // More channels than the links carry add nothing.
+  EXPECT_GT(time, 0.9 * simulated(ringAllreduce(8, Protocol::Simple, 24), t, bytes));
 }
 
 TEST(Simulator, SimpleBeatsLLWhenLargeAndLosesWhenSmall) {

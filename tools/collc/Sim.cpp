@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace cl = llvm::cl;
 
@@ -126,8 +127,11 @@ int simulateAlgorithm(llvm::StringRef name, Algorithm &alg, llvm::ArrayRef<doubl
   if (bounded)
     perByte = computeBound(c, *topo, int(ranks), 1.0);
 
+  std::set<int> nodes;
+  for (int64_t g : first.gpus)
+    nodes.insert(topo->gpus[g].node);
   os << name << ": " << stringifyCollective(c) << " on " << alg.topology << ", " << ranks
-     << " ranks on " << model.nodes() << (model.nodes() == 1 ? " node" : " nodes")
+     << " ranks on " << nodes.size() << (nodes.size() == 1 ? " node" : " nodes")
      << "; simulated. Times in us, bandwidths in GB/s (nccl-tests' algbw and busbw)\n";
   auto cell = [&](const llvm::Twine &text, unsigned width) {
     os << llvm::right_justify(text.str(), width);
