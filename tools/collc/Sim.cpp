@@ -17,6 +17,8 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include <cmath>
 #include <map>
@@ -38,6 +40,8 @@ cl::opt<bool> nccl("nccl",
                    cl::desc("Print NCCL's model (its tuning formulas) beside the simulation "
                             "(default; --nccl=false leaves it out)"),
                    cl::init(true), cl::cat(category));
+cl::opt<bool> asJson("json", cl::desc("Print one JSON array, an object per algorithm"),
+                     cl::cat(category));
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "collc sim: error: " << message << "\n";
@@ -109,29 +113,91 @@ struct Algorithm {
   std::vector<coll::SimPlan> variants;
 };
 
-int simulateAlgorithm(llvm::StringRef name, Algorithm &alg, llvm::ArrayRef<double> sweepSizes,
-                      llvm::raw_ostream &os) {
+/// One size of a sweep: the variant that ran, its time, the bound's time
+/// (none past the topology) and NCCL's choice (none for all-to-all).
+struct Row {
+  double bytes = 0;
+  const coll::SimPlan *plan = nullptr;
+  coll::SimResult sim;
+  std::optional<double> boundUs;
+  std::optional<coll::NcclChoice> nccl;
+};
+
+struct Table {
+  std::string name, topology;
+  coll::Collective collective;
+  int64_t ranks = 0;
+  size_t nodes = 0;
+  double bus = 1; // busbw over algbw
+  int ringChannels = 0;
+  double ringChannelGBps = 0;
+  std::vector<Row> rows;
+
+  double gbps(double micros, double bytes) const { return bytes / (micros * 1e3); }
+};
+
+llvm::Error simulateAlgorithm(Table &table, Algorithm &alg, llvm::ArrayRef<double> sweepSizes) {
   using namespace coll;
   llvm::Expected<Topology> topo = loadTopology(alg.topology);
   if (!topo)
-    return fail("topology: " + llvm::toString(topo.takeError()));
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "topology: " + llvm::toString(topo.takeError()));
   llvm::sort(alg.variants, [](const SimPlan &a, const SimPlan &b) { return a.minBytes < b.minBytes; });
   const SimPlan &first = alg.variants.front();
-  Collective c = first.collective;
-  int64_t ranks = first.ranks;
-  double bus = busBandwidthFactor(c, ranks);
-  NcclModel model(*topo, first.gpus);
-  // The bound is a line in M past its latency: take its slope once.
-  bool bounded = ranks >= 2 && ranks <= topo->size();
-  CollectiveBound perByte;
-  if (bounded)
-    perByte = computeBound(c, *topo, int(ranks), 1.0);
-
+  table.topology = alg.topology;
+  table.collective = first.collective;
+  table.ranks = first.ranks;
+  table.bus = busBandwidthFactor(first.collective, first.ranks);
   std::set<int> nodes;
   for (int64_t g : first.gpus)
-    nodes.insert(topo->gpus[g].node);
-  os << name << ": " << stringifyCollective(c) << " on " << alg.topology << ", " << ranks
-     << " ranks on " << nodes.size() << (nodes.size() == 1 ? " node" : " nodes")
+    if (g >= 0 && g < topo->size())
+      nodes.insert(topo->gpus[g].node);
+  table.nodes = nodes.size();
+  NcclModel model(*topo, first.gpus);
+  table.ringChannels = model.ringChannels();
+  table.ringChannelGBps = model.ringChannelGBps();
+  // The bound is a line in M past its latency: take its slope once.
+  bool bounded = first.ranks >= 2 && first.ranks <= topo->size();
+  CollectiveBound perByte;
+  if (bounded)
+    perByte = computeBound(first.collective, *topo, int(first.ranks), 1.0);
+
+  // Sizes are independent runs over the same plans: one task each.
+  table.rows.assign(sweepSizes.size(), {});
+  std::vector<std::string> errors(sweepSizes.size());
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+  for (size_t i = 0; i < sweepSizes.size(); ++i)
+    pool.async([&, i] {
+      Row &row = table.rows[i];
+      double m = row.bytes = sweepSizes[i];
+      double in = first.inputBytes(m);
+      row.plan = &alg.variants.back();
+      for (const SimPlan &v : alg.variants)
+        if (double(v.minBytes) <= in && in < double(v.maxBytes)) {
+          row.plan = &v;
+          break;
+        }
+      llvm::Expected<SimResult> r = simulate(*row.plan, *topo, m);
+      if (!r) {
+        errors[i] = llvm::toString(r.takeError());
+        return;
+      }
+      row.sim = *r;
+      if (bounded)
+        row.boundUs = std::max(perByte.bandwidthUs * m, perByte.fanoutLatencyUs);
+      row.nccl = model.choose(first.collective, m);
+    });
+  pool.wait();
+  for (const std::string &e : errors)
+    if (!e.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), e);
+  return llvm::Error::success();
+}
+
+void printTable(const Table &t, llvm::raw_ostream &os) {
+  using namespace coll;
+  os << t.name << ": " << stringifyCollective(t.collective) << " on " << t.topology << ", "
+     << t.ranks << " ranks on " << t.nodes << (t.nodes == 1 ? " node" : " nodes")
      << "; simulated. Times in us, bandwidths in GB/s (nccl-tests' algbw and busbw)\n";
   auto cell = [&](const llvm::Twine &text, unsigned width) {
     os << llvm::right_justify(text.str(), width);
@@ -148,52 +214,71 @@ int simulateAlgorithm(llvm::StringRef name, Algorithm &alg, llvm::ArrayRef<doubl
     cell("busbw", 9);
   }
   os << "\n";
-  for (double m : sweepSizes) {
-    double in = first.inputBytes(m);
-    const SimPlan *plan = &alg.variants.back();
-    for (const SimPlan &v : alg.variants)
-      if (double(v.minBytes) <= in && in < double(v.maxBytes)) {
-        plan = &v;
-        break;
-      }
-    llvm::Expected<SimResult> r = simulate(*plan, *topo, m);
-    if (!r)
-      return fail(llvm::toString(r.takeError()));
-    double algbw = m / (r->micros * 1e3);
-    cell(formatBytes(m), 10);
-    os << "  " << llvm::left_justify(plan->name, 18);
-    cell(fixed(r->micros), 11);
+  for (const Row &row : t.rows) {
+    double algbw = t.gbps(row.sim.micros, row.bytes);
+    cell(formatBytes(row.bytes), 10);
+    os << "  " << llvm::left_justify(row.plan->name, 18);
+    cell(fixed(row.sim.micros), 11);
     cell(fixed(algbw), 9);
-    cell(fixed(algbw * bus), 9);
-    if (bounded) {
-      double lower = std::max(perByte.bandwidthUs * m, perByte.fanoutLatencyUs);
-      cell(fixed(m / (lower * 1e3) * bus), 9);
-    } else {
-      cell("-", 9);
-    }
-    if (nccl) {
-      std::optional<NcclChoice> choice = model.choose(c, m);
-      if (choice) {
-        os << "   "
-           << llvm::left_justify((ncclAlgorithmName(choice->algorithm) + "/" +
-                                  stringifyProtocol(choice->protocol))
-                                     .str(),
-                                 16);
-        cell(fixed(choice->micros), 11);
-        cell(fixed(m / (choice->micros * 1e3) * bus), 9);
-      } else {
-        os << "   -";
-      }
+    cell(fixed(algbw * t.bus), 9);
+    cell(row.boundUs ? fixed(t.gbps(*row.boundUs, row.bytes) * t.bus) : "-", 9);
+    if (nccl && row.nccl) {
+      os << "   "
+         << llvm::left_justify((ncclAlgorithmName(row.nccl->algorithm) + "/" +
+                                stringifyProtocol(row.nccl->protocol))
+                                   .str(),
+                               16);
+      cell(fixed(row.nccl->micros), 11);
+      cell(fixed(t.gbps(row.nccl->micros, row.bytes) * t.bus), 9);
+    } else if (nccl) {
+      os << "   -";
     }
     os << "\n";
   }
   os << "bound: busbw at collc bound's lower bound (max of the cut bound and the any-fan-out "
         "latency bound)\n";
   if (nccl)
-    os << "nccl model: NCCL's tuning formulas (src/graph/tuning.cc), " << model.ringChannels()
-       << " ring channels of " << fixed(model.ringChannelGBps(), 1)
+    os << "nccl model: NCCL's tuning formulas (src/graph/tuning.cc), " << t.ringChannels
+       << " ring channels of " << fixed(t.ringChannelGBps, 1)
        << " GB/s; a model, not a measurement\n";
-  return 0;
+}
+
+void printJson(llvm::ArrayRef<Table> tables, llvm::raw_ostream &os) {
+  using namespace coll;
+  llvm::json::OStream j(os, 2);
+  j.array([&] {
+    for (const Table &t : tables)
+      j.object([&] {
+        j.attribute("algorithm", t.name);
+        j.attribute("collective", stringifyCollective(t.collective));
+        j.attribute("topology", t.topology);
+        j.attribute("ranks", t.ranks);
+        j.attribute("nodes", int64_t(t.nodes));
+        j.attributeArray("sizes", [&] {
+          for (const Row &row : t.rows)
+            j.object([&] {
+              double algbw = t.gbps(row.sim.micros, row.bytes);
+              j.attribute("bytes", row.bytes);
+              j.attribute("plan", row.plan->name);
+              j.attribute("protocol", stringifyProtocol(Protocol(row.plan->protocol())));
+              j.attribute("loops", row.sim.loops);
+              j.attribute("time_us", row.sim.micros);
+              j.attribute("algbw", algbw);
+              j.attribute("busbw", algbw * t.bus);
+              if (row.boundUs)
+                j.attribute("bound_busbw", t.gbps(*row.boundUs, row.bytes) * t.bus);
+              if (nccl && row.nccl)
+                j.attributeObject("nccl_model", [&] {
+                  j.attribute("algorithm", ncclAlgorithmName(row.nccl->algorithm));
+                  j.attribute("protocol", stringifyProtocol(row.nccl->protocol));
+                  j.attribute("time_us", row.nccl->micros);
+                  j.attribute("busbw", t.gbps(row.nccl->micros, row.bytes) * t.bus);
+                });
+            });
+        });
+      });
+  });
+  os << "\n";
 }
 
 } // namespace
@@ -229,13 +314,21 @@ int collc::runSim(mlir::ModuleOp module, llvm::StringRef topology) {
     alg.variants.push_back(std::move(*sim));
   }
   std::vector<double> sweepSizes = *sweep();
-  bool firstTable = true;
+  std::vector<Table> tables;
   for (auto &[name, alg] : algorithms) {
-    if (!firstTable)
+    Table &table = tables.emplace_back();
+    table.name = name;
+    if (llvm::Error e = simulateAlgorithm(table, alg, sweepSizes))
+      return fail(llvm::toString(std::move(e)));
+  }
+  if (asJson) {
+    printJson(tables, llvm::outs());
+    return 0;
+  }
+  for (const Table &t : tables) {
+    if (&t != &tables.front())
       llvm::outs() << "\n";
-    firstTable = false;
-    if (int status = simulateAlgorithm(name, alg, sweepSizes, llvm::outs()))
-      return status;
+    printTable(t, llvm::outs());
   }
   return 0;
 }
