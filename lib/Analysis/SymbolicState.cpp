@@ -49,17 +49,29 @@ const SlotLayout::Buffer &SlotLayout::find(StringRef name) const {
   llvm_unreachable("buffer checked by the op verifier");
 }
 
-uint64_t SlotLayout::slot(ChunkAttr c, int64_t k) const {
-  StringRef name = c.getBuffer().getValue();
-  int64_t rank = c.getRank(), index = c.getIndex() + k;
+const SlotLayout::Resolved &SlotLayout::resolve(StringAttr buffer) const {
+  const void *key = buffer.getAsOpaquePointer();
+  for (const auto &[name, r] : resolved)
+    if (name == key)
+      return r;
+  StringRef name = buffer.getValue();
+  int64_t rankOffset = 0;
   if (shape.inplace && (name == "in" || name == "out")) {
     Collective coll = shape.collective;
     if ((coll == Collective::allgather && name == "in") ||
         (coll == Collective::reducescatter && name == "out"))
-      index += rank * shape.chunks;
+      rankOffset = shape.chunks;
     name = coll == Collective::allgather ? "out" : "in";
   }
-  return slot(name, rank, index);
+  const Buffer &b = find(name);
+  resolved.push_back({key, {b.base, b.perRank, rankOffset}});
+  return resolved.back().second;
+}
+
+uint64_t SlotLayout::slot(ChunkAttr c, int64_t k) const {
+  const Resolved &b = resolve(c.getBuffer());
+  int64_t rank = c.getRank();
+  return b.base + uint64_t(rank) * b.perRank + rank * b.rankOffset + c.getIndex() + k;
 }
 
 uint64_t SlotLayout::slot(StringRef name, int64_t rank, int64_t index) const {

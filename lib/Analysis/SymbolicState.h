@@ -59,9 +59,20 @@ private:
   void add(llvm::StringRef name, int64_t perRank);
   const Buffer &find(llvm::StringRef name) const;
 
+  /// A buffer as chunks name it, with in-place aliasing resolved: slot of
+  /// chunk `index` on `rank` is base + rank * perRank + index.
+  struct Resolved {
+    uint64_t base;
+    int64_t perRank, rankOffset;
+  };
+  const Resolved &resolve(mlir::StringAttr buffer) const;
+
   CollectiveShape shape;
   uint64_t total = 0;
   llvm::SmallVector<Buffer, 4> buffers;
+  /// By the buffer name's attribute: `slot` runs for every chunk of every
+  /// step, and names are few.
+  mutable llvm::SmallVector<std::pair<const void *, Resolved>, 4> resolved;
 };
 
 /// The value of a chunk: input chunk `index` reduced over `ranks`; `index < 0`
