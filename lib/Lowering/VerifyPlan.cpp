@@ -19,6 +19,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 
@@ -32,25 +33,38 @@ using namespace coll;
 
 namespace {
 
+struct Fifo;
+
 struct Threadblock {
   int64_t rank, id, recv, send, channel;
   SmallVector<Operation *> steps;
-  llvm::DenseMap<int64_t, size_t> position; // step id -> index in steps
+  SmallVector<uint64_t> ids; // of the steps, increasing
   size_t next = 0;
   SmallVector<size_t, 2> waiters; // threadblocks blocked on this one's progress
+  Fifo *in = nullptr, *out = nullptr; // found at the first step that uses them
   /// The current step has received and computed, and waits for room to send.
   std::optional<SmallVector<uint32_t>> holding;
   /// Vector clock over the rank's threadblocks (by local index): how many
-  /// steps of each are known to have finished; and its value after each step.
+  /// steps of each are known to have finished; and its value after each
+  /// step, `clock.size()` values per step.
   size_t local = 0;
   SmallVector<uint32_t> clock;
-  std::vector<SmallVector<uint32_t>> after;
+  std::vector<uint32_t> after;
+
+  /// The position of the step with id `id`, which the rank's verifier
+  /// checked exists.
+  size_t position(uint64_t id) const {
+    return std::lower_bound(ids.begin(), ids.end(), id) - ids.begin();
+  }
+  ArrayRef<uint32_t> clockAfter(size_t pos) const {
+    return ArrayRef(after).slice(pos * clock.size(), clock.size());
+  }
 };
 
 struct Message {
   SmallVector<uint32_t> values;
   Operation *sender;
-  std::string from; // rank, threadblock and step of the sender
+  size_t tb, pos; // of the sender, to name it
 };
 
 /// (from, to, channel)
@@ -89,14 +103,16 @@ private:
   size_t depth; // FIFO slots per connection
   SymbolicState state;
   std::vector<Threadblock> tbs;
-  std::map<std::pair<int64_t, int64_t>, size_t> tbIndex; // (rank, id)
+  llvm::DenseMap<std::pair<int64_t, int64_t>, size_t> tbIndex; // (rank, id)
   std::map<ConnectionKey, Fifo> fifos;
   std::deque<size_t> ready;
   std::vector<Operation *> writers;
   /// The last step to write each slot and the steps that read it since, as
-  /// (threadblock, step), to find accesses that nothing orders.
-  llvm::DenseMap<uint64_t, std::pair<size_t, size_t>> lastWrite;
-  llvm::DenseMap<uint64_t, SmallVector<std::pair<size_t, size_t>, 2>> readsSince;
+  /// (threadblock, step), to find accesses that nothing orders; by slot.
+  using Access = std::pair<uint32_t, uint32_t>;
+  static constexpr Access kNone = {UINT32_MAX, UINT32_MAX};
+  std::vector<Access> lastWrite;
+  std::vector<SmallVector<Access, 1>> readsSince;
   LogicalResult checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr> reads,
                              ChunkAttr writes);
 };
@@ -118,9 +134,9 @@ LogicalResult PlanRun::collect() {
       tb.recv = tbOp.getRecvAttr() ? tbOp.getRecvAttr().getInt() : -1;
       tb.send = tbOp.getSendAttr() ? tbOp.getSendAttr().getInt() : -1;
       tb.channel = tbOp.getChannelAttr().getInt();
-      for (auto step : tbOp.getBody().front().getOps<StepOpInterface>()) {
-        tb.position[int64_t(step.getId())] = tb.steps.size();
-        tb.steps.push_back(step);
+      for (Operation &op : tbOp.getBody().front()) {
+        tb.ids.push_back(llvm::cast<StepOpInterface>(op).getId());
+        tb.steps.push_back(&op);
       }
       size_t index = tbs.size();
       tbIndex[{tb.rank, tb.id}] = index;
@@ -152,7 +168,7 @@ LogicalResult PlanRun::collect() {
     }
     for (size_t t = firstOfRank; t < tbs.size(); ++t) {
       tbs[t].clock.assign(tbs.size() - firstOfRank, 0);
-      tbs[t].after.resize(tbs[t].steps.size());
+      tbs[t].after.resize(tbs[t].steps.size() * tbs[t].clock.size());
     }
     for (auto &[channel, counts] : mine) {
       auto &most = perChannel[channel];
@@ -216,7 +232,9 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
           remoteWrites.push_back(w);
     }
   }
-  Fifo *out = stepOp.sends() ? &fifos[{tb.rank, tb.send, tb.channel}] : nullptr;
+  if (stepOp.sends() && !tb.out)
+    tb.out = &fifos[{tb.rank, tb.send, tb.channel}];
+  Fifo *out = stepOp.sends() ? tb.out : nullptr;
   auto finish = [&](SmallVector<uint32_t> values) {
     if (out && out->messages.size() >= depth) {
       // Hold the slice: the receive side is already released.
@@ -225,12 +243,12 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
       return;
     }
     if (out) {
-      out->messages.push_back({std::move(values), op, where(tb, tb.next)});
+      out->messages.push_back({std::move(values), op, t, tb.next});
       wake(out->waiters);
     }
     tb.holding.reset();
     tb.clock[tb.local] = tb.next + 1;
-    tb.after[tb.next] = tb.clock;
+    llvm::copy(tb.clock, tb.after.begin() + tb.next * tb.clock.size());
     ++tb.next;
     wake(tb.waiters);
     blocked = false;
@@ -244,13 +262,15 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
     ArrayRef<int64_t> deps = depsAttr.asArrayRef();
     for (size_t d = 0; d + 1 < deps.size(); d += 2) {
       Threadblock &other = tbs[tbIndex.at({tb.rank, deps[d]})];
-      if (other.next <= other.position.at(deps[d + 1])) {
+      if (other.next <= other.position(deps[d + 1])) {
         other.waiters.push_back(t);
         return success();
       }
     }
   }
-  Fifo *in = stepOp.receives() ? &fifos[{tb.recv, tb.rank, tb.channel}] : nullptr;
+  if (stepOp.receives() && !tb.in)
+    tb.in = &fifos[{tb.recv, tb.rank, tb.channel}];
+  Fifo *in = stepOp.receives() ? tb.in : nullptr;
   if (in && in->messages.empty()) {
     in->waiters.push_back(t);
     return success();
@@ -259,7 +279,7 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
     ArrayRef<int64_t> deps = depsAttr.asArrayRef();
     for (size_t d = 0; d + 1 < deps.size(); d += 2) {
       const Threadblock &other = tbs[tbIndex.at({tb.rank, deps[d]})];
-      const SmallVector<uint32_t> &seen = other.after[other.position.at(deps[d + 1])];
+      ArrayRef<uint32_t> seen = other.clockAfter(other.position(deps[d + 1]));
       for (size_t k = 0; k < seen.size(); ++k)
         tb.clock[k] = std::max(tb.clock[k], seen[k]);
     }
@@ -359,14 +379,14 @@ LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr>
   // Only multimem and peer-window steps touch another rank's chunks, and
   // nothing but the barriers around the kernel orders those with the
   // owner's steps.
-  auto ordered = [&](std::pair<size_t, size_t> other) {
+  auto ordered = [&](Access other) {
     if (other.first == t)
       return true;
     if (tbs[other.first].rank != tb.rank)
       return false;
     return tb.clock[tbs[other.first].local] > other.second;
   };
-  auto race = [&](ChunkAttr c, int64_t k, std::pair<size_t, size_t> other) {
+  auto race = [&](ChunkAttr c, int64_t k, Access other) {
     return op->emitError() << "race: " << where(tb, tb.next) << " and "
                            << where(tbs[other.first], other.second) << " both access "
                            << chunkName(c, k)
@@ -375,22 +395,22 @@ LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr>
   for (ChunkAttr c : reads)
     for (int64_t k = 0; k < c.getCount(); ++k) {
       uint64_t slot = slots.slot(c, k);
-      auto w = lastWrite.find(slot);
-      if (w != lastWrite.end() && !ordered(w->second))
-        return race(c, k, w->second);
-      readsSince[slot].push_back({t, tb.next});
+      Access w = lastWrite[slot];
+      if (w != kNone && !ordered(w))
+        return race(c, k, w);
+      readsSince[slot].push_back({uint32_t(t), uint32_t(tb.next)});
     }
   if (writes)
     for (int64_t k = 0; k < writes.getCount(); ++k) {
       uint64_t slot = slots.slot(writes, k);
-      auto w = lastWrite.find(slot);
-      if (w != lastWrite.end() && !ordered(w->second))
-        return race(writes, k, w->second);
-      for (auto reader : readsSince[slot])
+      Access w = lastWrite[slot];
+      if (w != kNone && !ordered(w))
+        return race(writes, k, w);
+      for (Access reader : readsSince[slot])
         if (!ordered(reader))
           return race(writes, k, reader);
       readsSince[slot].clear();
-      lastWrite[slot] = {t, tb.next};
+      lastWrite[slot] = {uint32_t(t), uint32_t(tb.next)};
     }
   return success();
 }
@@ -398,6 +418,8 @@ LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr>
 LogicalResult PlanRun::run() {
   if (failed(collect()))
     return failure();
+  lastWrite.assign(state.layout().size(), kNone);
+  readsSince.resize(state.layout().size());
   for (size_t t = 0; t < tbs.size(); ++t)
     ready.push_back(t);
   while (!ready.empty()) {
@@ -425,7 +447,7 @@ LogicalResult PlanRun::run() {
   for (auto &[key, fifo] : fifos)
     if (!fifo.messages.empty())
       return fifo.messages.front().sender->emitError()
-             << fifo.messages.front().from << " sends to rank " << std::get<1>(key)
+             << where(tbs[fifo.messages.front().tb], fifo.messages.front().pos) << " sends to rank " << std::get<1>(key)
              << " on channel " << std::get<2>(key) << " a message nobody receives";
   return state.checkPostcondition(plan, [&](uint32_t w) { return writers[w - 1]->getLoc(); });
 }
