@@ -25,11 +25,16 @@ struct CollAssignChannelsPass : coll::impl::CollAssignChannelsPassBase<CollAssig
   using Base::Base;
 
   void runOnOperation() override {
-    if (failed(assign(getOperation())))
-      signalPassFailure();
+    bool changed = false;
+    if (failed(assign(getOperation(), changed)))
+      return signalPassFailure();
+    // Most plans already number their channels densely; a plan left as it
+    // was need not be verified again.
+    if (!changed)
+      markAllAnalysesPreserved();
   }
 
-  LogicalResult assign(PlanOp plan) {
+  LogicalResult assign(PlanOp plan, bool &changed) {
     std::map<int64_t, int64_t> dense;
     SmallVector<ThreadblockOp> tbs;
     for (auto rank : plan.getBody().front().getOps<RankOp>()) {
@@ -49,8 +54,13 @@ struct CollAssignChannelsPass : coll::impl::CollAssignChannelsPassBase<CollAssig
       return plan.emitError() << "the plan uses " << dense.size() << " channels; at most "
                               << int64_t(maxChannels) << " are available";
     OpBuilder b(&getContext());
-    for (ThreadblockOp tb : tbs)
-      tb.setChannelAttr(b.getI64IntegerAttr(dense[tb.getChannelAttr().getInt()]));
+    for (ThreadblockOp tb : tbs) {
+      int64_t channel = tb.getChannelAttr().getInt(), renamed = dense[channel];
+      if (renamed == channel)
+        continue;
+      tb.setChannelAttr(b.getI64IntegerAttr(renamed));
+      changed = true;
+    }
     return success();
   }
 };
