@@ -67,7 +67,7 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
               classes.unionSets(a, b);
             if (classes.isEquivalent(a, b))
               if (pairing)
-                partner[r] = s;
+                setPartner(r, s);
           }
         }
       }
@@ -115,7 +115,7 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
   if (mine.size() > 1)
     for (Threadblock &tb : mine)
       for (Step *s : tb.steps)
-        partner.erase(s);
+        setPartner(s, nullptr);
   for (Threadblock &tb : mine)
     orderThreadblock(tb);
 }
@@ -129,21 +129,20 @@ void Lowering::orderThreadblock(Threadblock &tb) {
     Step *recv = nullptr, *send = nullptr, *other = nullptr;
   };
   std::vector<Unit> units;
-  llvm::DenseSet<Step *> paired;
-  for (Step *s : tb.steps) {
-    auto it = partner.find(s);
-    if (it != partner.end() && it->second->tb == s->tb) {
-      units.push_back({s, it->second, nullptr});
-      paired.insert(it->second);
-    }
-  }
   for (Step *s : tb.steps)
-    if (!paired.contains(s) && !partner.count(s))
+    s->paired = s->done = false;
+  for (Step *s : tb.steps)
+    if (s->partner && s->partner->tb == s->tb) {
+      units.push_back({s, s->partner, nullptr});
+      s->partner->paired = true;
+    }
+  for (Step *s : tb.steps)
+    if (!s->paired && !s->partner)
       units.push_back(s->kind == StepKind::Send ? Unit{nullptr, s, nullptr}
                       : s->receives()           ? Unit{s, nullptr, nullptr}
                                                 : Unit{nullptr, nullptr, s});
   for (Step *s : tb.steps)
-    if (partner.count(s) && partner[s]->tb != s->tb)
+    if (s->partner && s->partner->tb != s->tb)
       units.push_back({s, nullptr, nullptr});
 
   // Each order's steps by key (keys are unique), emitted ones dropped when
@@ -152,17 +151,15 @@ void Lowering::orderThreadblock(Threadblock &tb) {
   auto later = [](Step *a, Step *b) { return b->key() < a->key(); };
   using Order = std::priority_queue<Step *, std::vector<Step *>, decltype(later)>;
   Order recvs(later), sends(later), others(later);
-  llvm::DenseMap<Step *, size_t> unitOf;
   for (size_t i = 0; i < units.size(); ++i)
     for (auto [s, order] : {std::pair{units[i].recv, &recvs}, {units[i].send, &sends},
                             {units[i].other, &others}})
       if (s) {
         order->push(s);
-        unitOf[s] = i;
+        s->unit = i;
       }
-  llvm::DenseSet<Step *> done;
   auto head = [&](Order &order) -> Step * {
-    while (!order.empty() && done.contains(order.top()))
+    while (!order.empty() && order.top()->done)
       order.pop();
     return order.empty() ? nullptr : order.top();
   };
@@ -175,7 +172,7 @@ void Lowering::orderThreadblock(Threadblock &tb) {
     for (Step *h : {recvHead, sendHead, otherHead}) {
       if (!h)
         continue;
-      size_t i = unitOf.at(h);
+      size_t i = h->unit;
       const Unit &u = units[i];
       bool ok = (!u.recv || u.recv == recvHead) && (!u.send || u.send == sendHead) &&
                 (!u.other || u.other == otherHead);
@@ -185,12 +182,12 @@ void Lowering::orderThreadblock(Threadblock &tb) {
     if (!pick) {
       // The paired receive at the head of its order waits for a send that
       // is not yet due: split the pair.
-      if (recvHead && units[unitOf.at(recvHead)].send) {
-        size_t i = unitOf.at(recvHead);
+      if (recvHead && units[recvHead->unit].send) {
+        size_t i = recvHead->unit;
         Step *send = units[i].send;
-        partner.erase(units[i].recv);
+        setPartner(units[i].recv, nullptr);
         units[i].send = nullptr;
-        unitOf[send] = units.size();
+        send->unit = units.size();
         units.push_back({nullptr, send, nullptr});
         ++left;
       }
@@ -200,7 +197,7 @@ void Lowering::orderThreadblock(Threadblock &tb) {
     --left;
     for (Step *s : {u.recv, u.send, u.other})
       if (s) {
-        done.insert(s);
+        s->done = true;
         s->pos = ordered.size();
         ordered.push_back(s);
       }
@@ -219,7 +216,8 @@ bool Lowering::mayDeadlock() const {
   for (const auto &rank : tbs)
     for (const Threadblock &tb : rank)
       run.push_back({&tb, 0});
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<size_t, SmallVector<size_t>>> fifo;
+  using Fifo = std::pair<size_t, SmallVector<size_t>>; // messages, waiters
+  llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>, Fifo> fifo;
   std::deque<size_t> ready;
   for (size_t i = 0; i < run.size(); ++i)
     ready.push_back(i);

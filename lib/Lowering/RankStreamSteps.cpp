@@ -33,7 +33,7 @@ void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
   // coll-multimem chose a multicast or peer-window form: one local step on
   // the issuing rank, naming the chunk of that rank that stands for the
   // chunk on every rank.
-  CollDialect *coll = CollDialect::of(op->getContext());
+  CollDialect *coll = dialect;
   bool multicastLoad = coll->getMultimemAttrHelper().isAttrPresent(op);
   if (multicastLoad || coll->getReadReduceAttrHelper().isAttrPresent(op)) {
     Step &s = add(multicastLoad ? StepKind::MultimemLdReduce : StepKind::ReadReduce, to, loc,
@@ -129,7 +129,7 @@ void Lowering::lowerOps() {
     }
     ++level;
     // A pipelined piece starts no earlier than its wavefront (coll-split-chunks).
-    if (IntegerAttr piece = CollDialect::of(op.getContext())->getPieceAttrHelper().getAttr(&op))
+    if (IntegerAttr piece = dialect->getPieceAttrHelper().getAttr(&op))
       level = std::max<uint32_t>(level, piece.getInt() + 1);
     for (int64_t k = 0; k < dst.getCount(); ++k) {
       for (ChunkAttr s : srcs) {

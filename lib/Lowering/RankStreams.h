@@ -37,6 +37,11 @@ struct Step {
   Location loc;
   int tb = -1, pos = -1;
   ProtocolAttr protocol; // from the statement's @protocol
+  /// A receive: the send that forwards what it wrote, in one threadblock.
+  Step *partner = nullptr;
+  // Ordering a threadblock: the step's unit, and whether it is placed.
+  size_t unit = 0;
+  bool paired = false, done = false;
 
   bool receives() const { return kind == StepKind::Recv || kind == StepKind::RecvReduceCopy; }
   auto key() const { return std::make_tuple(level, order, sub); }
@@ -53,7 +58,9 @@ struct Connection {
 
 class Lowering {
 public:
-  explicit Lowering(AlgorithmOp alg) : alg(alg), shape(CollectiveShape::of(alg)), slots(shape) {}
+  explicit Lowering(AlgorithmOp alg)
+      : alg(alg), dialect(CollDialect::of(alg.getContext())), shape(CollectiveShape::of(alg)),
+        slots(shape) {}
 
   PlanOp run();
 
@@ -68,6 +75,7 @@ private:
   void orderThreadblock(Threadblock &tb);
 
   AlgorithmOp alg;
+  CollDialect *dialect; // found once: its attribute helpers are asked per op
   CollectiveShape shape;
   SlotLayout slots;
   std::deque<Step> all; // stable addresses
@@ -80,8 +88,11 @@ private:
     std::vector<Step *> steps;
   };
   std::vector<std::vector<Threadblock>> tbs; // per rank
-  /// A receive -> the send that forwards what it wrote, in one threadblock.
-  llvm::DenseMap<Step *, Step *> partner;
+  size_t partners = 0; // steps with a partner
+  void setPartner(Step *recv, Step *send) {
+    partners += (send != nullptr) - (recv->partner != nullptr);
+    recv->partner = send;
+  }
   bool pairing = true;
   bool mayDeadlock() const;
 };

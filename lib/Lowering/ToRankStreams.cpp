@@ -38,9 +38,10 @@ PlanOp Lowering::run() {
   // Ordering for fusion lets a threadblock run a step before one with a
   // smaller key. If that can stall the connections, fall back to key order,
   // which cannot (every wait points to a smaller key).
-  if (!partner.empty() && mayDeadlock()) {
+  if (partners && mayDeadlock()) {
     pairing = false;
-    partner.clear();
+    for (Step &s : all)
+      setPartner(&s, nullptr);
     tbs.assign(ranks, {});
     for (int64_t r = 0; r < ranks; ++r)
       assignThreadblocks(r, byRank[r]);
@@ -58,6 +59,13 @@ PlanOp Lowering::run() {
   if (UnitAttr moves = movesChunks.getAttr(alg))
     movesChunks.setAttr(plan, moves);
   builder.setInsertionPointToEnd(&plan.getBody().emplaceBlock());
+  // Step ids are positions; made once, not once per step.
+  std::vector<IntegerAttr> ids;
+  auto idAttr = [&](int64_t pos) {
+    while (int64_t(ids.size()) <= pos)
+      ids.push_back(builder.getI64IntegerAttr(ids.size()));
+    return ids[pos];
+  };
   for (int64_t r = 0; r < ranks; ++r) {
     auto rankOp = RankOp::create(builder, alg.getLoc(), builder.getI64IntegerAttr(r));
     Block *rankBody = &rankOp.getBody().emplaceBlock();
@@ -123,39 +131,41 @@ PlanOp Lowering::run() {
                                         UnitAttr(), UnitAttr(), IntegerAttr());
       OpBuilder b = OpBuilder::atBlockEnd(&tbOp.getBody().emplaceBlock());
       for (Step *s : tb.steps) {
-        auto it = deps.find(s);
-        DenseI64ArrayAttr d =
-            it == deps.end() ? DenseI64ArrayAttr() : b.getDenseI64ArrayAttr(it->second);
+        DenseI64ArrayAttr d;
+        if (!deps.empty())
+          if (auto it = deps.find(s); it != deps.end())
+            d = b.getDenseI64ArrayAttr(it->second);
+        IntegerAttr id = idAttr(s->pos);
         switch (s->kind) {
         case StepKind::Send:
-          SendOp::create(b, s->loc, s->src, s->pos, d);
+          SendOp::create(b, s->loc, s->src, id, d, ChunkAttr());
           break;
         case StepKind::Recv:
-          RecvOp::create(b, s->loc, s->dst, s->pos, d);
+          RecvOp::create(b, s->loc, s->dst, id, d);
           break;
         case StepKind::RecvReduceCopy:
-          RecvReduceCopyOp::create(b, s->loc, s->src, s->dst, s->pos, d);
+          RecvReduceCopyOp::create(b, s->loc, s->src, s->dst, id, d);
           break;
         case StepKind::LocalCopy:
-          LocalCopyOp::create(b, s->loc, s->src, s->dst, s->pos, d);
+          LocalCopyOp::create(b, s->loc, s->src, s->dst, id, d);
           break;
         case StepKind::LocalReduce:
-          LocalReduceOp::create(b, s->loc, b.getArrayAttr(s->srcs), s->dst, s->pos, d);
+          LocalReduceOp::create(b, s->loc, b.getArrayAttr(s->srcs), s->dst, id, d);
           break;
         case StepKind::MultimemLdReduce:
-          MultimemLdReduceOp::create(b, s->loc, s->src, s->dst, s->pos, d);
+          MultimemLdReduceOp::create(b, s->loc, s->src, s->dst, id, d);
           break;
         case StepKind::MultimemSt:
-          MultimemStOp::create(b, s->loc, s->src, s->dst, s->pos, d);
+          MultimemStOp::create(b, s->loc, s->src, s->dst, id, d);
           break;
         case StepKind::ReadReduce:
-          ReadReduceOp::create(b, s->loc, s->src, s->dst, s->pos, d);
+          ReadReduceOp::create(b, s->loc, s->src, s->dst, id, d);
           break;
         case StepKind::Put:
-          PutOp::create(b, s->loc, s->src, s->dst, s->pos, d);
+          PutOp::create(b, s->loc, s->src, s->dst, id, d);
           break;
         case StepKind::Get:
-          GetOp::create(b, s->loc, s->src, s->dst, s->pos, d);
+          GetOp::create(b, s->loc, s->src, s->dst, id, d);
           break;
         }
       }
