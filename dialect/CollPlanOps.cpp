@@ -4,6 +4,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace coll;
 
@@ -99,6 +101,29 @@ LogicalResult PlanOp::verifyRegions() {
   return success();
 }
 
+// The runtime's limits (collc::kMaxReplicas, COLLC_CUDA_MAX_THREADS).
+constexpr int64_t kMaxReplicas = 32, kMaxThreads = 512;
+
+LogicalResult PlanOp::verifyLaunch() {
+  std::optional<ArrayRef<int64_t>> launch = getLaunch();
+  if (!launch)
+    return success();
+  if (launch->empty() || launch->size() % 3)
+    return emitOpError("launch must be triples of min_bytes, replicas, threads");
+  for (size_t i = 0; i < launch->size(); i += 3) {
+    int64_t from = (*launch)[i], replicas = (*launch)[i + 1], threads = (*launch)[i + 2];
+    if (i ? from <= (*launch)[i - 3] : from != getMinBytes().value_or(0))
+      return emitOpError("launch sizes must start at the plan's min_bytes and increase");
+    if (getMaxBytes() && from >= *getMaxBytes())
+      return emitOpError("launch size ") << from << " is past the plan's max_bytes";
+    if (replicas < 1 || replicas > kMaxReplicas)
+      return emitOpError("launch replicas must be in 1 .. ") << kMaxReplicas;
+    if (threads < 32 || threads > kMaxThreads || threads % 32)
+      return emitOpError("launch threads must be a multiple of 32 in 32 .. ") << kMaxThreads;
+  }
+  return success();
+}
+
 LogicalResult PlanOp::verify() {
   if (failed(verifyCollectiveHeader(*this, getRanks(), getChunks(), getRoot(),
                                     getScratchAttr())))
@@ -110,6 +135,8 @@ LogicalResult PlanOp::verify() {
     return emitOpError("empty message-size range");
   if (getAlgorithm() && getAlgorithm()->empty())
     return emitOpError("algorithm name must not be empty");
+  if (failed(verifyLaunch()))
+    return failure();
   llvm::DenseSet<int64_t> seen;
   for (Operation &op : getBody().front()) {
     if (llvm::isa<ShapeOp>(op))
@@ -141,27 +168,32 @@ LogicalResult RankOp::verify() {
 }
 
 LogicalResult RankOp::verifyRegions() {
-  llvm::DenseSet<std::pair<int64_t, int64_t>> steps; // (threadblock, step id)
-  llvm::DenseMap<int64_t, int64_t> sizes;           // threadblock -> steps
-  for (auto tb : getBody().front().getOps<ThreadblockOp>()) {
-    int64_t id = tb.getId();
-    sizes[id] = 0;
-    for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
-      steps.insert({id, int64_t(step.getId())});
-      ++sizes[id];
-    }
-  }
+  // Most ranks have no deps; the others look each one up by binary search,
+  // since each threadblock has checked that its ids increase.
+  SmallVector<StepOpInterface> waiting;
   for (auto tb : getBody().front().getOps<ThreadblockOp>())
     for (auto step : tb.getBody().front().getOps<StepOpInterface>())
-      for (StepRef dep : step.getDepRefs()) {
-        auto size = sizes.find(dep.tb);
-        if (size == sizes.end())
-          return step->emitOpError("depends on unknown threadblock ") << dep.tb;
-        if (!steps.contains({dep.tb, dep.id}))
-          return step->emitOpError("depends on step ")
-                 << dep.id << " of threadblock " << dep.tb << ", which has no step "
-                 << dep.id << " (it has " << size->second << " steps)";
-      }
+      if (step.getDepsAttr())
+        waiting.push_back(step);
+  if (waiting.empty())
+    return success();
+  llvm::DenseMap<int64_t, SmallVector<uint64_t>> ids; // threadblock -> step ids
+  for (auto tb : getBody().front().getOps<ThreadblockOp>()) {
+    SmallVector<uint64_t> &mine = ids[tb.getId()];
+    for (auto step : tb.getBody().front().getOps<StepOpInterface>())
+      mine.push_back(step.getId());
+  }
+  for (StepOpInterface step : waiting)
+    for (StepRef dep : step.getDepRefs()) {
+      auto tb = ids.find(dep.tb);
+      if (tb == ids.end())
+        return step->emitOpError("depends on unknown threadblock ") << dep.tb;
+      if (dep.id < 0 || !std::binary_search(tb->second.begin(), tb->second.end(),
+                                            uint64_t(dep.id)))
+        return step->emitOpError("depends on step ")
+               << dep.id << " of threadblock " << dep.tb << ", which has no step "
+               << dep.id << " (it has " << tb->second.size() << " steps)";
+    }
   return success();
 }
 

@@ -29,7 +29,10 @@ def Coll_PlanOp : Coll_Op<"plan", [
     set by `coll-select-protocol`; the variants of one algorithm share one
     entry point), `rank_map` the physical GPU of each logical rank (set by
     `coll-map-ranks`). `topology` and `fifo_depth` come from the algorithm
-    and are printed in the attribute dictionary.
+    and are printed in the attribute dictionary. `launch` (set by
+    `coll-choose-channels`) lists, by size, how the runtime launches the
+    plan: triples `min_bytes, replicas, threads`, where each replica runs
+    every threadblock on a share of the loops, on connections of its own.
 
     ```mlir
     coll.plan @ring_LL : allreduce ranks(2) chunks(2) inplace bytes[0, 65536) algorithm("ring") {
@@ -56,13 +59,14 @@ def Coll_PlanOp : Coll_Op<"plan", [
                        OptionalAttr<I64Attr>:$max_bytes,
                        OptionalAttr<StrAttr>:$algorithm,
                        OptionalAttr<StrAttr>:$topology,
-                       OptionalAttr<Coll_DepthAttr>:$fifo_depth);
+                       OptionalAttr<Coll_DepthAttr>:$fifo_depth,
+                       OptionalAttr<DenseI64ArrayAttr>:$launch);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $collective `ranks` `(` $ranks `)` `chunks` `(` $chunks `)`
     (`root` `(` $root^ `)`)? (`inplace` $inplace^)? (`scratch` $scratch^)?
     (`rank_map` $rank_map^)? (`bytes` `[` $min_bytes^ `,` $max_bytes `)`)?
-    (`algorithm` `(` $algorithm^ `)`)? attr-dict-with-keyword $body
+    (`algorithm` `(` $algorithm^ `)`)? (`launch` $launch^)? attr-dict-with-keyword $body
   }];
   // Plans are made (by coll-to-rank-streams) before they are variants of
   // an algorithm.
@@ -74,12 +78,14 @@ def Coll_PlanOp : Coll_Op<"plan", [
       "::mlir::IntegerAttr":$max_bytes), [{
     build($_builder, $_state, sym_name, collective, ranks, chunks, root, inplace,
           scratch, rank_map, min_bytes, max_bytes, ::mlir::StringAttr(),
-          ::mlir::StringAttr(), ::mlir::IntegerAttr());
+          ::mlir::StringAttr(), ::mlir::IntegerAttr(), ::mlir::DenseI64ArrayAttr());
   }]>];
   let hasVerifier = 1;
   // Threadblocks with a shape are what it makes.
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
+    /// Checks `launch` against the plan's size range and the runtime's limits.
+    ::mlir::LogicalResult verifyLaunch();
     std::optional<int64_t> getBufferSize(::llvm::StringRef name);
     int64_t getRootRank() { return getRoot().value_or(0); }
   }];

@@ -46,6 +46,12 @@ void coll::buildCollLoweringPipeline(OpPassManager &pm, const CollLoweringOption
   select.protocol = options.protocol;
   select.messageSize = options.messageSize;
   pm.addPass(createCollSelectProtocolPass(select));
+  CollChooseChannelsPassOptions channels;
+  channels.topology = options.topology;
+  // Instances replicate the program already, each on channels of its own.
+  if (options.instances > 1)
+    channels.maxReplicas = 1;
+  pm.addPass(createCollChooseChannelsPass(channels));
   OpPassManager &variants = pm.nest<PlanOp>();
   if (options.verifyPlans) {
     CollVerifyPlanPassOptions verifyPlan;

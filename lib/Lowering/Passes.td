@@ -166,6 +166,31 @@ def CollSelectProtocolPass : Pass<"coll-select-protocol", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
+def CollChooseChannelsPass : Pass<"coll-choose-channels", "::mlir::ModuleOp"> {
+  let summary = "Choose replicas and threads per threadblock for each message size";
+  let description = [{
+    Gives each plan variant a `launch` table: from which size per rank the
+    runtime runs how many replicas of the plan's threadblocks (each on a
+    share of the loops, on connections of its own, like NCCL's channels),
+    with how many threads each. At the top of the range the plan has as
+    many replicas as its busiest link needs, at one threadblock's
+    bandwidth each (NCCL's per-channel rate on Hopper), and 512 threads;
+    below, NCCL's rule applies: while a chunk has fewer bytes than
+    replicas x threads x the protocol's threshold (Simple 64, LL and LL128
+    8 bytes a thread), halve the replicas, then the threads, down to 64.
+    Plans with steps on other ranks' buffers keep one replica: their
+    barriers count threadblocks. `max-replicas` caps the replicas (1 when
+    `--instances` already replicates the program).
+  }];
+  let options = [
+    Option<"topology", "topology", "std::string", /*default=*/"\"\"",
+           "Topology when the plan has none (default hgx-h100)">,
+    Option<"maxReplicas", "max-replicas", "int64_t", /*default=*/"32",
+           "The most replicas a plan may run">
+  ];
+  let dependentDialects = ["::coll::CollDialect"];
+}
+
 def CollVerifyPlanPass : Pass<"coll-verify-plan", "::coll::PlanOp"> {
   let summary = "Prove that each plan runs without deadlock and computes its collective";
   let description = [{

@@ -51,7 +51,7 @@ struct CollLoweringOptions {
 /// Adds the passes `options` asks for to `pm`, which must nest on a module:
 /// coll-verify, coll-map-ranks, then coll-split-chunks, coll-multimem,
 /// coll-to-rank-streams, coll-assign-channels, coll-fuse,
-/// coll-select-protocol and coll-verify-plan.
+/// coll-select-protocol, coll-choose-channels, coll-verify-plan and coll-reroll.
 void buildCollLoweringPipeline(mlir::OpPassManager &pm, const CollLoweringOptions &options);
 
 /// The options of `coll-lower`, the pipeline as a textual pass.

@@ -10,7 +10,7 @@
 
 #include "dialect/CollOps.h"
 #include "lib/Lowering/Passes.h"
-#include "lib/Lowering/TopologyAnalysis.h"
+#include "lib/Lowering/PlanTopology.h"
 #include "lib/Synthesis/CostModel.h"
 
 #include "mlir/IR/Builders.h"
@@ -195,27 +195,10 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
   }
 
   LogicalResult select(PlanOp plan) {
-    // The plan's own topology (from coll-map-ranks, which may have grown
-    // it) comes first.
-    std::string spec = topology;
-    if (std::optional<StringRef> own = plan.getTopology())
-      spec = own->str();
-    if (spec.empty())
-      spec = "hgx-h100:nodes=" +
-             std::to_string((plan.getRanks() + 7) / 8);
-    std::string error;
-    const Topology *topo = getAnalysis<TopologyAnalysis>().get(spec, error);
-    if (!topo)
-      return plan.emitError() << "topology: " << error;
     SmallVector<int64_t> map;
-    if (auto m = plan.getRankMapAttr())
-      map.assign(m.asArrayRef().begin(), m.asArrayRef().end());
-    else
-      for (int64_t r = 0; r < int64_t(plan.getRanks()); ++r)
-        map.push_back(r);
-    if (int64_t(topo->size()) <= *llvm::max_element(map))
-      return plan.emitError() << "topology " << topo->name << " has " << topo->size()
-                              << " GPUs but the plan needs " << map.size();
+    const Topology *topo = planTopology(plan, topology, getAnalysis<TopologyAnalysis>(), map);
+    if (!topo)
+      return failure();
 
     // Candidates and their cost lines.
     SmallVector<std::pair<Protocol, Line>> candidates;

@@ -370,7 +370,19 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
                           threadblockFlags(tb), shape.steps[index]);
     }
   }
-  os << "};\n} // namespace " << ns << "\n\n";
+  os << "};\n";
+  if (std::optional<ArrayRef<int64_t>> launch = plan.getLaunch()) {
+    os << "const LaunchShape launches[] = {\n";
+    {
+      ContinuationScope elements(os);
+      os << "// from bytes per rank, replicas, threads\n";
+      for (size_t i = 0; i < launch->size(); i += 3)
+        os << "{" << (*launch)[i] << "LL, " << (*launch)[i + 1] << ", " << (*launch)[i + 2]
+           << "},\n";
+    }
+    os << "};\n";
+  }
+  os << "} // namespace " << ns << "\n\n";
   e.shape = nullptr;
   return success();
 }
@@ -391,7 +403,14 @@ void printPlanDesc(raw_indented_ostream &os, PlanOp plan) {
      << plan.getMaxBytes().value_or(INT64_MAX) << "LL, collc::" << abiName(planProtocol(plan))
      << ", " << shape.slots << ", " << shape.widest << ",\n " << shape.threadblocks.size()
      << ", " << ns << "::threadblocks, COLLC_HOST_FN(" << ns << "::kernel), COLLC_CUDA_FN("
-     << ns << "::kernel),\n " << (CollDialect::of(plan.getContext())->getMovesChunksAttrHelper().isAttrPresent(plan) ? 1 : 0) << "},\n";
+     << ns << "::kernel),\n "
+     << (CollDialect::of(plan.getContext())->getMovesChunksAttrHelper().isAttrPresent(plan) ? 1
+                                                                                           : 0)
+     << ", ";
+  if (std::optional<ArrayRef<int64_t>> launch = plan.getLaunch())
+    os << launch->size() / 3 << ", " << ns << "::launches},\n";
+  else
+    os << "0, nullptr},\n";
 }
 
 /// An algorithm: its plans, their table, its AlgorithmDesc and its entry
@@ -407,7 +426,8 @@ LogicalResult printAlgorithm(KernelEmitter &e, ArrayRef<PlanOp> plans) {
     ContinuationScope elements(os);
     os << "// name, collective, ranks, chunks, root, inplace, scratch chunks,\n"
        << "// scratch buffers, bytes [min, max), protocol, slots, widest step,\n"
-       << "// threadblocks, their table, host kernel, CUDA kernel, whole chunks only\n";
+       << "// threadblocks, their table, host kernel, CUDA kernel, whole chunks only,\n"
+       << "// launches by size\n";
     for (PlanOp plan : plans)
       printPlanDesc(os, plan);
   }

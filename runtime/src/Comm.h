@@ -18,8 +18,8 @@ namespace collrt {
 /// The FIFOs of one algorithm on this rank, made at its first launch.
 struct AlgorithmSetup {
   Window window;
-  // Per plan, per threadblock of the table: its receive and send FIFOs
-  // (meaningful for this rank's threadblocks only).
+  // Per plan, per replica and threadblock of the table (replica-major):
+  // its receive and send FIFOs (meaningful for this rank's only).
   std::vector<std::vector<collc::Fifo>> recv, send;
 };
 

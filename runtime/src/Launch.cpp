@@ -3,13 +3,15 @@
 // A launch picks the plan whose size range holds the input, makes the
 // algorithm's FIFOs on first use (a collective step), lays the user's
 // buffers out as the plan expects (in place or not, whatever the caller
-// passed) and runs this rank's threadblocks, one thread each.
+// passed) and runs this rank's threadblocks, one thread for each replica
+// that the plan's launch table asks for at this size.
 //
 //===----------------------------------------------------------------------===//
 #include "src/Comm.h"
 
 #include "src/Env.h"
 #include "src/Numeric.h"
+#include "src/Replicas.h"
 
 #include <cstdio>
 #include <cstring>
@@ -49,17 +51,18 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
                         std::string("algorithm ") + alg->name + " is compiled for " +
                             std::to_string(alg->plans[p].ranks) + " ranks, the communicator has " +
                             std::to_string(comm->nranks));
-  // Every rank computes every rank's layout: receive FIFOs in table order.
+  // Every rank computes every rank's layout: receive FIFOs in table order,
+  // replica by replica (entry x * numThreadblocks + i is replica x of i).
   std::vector<size_t> size(comm->nranks, 0);
   std::vector<std::vector<size_t>> offset(alg->numPlans);
   for (int32_t p = 0; p < alg->numPlans; ++p) {
     const PlanDesc &plan = alg->plans[p];
-    offset[p].assign(plan.numThreadblocks, 0);
-    for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
-      const collc::ThreadblockDesc &tb = plan.threadblocks[i];
+    offset[p].assign(size_t(plan.numThreadblocks) * maxReplicas(plan), 0);
+    for (size_t e = 0; e < offset[p].size(); ++e) {
+      const collc::ThreadblockDesc &tb = plan.threadblocks[e % plan.numThreadblocks];
       if (tb.recvPeer < 0)
         continue;
-      offset[p][i] = size[tb.rank];
+      offset[p][e] = size[tb.rank];
       size[tb.rank] += fifoBytes(plan.slots, slotBytes(tb.protocol));
     }
   }
@@ -73,16 +76,18 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
   collResult_t r = collSuccess;
   for (int32_t p = 0; p < alg->numPlans && r == collSuccess; ++p) {
     const PlanDesc &plan = alg->plans[p];
-    setup.recv[p].assign(plan.numThreadblocks, collc::Fifo{});
-    setup.send[p].assign(plan.numThreadblocks, collc::Fifo{});
-    for (int32_t i = 0; i < plan.numThreadblocks && r == collSuccess; ++i) {
+    const size_t entries = offset[p].size(), tbs = size_t(plan.numThreadblocks);
+    setup.recv[p].assign(entries, collc::Fifo{});
+    setup.send[p].assign(entries, collc::Fifo{});
+    for (size_t e = 0; e < entries && r == collSuccess; ++e) {
+      const size_t i = e % tbs, replica = e - i;
       const collc::ThreadblockDesc &tb = plan.threadblocks[i];
       if (tb.rank != comm->rank)
         continue;
       if (tb.recvPeer >= 0) {
-        setup.recv[p][i] = fifoAt(setup.window.base[tb.rank] + offset[p][i], plan.slots,
+        setup.recv[p][e] = fifoAt(setup.window.base[tb.rank] + offset[p][e], plan.slots,
                                   slotBytes(tb.protocol), tb.protocol);
-        r = net.recvFifo(setup.window, tb.recvPeer, offset[p][i], setup.recv[p][i], error);
+        r = net.recvFifo(setup.window, tb.recvPeer, offset[p][e], setup.recv[p][e], error);
       }
       if (tb.sendPeer < 0 || r != collSuccess)
         continue;
@@ -99,8 +104,8 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
                 " on a channel where nobody receives";
         break;
       }
-      r = net.sendFifo(setup.window, tb.sendPeer, offset[p][match], plan.slots,
-                       slotBytes(tb.protocol), tb.protocol, setup.send[p][i], error);
+      r = net.sendFifo(setup.window, tb.sendPeer, offset[p][replica + match], plan.slots,
+                       slotBytes(tb.protocol), tb.protocol, setup.send[p][e], error);
     }
   }
   if (r != collSuccess) {
@@ -167,10 +172,12 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       plan = &alg->plans[p];
       break;
     }
+  const collc::LaunchShape shape = launchFor(*plan, inBytes);
   if (Env::get().debug && me == 0)
-    fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld))\n",
-            alg->name, (long long)inBytes, plan->name, protocolName(plan->protocol),
-            (long long)plan->minBytes, (long long)plan->maxBytes);
+    fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld)), "
+            "%d replica(s)\n", alg->name, (long long)inBytes, plan->name,
+            protocolName(plan->protocol), (long long)plan->minBytes, (long long)plan->maxBytes,
+            shape.replicas);
   bool peerSteps = false, direct = false; // multimem or peer-window steps; direct connections
   for (int32_t i = 0; i < plan->numThreadblocks; ++i) {
     peerSteps |= (plan->threadblocks[i].direct & collc::kTbPeerSteps) != 0;
@@ -307,11 +314,13 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   }
 
   const int32_t p = int32_t(plan - alg->plans);
-  std::vector<uint64_t> progress(plan->numThreadblocks, 0);
+  const int32_t tbs = plan->numThreadblocks;
+  std::vector<uint64_t> progress(size_t(tbs) * shape.replicas, 0);
   int32_t error = 0;
   char errorText[256] = "";
   std::vector<collc::Args> args;
-  for (int32_t i = 0; i < plan->numThreadblocks; ++i) {
+  for (int32_t e = 0; e < tbs * shape.replicas; ++e) {
+    const int32_t i = e % tbs, replica = e / tbs;
     const collc::ThreadblockDesc &tb = plan->threadblocks[i];
     if (tb.rank != me)
       continue;
@@ -319,6 +328,8 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     a.rank = me;
     a.nranks = R;
     a.tb = i;
+    a.replica = replica;
+    a.replicas = shape.replicas;
     a.recvPeer = tb.recvPeer;
     a.sendPeer = tb.sendPeer;
     a.datatype = datatype;
@@ -334,9 +345,9 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       a.scratchChunks[k] = plan->scratchChunks[k];
       a.buffers[collc::kScratch0 + k] = scratchOf[k];
     }
-    a.recv = setup->recv[p][i];
-    a.send = setup->send[p][i];
-    a.progress = progress.data();
+    a.recv = setup->recv[p][e];
+    a.send = setup->send[p][e];
+    a.progress = progress.data() + size_t(replica) * tbs;
     a.peers = peers.empty() ? nullptr : peers.data();
     a.abort = &comm->abortFlag;
     a.timeoutSeconds = Env::get().timeoutSeconds;

@@ -17,6 +17,7 @@
 #include "collc/abi.h"
 #include "collc/kernel.h"
 #include "collrt.h"
+#include "src/Replicas.h"
 #include "transport/Transport.h"
 
 #include "ranks/Expected.h"
@@ -382,14 +383,15 @@ std::string cannotRun(const collc::PlanDesc &plan, int threads) {
   for (int32_t i = 0; i < plan.numThreadblocks; ++i)
     if (plan.threadblocks[i].direct & collc::kTbMultimem)
       return "multimem needs multicast objects over several GPUs";
-  // Every threadblock of every rank must be resident at once.
+  // Every threadblock of every rank and replica must be resident at once.
   int perSm = 0, sms = 0, dev = 0;
   CHECK_CUDA(cudaGetDevice(&dev));
   CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &perSm, reinterpret_cast<const void *>(plan.cudaKernel), threads, 0));
-  if (perSm * sms < plan.numThreadblocks)
-    return std::to_string(plan.numThreadblocks) + " threadblocks do not fit at once (" +
+      &perSm, reinterpret_cast<const void *>(plan.cudaKernel), threads ? threads : 512, 0));
+  const int64_t blocks = int64_t(plan.numThreadblocks) * collrt::maxReplicas(plan);
+  if (perSm * sms < blocks)
+    return std::to_string(blocks) + " threadblocks (of every replica) do not fit at once (" +
            std::to_string(perSm) + " per SM x " + std::to_string(sms) + " SMs)";
   return "";
 }
@@ -414,42 +416,51 @@ public:
       for (int32_t k = 0; k < plan.numScratch; ++k)
         scratch[r].push_back(zeros(loops(maxCount) * plan.scratchChunks[k] * slice * es));
     }
-    // FIFOs in device memory, one per receiving threadblock; head and tail
-    // persist across launches, as the ABI has them.
-    recv.assign(plan.numThreadblocks, collc::Fifo{});
-    send.assign(plan.numThreadblocks, collc::Fifo{});
-    for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
-      const collc::ThreadblockDesc &tb = plan.threadblocks[i];
+    // FIFOs in device memory, one per receiving threadblock and replica
+    // (entry x * tbs + i is replica x of i); head and tail persist across
+    // launches, as the ABI has them.
+    const int32_t tbs = plan.numThreadblocks;
+    recv.assign(size_t(tbs) * replicas, collc::Fifo{});
+    send.assign(size_t(tbs) * replicas, collc::Fifo{});
+    for (size_t e = 0; e < recv.size(); ++e) {
+      const collc::ThreadblockDesc &tb = plan.threadblocks[e % tbs];
       if (tb.recvPeer < 0)
         continue;
       const int64_t sb = slotBytes(tb.protocol);
-      recv[i] = collrt::fifoAt(zeros(collrt::fifoBytes(plan.slots, sb)), plan.slots, sb,
+      recv[e] = collrt::fifoAt(zeros(collrt::fifoBytes(plan.slots, sb)), plan.slots, sb,
                                tb.protocol);
     }
-    for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
-      const collc::ThreadblockDesc &tb = plan.threadblocks[i];
-      for (int32_t j = 0; j < plan.numThreadblocks && tb.sendPeer >= 0; ++j) {
+    for (size_t e = 0; e < send.size(); ++e) {
+      const collc::ThreadblockDesc &tb = plan.threadblocks[e % tbs];
+      const size_t replica = e - e % tbs;
+      for (int32_t j = 0; j < tbs && tb.sendPeer >= 0; ++j) {
         const collc::ThreadblockDesc &o = plan.threadblocks[j];
         if (o.rank == tb.sendPeer && o.recvPeer == tb.rank && o.channel == tb.channel)
-          send[i] = recv[j];
+          send[e] = recv[replica + j];
       }
     }
     for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
       peerSteps |= (plan.threadblocks[i].direct & collc::kTbPeerSteps) != 0;
       direct |= (plan.threadblocks[i].direct & (collc::kTbDirectRecv | collc::kTbDirectSend)) != 0;
     }
-    // Progress counters: a rank's threadblocks share one array, indexed by table.
-    progress = reinterpret_cast<uint64_t *>(zeros(R * plan.numThreadblocks * 8));
+    // Progress counters: a rank's threadblocks of one replica share one
+    // array, indexed by table.
+    progress = reinterpret_cast<uint64_t *>(zeros(progressBytes()));
     barrier = reinterpret_cast<uint64_t *>(zeros(8));
     flags = reinterpret_cast<int32_t *>(zeros(2 * sizeof(int32_t))); // abort, error
     errorText = zeros(256);
-    args = reinterpret_cast<collc::Args *>(zeros(plan.numThreadblocks * sizeof(collc::Args)));
+    args = reinterpret_cast<collc::Args *>(
+        zeros(size_t(plan.numThreadblocks) * replicas * sizeof(collc::Args)));
     peers = reinterpret_cast<char **>(zeros(R * collc::kMaxBuffers * sizeof(char *)));
     tally = reinterpret_cast<unsigned long long *>(zeros(4 * R * sizeof(unsigned long long)));
   }
   ~PlanRun() {
     for (void *p : allocations)
       cudaFree(p);
+  }
+  /// Replicas and threads of the last launch, as "16 x 512".
+  std::string launchShape() const {
+    return std::to_string(shape.replicas) + " x " + std::to_string(blockThreads());
   }
   PlanRun(const PlanRun &) = delete;
   PlanRun &operator=(const PlanRun &) = delete;
@@ -475,13 +486,13 @@ public:
       // launch has collc-launch's inputs.
       const int64_t shift = launchesSoFar++ * 104729 % kPeriod;
       poisonAndFill(E, shift);
-      CHECK_CUDA(cudaMemset(progress, 0, R * plan.numThreadblocks * 8));
+      CHECK_CUDA(cudaMemset(progress, 0, progressBytes()));
       CHECK_CUDA(cudaMemset(barrier, 0, 8));
       CHECK_CUDA(cudaMemset(flags, 0, 2 * sizeof(int32_t)));
       CHECK_CUDA(cudaMemset(errorText, 0, 256));
       CHECK_CUDA(cudaEventRecord(start));
-      CHECK_CUDA(cudaLaunchKernel(plan.cudaKernel, dim3(plan.numThreadblocks), dim3(threads),
-                                  params, 0, nullptr));
+      CHECK_CUDA(cudaLaunchKernel(plan.cudaKernel, dim3(plan.numThreadblocks * shape.replicas),
+                                  dim3(blockThreads()), params, 0, nullptr));
       CHECK_CUDA(cudaEventRecord(stop));
       CHECK_CUDA(cudaEventSynchronize(stop));
       CHECK_CUDA(cudaGetLastError());
@@ -543,14 +554,19 @@ private:
     }
     CHECK_CUDA(cudaMemcpy(peers, table.data(), table.size() * sizeof(char *),
                           cudaMemcpyHostToDevice));
-    std::vector<collc::Args> hostArgs(plan.numThreadblocks);
-    for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
+    const int32_t tbs = plan.numThreadblocks;
+    shape = collrt::launchFor(plan, std::max(inU, outU) * E * es);
+    std::vector<collc::Args> hostArgs(size_t(tbs) * shape.replicas);
+    for (size_t e = 0; e < hostArgs.size(); ++e) {
+      const int32_t i = int32_t(e % tbs), replica = int32_t(e / tbs);
       const collc::ThreadblockDesc &tb = plan.threadblocks[i];
-      collc::Args &a = hostArgs[i];
+      collc::Args &a = hostArgs[e];
       memset(&a, 0, sizeof a);
       a.rank = tb.rank;
       a.nranks = R;
       a.tb = i;
+      a.replica = replica;
+      a.replicas = shape.replicas;
       a.recvPeer = tb.recvPeer;
       a.sendPeer = tb.sendPeer;
       a.datatype = dtype;
@@ -566,14 +582,14 @@ private:
         a.scratchChunks[k] = plan.scratchChunks[k];
         a.buffers[collc::kScratch0 + k] = scratch[tb.rank][k];
       }
-      a.recv = recv[i];
-      a.send = send[i];
-      a.progress = progress + tb.rank * plan.numThreadblocks;
+      a.recv = recv[e];
+      a.send = send[e];
+      a.progress = progress + (size_t(replica) * R + tb.rank) * tbs;
       a.peers = peerSteps || direct ? peers : nullptr;
       if (peerSteps) {
         a.barrier = barrier;
-        a.barrierStart = uint64_t(plan.numThreadblocks);
-        a.barrierGoal = 2 * uint64_t(plan.numThreadblocks);
+        a.barrierStart = uint64_t(hostArgs.size());
+        a.barrierGoal = 2 * uint64_t(hostArgs.size());
       }
       a.abort = flags;
       a.error = flags + 1;
@@ -659,9 +675,14 @@ private:
     return first + "; " + std::to_string(wrong) + " wrong in all";
   }
 
+  size_t progressBytes() const { return size_t(R) * plan.numThreadblocks * replicas * 8; }
+  int blockThreads() const { return threads ? threads : shape.threads ? shape.threads : 512; }
+
   static constexpr int64_t es = sizeof(T);
   const collc::PlanDesc &plan;
-  const int threads;
+  const int threads; // forced by --threads, or 0: the plan's choice
+  const int32_t replicas = collrt::maxReplicas(plan);
+  collc::LaunchShape shape{0, 1, 0}; // at the count placed last
   const std::vector<T> &host;
   const W *tables;
   const int R;
@@ -695,7 +716,7 @@ struct Options {
   std::string label;
   std::vector<std::string> plans;
   std::vector<Run> runs;
-  int threads = 512, iters = 5;
+  int threads = 0, iters = 5; // threads 0: each plan's launch table
 };
 
 int failures = 0;
@@ -752,7 +773,8 @@ void runAll(const collc::AlgorithmDesc &alg, const std::vector<int32_t> &plans, 
       const double busbw = algbw * busFactor(plan.collective, plan.ranks);
       const double copy = copyBandwidth(bytes);
       printRow(name, "PASS", proto, what, showBytes(bytes), fixed(r.seconds * 1e6, 1),
-               fixed(algbw, 2), fixed(busbw, 2), fixed(copy, 2), fixed(busbw / copy, 3), "");
+               fixed(algbw, 2), fixed(busbw, 2), fixed(copy, 2), fixed(busbw / copy, 3),
+               "blocks " + runner.launchShape());
     }
   }
   CHECK_CUDA(cudaFree(tables));
@@ -806,7 +828,8 @@ bool parse(int argc, char **argv, Options &o) {
       o.plans.push_back(v);
     } else if (a == "--iters" || a == "--threads") {
       (a == "--iters" ? o.iters : o.threads) = atoi(v.c_str());
-      if (o.iters < 1 || o.threads < 32 || o.threads % 32)
+      if (o.iters < 1 || (a == "--threads" && (o.threads < 32 || o.threads % 32 ||
+                                                o.threads > COLLC_CUDA_MAX_THREADS)))
         return false;
     } else if (a == "--case" && p.size() == 3) {
       Run r;

@@ -51,6 +51,19 @@ struct ThreadblockDesc {
 struct Args;
 using KernelFn = void (*)(const Args *);
 
+// How many copies of its threadblocks a plan runs, and with how many
+// threads each, for inputs of at least `minBytes` per rank (up to the next
+// entry's). Replica i of a threadblock runs loops i, i + n, i + 2n, ... of
+// the user buffer on connections of its own, as NCCL's channels split a
+// buffer: few at small sizes for latency, many at large ones to fill the
+// links. The host emulation runs one thread per replica and ignores
+// `threads`.
+struct LaunchShape {
+  int64_t minBytes;
+  int32_t replicas, threads;
+};
+constexpr int32_t kMaxReplicas = 32;
+
 // One size range of an algorithm: a verified plan.
 struct PlanDesc {
   const char *name;
@@ -67,6 +80,8 @@ struct PlanDesc {
   const void *cudaKernel;       // null in host builds
   int32_t wholeChunks;          // counts must be multiples of `chunks`: the
                                 // plan moves chunks between positions
+  int32_t numLaunches;          // by size, increasing; none: 1 replica
+  const LaunchShape *launches;
 };
 
 // An algorithm: its plans, one per size range, in increasing order.
@@ -104,6 +119,8 @@ struct Fifo {
 struct Args {
   int32_t rank, nranks;
   int32_t tb;             // index into the plan's threadblock table
+  int32_t replica, replicas; // loops replica, replica + replicas, ...
+                             // (replicas 0 reads as 1)
   int32_t recvPeer, sendPeer;
   // Multicast addresses of the buffers (multimem steps on the GPU).
   char *multicast[kMaxBuffers];
@@ -124,7 +141,8 @@ struct Args {
   int32_t scratchChunks[kMaxScratch];
   char *buffers[kMaxBuffers]; // scratch: one row of chunks per loop
   Fifo recv, send;
-  uint64_t *progress;     // per threadblock of this rank: steps finished
+  uint64_t *progress;     // per threadblock of this rank and this
+                          // replica: steps finished
   volatile int32_t *abort;
   double timeoutSeconds;
   int32_t *error;         // set to a nonzero code on failure

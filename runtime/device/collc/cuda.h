@@ -81,7 +81,8 @@ public:
       arrive(a->barrierStart);
     if (dead)
       return false;
-    if (++loop >= loops) {
+    loop = a->replica + ++iter * (a->replicas > 1 ? a->replicas : 1);
+    if (loop >= loops) {
       if (a->barrier)
         arrive(a->barrierGoal);
       // LL and LL128 receivers read flags, not the tail: it is written once
@@ -154,13 +155,14 @@ public:
   }
 
   // Waits until threadblock `tb` (an index into the plan's table) has
-  // finished step `index` of its `steps` per loop in this loop.
+  // finished step `index` of its `steps` per loop in this loop (of this
+  // replica, whose progress counters these are).
   __device__ __noinline__ void wait(int32_t tb, int32_t index, int32_t steps) {
     if (dead)
       return;
     bool bad = false;
     if (threadIdx.x == 0)
-      bad = cuda::waitAtLeast(*a, &a->progress[tb], uint64_t(loop) * steps + index + 1, false,
+      bad = cuda::waitAtLeast(*a, &a->progress[tb], uint64_t(iter) * steps + index + 1, false,
                               "threadblock", tb) == cuda::kGaveUp;
     dead = __syncthreads_or(bad);
   }
@@ -405,7 +407,7 @@ private:
   }
 
   const Args *a;
-  int64_t perLoop = 0, loops = 0, loop = -1, width = 0, q = 0;
+  int64_t perLoop = 0, loops = 0, loop = -1, iter = -1, width = 0, q = 0;
   uint64_t recvStep = 0, sendStep = 0;
   uint64_t room = 0; // sends up to this step fit: head, as last seen, + slots
   bool dead = false;

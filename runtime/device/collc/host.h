@@ -53,7 +53,10 @@ public:
 
   // Starts the next loop over the user buffer; false after the last.
   bool nextLoop() {
-    if (failed() || ++loop >= loops)
+    if (failed())
+      return false;
+    loop = a.replica + ++iter * (a.replicas > 1 ? a.replicas : 1);
+    if (loop >= loops)
       return false;
     int64_t base = loop * perLoop;
     int64_t rest = a.count - base;
@@ -118,11 +121,12 @@ public:
   }
 
   // Waits until threadblock `tb` (an index into the plan's table) has
-  // finished step `index` of its `steps` per loop in this loop.
+  // finished step `index` of its `steps` per loop in this loop (of this
+  // replica, whose progress counters these are).
   void wait(int32_t tb, int32_t index, int32_t steps) {
     if (failed())
       return;
-    uint64_t goal = uint64_t(loop) * steps + index + 1;
+    uint64_t goal = uint64_t(iter) * steps + index + 1;
     if (!collcHostWait(&a, &a.progress[tb], goal, kAtLeast, "threadblock", tb))
       dead = true;
   }
@@ -318,7 +322,7 @@ private:
   }
 
   const Args &a;
-  int64_t perLoop = 0, loops = 0, loop = -1, width = 0, q = 0;
+  int64_t perLoop = 0, loops = 0, loop = -1, iter = -1, width = 0, q = 0;
   uint64_t recvStep = 0, sendStep = 0;
   bool dead = false;
   std::vector<char> acc, tmp;

@@ -24,7 +24,7 @@ module {
       }
     }
   }
-  coll.plan @large : allreduce ranks(2) chunks(2) inplace bytes[65536, 4611686018427387904) algorithm("ring") {
+  coll.plan @large : allreduce ranks(2) chunks(2) inplace bytes[65536, 4611686018427387904) algorithm("ring") launch [65536, 2, 512, 1048576, 4, 512] {
     coll.rank 0 {
       coll.threadblock 0 recv(1) send(1) channel(0) protocol(Simple) direct_recv direct_send {
         coll.send in[0][1] loc("ring_allreduce.coll":9:5)
@@ -81,20 +81,26 @@ module {
 // CHECK-NEXT:    {0, 0, 1, 1, 0, kSimple, 3, 3},
 // CHECK-NEXT:    {1, 0, 0, 0, 0, kSimple, 3, 3},
 // CHECK-NEXT:};
+// CHECK-NEXT:const LaunchShape launches[] = {
+// CHECK-NEXT:    // from bytes per rank, replicas, threads
+// CHECK-NEXT:    {65536LL, 2, 512},
+// CHECK-NEXT:    {1048576LL, 4, 512},
+// CHECK-NEXT:};
 // CHECK-NEXT:} // namespace large
 // CHECK-EMPTY:
 // CHECK-NEXT:static const collc::PlanDesc ring_plans[] = {
 // CHECK-NEXT:    // name, collective, ranks, chunks, root, inplace, scratch chunks,
 // CHECK-NEXT:    // scratch buffers, bytes [min, max), protocol, slots, widest step,
-// CHECK-NEXT:    // threadblocks, their table, host kernel, CUDA kernel, whole chunks only
+// CHECK-NEXT:    // threadblocks, their table, host kernel, CUDA kernel, whole chunks only,
+// CHECK-NEXT:    // launches by size
 // CHECK-NEXT:    {"small", collc::kAllReduce, 2, 2, -1, 1,
 // CHECK-NEXT:     {}, 0, 0LL, 65536LL, collc::kLL, 8, 1,
 // CHECK-NEXT:     2, small::threadblocks, COLLC_HOST_FN(small::kernel), COLLC_CUDA_FN(small::kernel),
-// CHECK-NEXT:     0},
+// CHECK-NEXT:     0, 0, nullptr},
 // CHECK-NEXT:    {"large", collc::kAllReduce, 2, 2, -1, 1,
 // CHECK-NEXT:     {}, 0, 65536LL, 4611686018427387904LL, collc::kSimple, 8, 1,
 // CHECK-NEXT:     2, large::threadblocks, COLLC_HOST_FN(large::kernel), COLLC_CUDA_FN(large::kernel),
-// CHECK-NEXT:     0},
+// CHECK-NEXT:     0, 2, large::launches},
 // CHECK-NEXT:};
 // CHECK-EMPTY:
 // CHECK-NEXT:extern "C" const collc::AlgorithmDesc collc_algorithm_ring = {

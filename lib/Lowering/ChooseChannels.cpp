@@ -1,0 +1,140 @@
+//===- ChooseChannels.cpp - Replicas and threads per message size ---------===//
+//
+// One threadblock moves at most what one SM can, about NCCL's per-channel
+// rate, so a plan with one threadblock per connection cannot fill NVLink;
+// NCCL runs 16 to 32 channels there. The runtime can run several replicas
+// of a plan's threadblocks, each on every replicas-th loop of the buffer and
+// on connections of its own. This pass decides how many, and the threads of
+// each, per size: enough at large sizes for the busiest link, and fewer at
+// small ones, where each replica's share would be too small to pay for
+// itself (NCCL's rule in enqueue.cc, with its thresholds).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/CollOps.h"
+#include "lib/Lowering/Passes.h"
+#include "lib/Lowering/PlanTopology.h"
+
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+#include <map>
+
+namespace coll {
+#define GEN_PASS_DEF_COLLCHOOSECHANNELSPASS
+#include "lib/Lowering/Passes.h.inc"
+} // namespace coll
+
+using namespace mlir;
+using namespace coll;
+
+namespace {
+
+// What one threadblock moves, GB/s: NCCL's per-channel LL128 ceiling on
+// Hopper (tuning.cc), taken for every protocol before its efficiency.
+constexpr double kThreadblockGBps = 36.7;
+// Threads per threadblock: the most generated kernels are built for
+// (COLLC_CUDA_MAX_THREADS) and the least the rule halves to.
+constexpr int64_t kMaxThreads = 512, kMinThreads = 64;
+// Threadblocks of one rank over all replicas: NCCL's channel limit; and
+// the runtime's limit on replicas (collc::kMaxReplicas).
+constexpr int64_t kMaxBlocksPerRank = 64, kMaxReplicas = 32;
+// Bytes each thread must have per step before another replica or more
+// threads pay off (NCCL_SIMPLE/LL/LL128_THREAD_THRESHOLD).
+int64_t threshold(Protocol p) { return p == Protocol::Simple ? 64 : 8; }
+
+bool usesPeers(ThreadblockOp tb) {
+  return llvm::any_of(tb.getBody().front(), [](Operation &op) {
+    return llvm::isa<MultimemLdReduceOp, MultimemStOp, ReadReduceOp, PutOp, GetOp>(op);
+  });
+}
+
+struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChooseChannelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (maxReplicas < 1 || maxReplicas > kMaxReplicas) {
+      getOperation().emitError() << "max-replicas must be in 1 .. " << kMaxReplicas;
+      return signalPassFailure();
+    }
+    for (auto plan : getOperation().getOps<PlanOp>())
+      if (failed(choose(plan)))
+        return signalPassFailure();
+  }
+
+  /// Replicas that fill the busiest link: each sending threadblock gets its
+  /// share of its GPU's link of that class.
+  int64_t replicasToFill(PlanOp plan, const Topology &topo, ArrayRef<int64_t> map) {
+    // (rank, link class) -> sending threadblocks
+    std::map<std::pair<int64_t, LinkClass>, int64_t> sharing;
+    SmallVector<std::tuple<int64_t, int64_t>> sends; // (from GPU, to GPU)
+    int64_t perRank = 1;
+    for (auto rank : plan.getBody().getOps<RankOp>()) {
+      int64_t tbs = 0;
+      for (auto tb : rank.getBody().getOps<ThreadblockOp>()) {
+        ++tbs;
+        if (usesPeers(tb))
+          return 1;
+        if (!tb.getSend())
+          continue;
+        int64_t a = map[rank.getRank()], b = map[*tb.getSend()];
+        ++sharing[{a, topo.linkClass(a, b)}];
+        sends.push_back({a, b});
+      }
+      perRank = std::max(perRank, tbs);
+    }
+    double need = 1;
+    for (auto [a, b] : sends)
+      need = std::max(need, topo.bandwidth(a, b) /
+                                (sharing[{a, topo.linkClass(a, b)}] * kThreadblockGBps));
+    int64_t fill = int64_t(llvm::PowerOf2Ceil(uint64_t(std::ceil(need))));
+    int64_t room = std::max<int64_t>(1, int64_t(llvm::bit_floor(uint64_t(kMaxBlocksPerRank / perRank))));
+    return std::min({fill, room, int64_t(maxReplicas)});
+  }
+
+  LogicalResult choose(PlanOp plan) {
+    SmallVector<int64_t> map;
+    const Topology *topo = planTopology(plan, topology, getAnalysis<TopologyAnalysis>(), map);
+    if (!topo)
+      return failure();
+    // The smallest threshold of the plan's protocols: a plan of Simple
+    // threadblocks with one LL connection is latency-bound there.
+    Protocol p = Protocol::Simple;
+    for (auto rank : plan.getBody().getOps<RankOp>())
+      for (auto tb : rank.getBody().getOps<ThreadblockOp>())
+        if (tb.getProtocol() && threshold(*tb.getProtocol()) < threshold(p))
+          p = *tb.getProtocol();
+
+    // From the largest launch down: each state is taken by sizes whose
+    // chunks hold replicas x threads x threshold bytes.
+    struct State {
+      int64_t from, replicas, threads;
+    };
+    SmallVector<State> states;
+    int64_t chunks = *plan.getBufferSize("in");
+    for (int64_t n = replicasToFill(plan, *topo, map); n >= 1; n /= 2)
+      states.push_back({0, n, kMaxThreads});
+    for (int64_t t = kMaxThreads / 2; t >= kMinThreads; t /= 2)
+      states.push_back({0, 1, t});
+    for (State &s : states)
+      s.from = chunks * s.replicas * s.threads * threshold(p);
+    states.back().from = 0;
+
+    int64_t lo = plan.getMinBytes().value_or(0);
+    int64_t hi = plan.getMaxBytes().value_or(INT64_MAX);
+    SmallVector<int64_t> launch;
+    for (size_t i = states.size(); i-- > 0;) {
+      const State &s = states[i];
+      int64_t next = i ? states[i - 1].from : INT64_MAX;
+      if (next <= lo || s.from >= hi)
+        continue;
+      launch.append({std::max(s.from, lo), s.replicas, s.threads});
+    }
+    plan.setLaunch(launch);
+    return success();
+  }
+};
+
+} // namespace
