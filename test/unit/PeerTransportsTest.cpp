@@ -13,8 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include <climits>
-#include <cstring>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>

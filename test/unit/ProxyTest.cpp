@@ -17,9 +17,7 @@
 
 #include <arpa/inet.h>
 #include <chrono>
-#include <cstring>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <netinet/in.h>
