@@ -7,9 +7,11 @@
 // chunk, to 1 send, n-2 recv_reduce_send, 1 recv_reduce_copy_send,
 // n-2 recv_copy_send and 1 recv.
 //
-// The fusion is a rewrite pattern on each send; what it needs to know beyond
-// the pair (who waits for which step, who reads a stored value later) is
-// found per rank before any rewrite, keyed by step ids, which rewrites keep.
+// The fusion is a rewrite pattern on each send, applied once to every send
+// in order (a fused step is never fused again, so nothing is left for a
+// driver to revisit); what it needs to know beyond the pair (who waits for
+// which step, who reads a stored value later) is found per rank before any
+// rewrite, keyed by step ids, which rewrites keep.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +20,6 @@
 #include "lib/Lowering/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -73,7 +74,10 @@ std::vector<Operation *> topologicalOrder(RankOp rank) {
     while (next[t] < tbs[t].size() && pending[t][next[t]] == 0) {
       Operation *op = tbs[t][next[t]++];
       order.push_back(op);
-      for (auto [wt, wp] : waiters.lookup(op))
+      auto it = waiters.find(op);
+      if (it == waiters.end())
+        continue;
+      for (auto [wt, wp] : it->second)
         if (--pending[wt][wp] == 0 && next[wt] == wp)
           ready.push_back(wt);
     }
@@ -191,24 +195,17 @@ struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
   void runOnOperation() override {
     PlanOp plan = getOperation();
     const RankFacts *facts = nullptr; // of the rank being rewritten
-    RewritePatternSet set(&getContext());
-    set.add<FuseReceiveAndSend>(&getContext(), facts);
-    FrozenRewritePatternSet patterns(std::move(set));
-    // Each rank's steps only: fused steps are never fused again, and steps
-    // are neither folded nor dead.
-    GreedyRewriteConfig config;
-    config.setUseTopDownTraversal()
-        .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled)
-        .setStrictness(GreedyRewriteStrictness::ExistingOps)
-        .enableFolding(false)
-        .enableConstantCSE(false);
+    FuseReceiveAndSend pattern(&getContext(), facts);
+    PatternRewriter rewriter(&getContext());
+    // Each send once, in order: a failed match stays failed, since only the
+    // pair it fuses changes, and steps are neither folded nor dead.
     for (auto rank : plan.getBody().front().getOps<RankOp>()) {
       RankFacts rankFacts(plan, rank);
       facts = &rankFacts;
-      if (failed(applyPatternsGreedily(rank.getBody(), patterns, config))) {
-        rank.emitError("coll-fuse did not converge");
-        return signalPassFailure();
-      }
+      for (auto tb : rank.getBody().front().getOps<ThreadblockOp>())
+        for (Operation &op : llvm::make_early_inc_range(tb.getBody().front()))
+          if (auto send = llvm::dyn_cast<SendOp>(op))
+            (void)pattern.matchAndRewrite(send, rewriter);
     }
   }
 };
