@@ -25,23 +25,34 @@ namespace {
 struct CollNumberStepsPass : coll::impl::CollNumberStepsPassBase<CollNumberStepsPass> {
   void runOnOperation() override {
     for (auto rank : getOperation().getBody().front().getOps<RankOp>()) {
-      llvm::DenseMap<std::pair<int64_t, int64_t>, int64_t> position; // (tb, id) -> position
+      // Each threadblock's step ids in order: they increase, so a step's
+      // position is found by binary search.
+      llvm::DenseMap<int64_t, SmallVector<uint64_t>> ids; // tb -> step ids
       for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
-        int64_t next = 0;
-        for (auto step : tb.getBody().front().getOps<StepOpInterface>())
-          position[{int64_t(tb.getId()), int64_t(step.getId())}] = next++;
+        SmallVector<uint64_t> &mine = ids[tb.getId()];
+        for (Operation &op : tb.getBody().front())
+          mine.push_back(llvm::cast<StepOpInterface>(op).getId());
       }
-      for (auto tb : rank.getBody().front().getOps<ThreadblockOp>())
-        for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
-          step.setId(position.at({int64_t(tb.getId()), int64_t(step.getId())}));
+      auto position = [&](int64_t tb, uint64_t id) {
+        ArrayRef<uint64_t> mine = ids.find(tb)->second;
+        return int64_t(llvm::lower_bound(mine, id) - mine.begin());
+      };
+      for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
+        uint64_t next = 0;
+        for (Operation &op : tb.getBody().front()) {
+          auto step = llvm::cast<StepOpInterface>(op);
+          if (step.getId() != next)
+            step.setId(next);
+          ++next;
           DenseI64ArrayAttr deps = step.getDepsAttr();
           if (!deps)
             continue;
           SmallVector<int64_t> renamed(deps.asArrayRef());
           for (size_t d = 0; d + 1 < renamed.size(); d += 2)
-            renamed[d + 1] = position.at({renamed[d], renamed[d + 1]});
+            renamed[d + 1] = position(renamed[d], renamed[d + 1]);
           step.setDepsAttr(DenseI64ArrayAttr::get(&getContext(), renamed));
         }
+      }
     }
   }
 };
