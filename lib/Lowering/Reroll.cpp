@@ -28,22 +28,46 @@ using namespace coll;
 
 namespace {
 
-/// A threadblock, its steps, and the runs they form.
+/// A run of a threadblock: its first step, how many steps, and where the
+/// operands of its first step start in the member's values.
+struct Run {
+  size_t first, count, values;
+};
+
+/// A threadblock, its steps, the runs they form, and every step's operands
+/// (each field's value, in order), read once.
 struct Member {
   int64_t rank;
   ThreadblockOp tb;
   SmallVector<StepOpInterface> steps;
-  SmallVector<std::pair<size_t, size_t>> runs; // (first step, steps)
+  SmallVector<Run> runs;
+  std::vector<int64_t> values;
 };
 
 /// What steps of one run have in common: kind, operand roles, buffers and
-/// counts, and how many deps.
-std::string signature(StepOpInterface step) {
-  std::string sig = step->getName().stripDialect().str();
-  for (const StepField &f : stepFields(step))
-    sig += "|" + f.role.str() + ":" + f.buffer.str() + ":" + std::to_string(f.count);
-  return sig + "|" + std::to_string(step.getDepRefs().size());
-}
+/// counts, and how many deps; compared as is, spelled only for a run's key.
+struct Signature {
+  OperationName name;
+  SmallVector<std::tuple<StringRef, StringRef, int64_t>, 4> fields; // role, buffer, count
+  size_t deps;
+
+  Signature(StepOpInterface step, ArrayRef<StepField> stepFields)
+      : name(step->getName()), deps(0) {
+    for (const StepField &f : stepFields)
+      fields.push_back({f.role, f.buffer, f.count});
+    if (DenseI64ArrayAttr d = step.getDepsAttr())
+      deps = d.size() / 2;
+  }
+  bool operator==(const Signature &o) const {
+    return name == o.name && fields == o.fields && deps == o.deps;
+  }
+  std::string str() const {
+    std::string sig = name.stripDialect().str();
+    for (auto [role, buffer, count] : fields)
+      sig += "|" + role.str() + ":" + buffer.str() + ":" + std::to_string(count);
+    return sig + "|" + std::to_string(deps);
+  }
+};
 
 int64_t floorMod(int64_t v, int64_t m) { return ((v % m) + m) % m; }
 
@@ -92,20 +116,24 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
     std::vector<SmallVector<Member>> groups;
     for (auto rank : plan.getBody().front().getOps<RankOp>())
       for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
-        Member member{int64_t(rank.getRank()), tb, {}, {}};
-        std::string key, last;
+        Member member{int64_t(rank.getRank()), tb, {}, {}, {}};
+        std::string key;
+        std::optional<Signature> last;
         for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
-          std::string sig = signature(step);
-          if (member.runs.empty() || sig != last)
-            member.runs.push_back({member.steps.size(), 0});
-          ++member.runs.back().second;
-          if (sig != last || member.runs.back().second == 1)
-            key += ";" + sig;
-          last = sig;
+          SmallVector<StepField, 4> fields = stepFields(step);
+          Signature sig(step, fields);
+          if (!last || !(sig == *last)) {
+            member.runs.push_back({member.steps.size(), 0, member.values.size()});
+            key += ";" + sig.str();
+            last = std::move(sig);
+          }
+          ++member.runs.back().count;
           member.steps.push_back(step);
+          for (const StepField &f : fields)
+            member.values.push_back(f.value);
         }
-        for (auto [first, count] : member.runs)
-          key += "#" + std::to_string(count);
+        for (const Run &run : member.runs)
+          key += "#" + std::to_string(run.count);
         auto [it, fresh] = groupOf.try_emplace(key, groups.size());
         if (fresh)
           groups.emplace_back();
@@ -118,21 +146,20 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
       auto shape = ShapeOp::create(b, plan.getLoc(), b.getI64IntegerAttr(id));
       OpBuilder inShape = OpBuilder::atBlockEnd(&shape.getBody().emplaceBlock());
       const Member &leader = members.front();
-      for (auto [first, count] : leader.runs) {
+      for (auto [r, run] : llvm::enumerate(leader.runs)) {
+        size_t first = run.first, count = run.count;
         StepOpInterface step = leader.steps[first];
         SmallVector<StepField, 4> fields = stepFields(step);
-        // Every member's operands of this run, read once: values[f][i * count + k].
-        std::vector<std::vector<int64_t>> values(fields.size());
-        for (const Member &member : members)
-          for (size_t k = 0; k < count; ++k)
-            for (auto [f, field] : llvm::enumerate(stepFields(member.steps[first + k])))
-              values[f].push_back(field.value);
+        // Members have the same runs, so the run's values are at the same
+        // place in each: field f of step k is values[start + k * fields + f].
+        size_t stride = fields.size();
         SmallVector<Attribute> attrs;
         for (auto [f, field] : llvm::enumerate(fields)) {
           int64_t m = field.role == "peer" ? int64_t(plan.getRanks())
                                            : plan.getBufferSize(field.buffer).value_or(0);
-          auto value = [&, f = f, count = count](size_t i, size_t k) {
-            return values[f][i * count + k];
+          auto value = [&, r = r, f = f, stride](size_t i, size_t k) {
+            const Member &member = members[i];
+            return member.values[member.runs[r].values + k * stride + f];
           };
           if (auto abc = fitAffine(members, count, m, value))
             attrs.push_back(AffineFieldAttr::get(&getContext(), field.role, field.buffer,
