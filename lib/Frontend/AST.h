@@ -30,6 +30,9 @@ struct Expr {
   int64_t value = 0;                       // Int
   std::string name;                        // Var, Call; operator for Unary/Binary
   std::vector<std::unique_ptr<Expr>> args; // operands / call arguments
+  /// Var: where the elaborator found its binding last time, to look there
+  /// first (a loop body evaluates the same names millions of times).
+  mutable size_t binding = 0;
 };
 using ExprPtr = std::unique_ptr<Expr>;
 

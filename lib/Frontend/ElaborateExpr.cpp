@@ -20,6 +20,16 @@ const Elaborator::Binding *Elaborator::lookup(StringRef name) const {
   return it == byName.end() ? nullptr : &vars[it->second];
 }
 
+const Elaborator::Binding *Elaborator::lookup(const ast::Expr &var) const {
+  // Names never shadow each other, so a live binding with the name is the one.
+  if (var.binding < vars.size() && vars[var.binding].name == var.name)
+    return &vars[var.binding];
+  const Binding *b = lookup(var.name);
+  if (b)
+    var.binding = b - vars.data();
+  return b;
+}
+
 LogicalResult Elaborator::define(StringRef name, int64_t value, ast::Loc at) {
   if (const Binding *previous = lookup(name)) {
     InFlightDiagnostic diag = error(at) << "'" << name << "' is already defined";
@@ -40,7 +50,7 @@ FailureOr<int64_t> Elaborator::eval(const ast::Expr &e) {
   case ast::Expr::Kind::Int:
     return e.value;
   case ast::Expr::Kind::Var: {
-    if (const Binding *b = lookup(e.name))
+    if (const Binding *b = lookup(e))
       return b->value;
     return error(e.loc) << "unknown name '" << e.name << "'";
   }

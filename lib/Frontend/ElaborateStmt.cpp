@@ -207,8 +207,10 @@ FailureOr<ChunkAttr> Elaborator::chunk(const ast::ChunkRef &ref) {
     if (end > *size)
       return outOfRange(ref.end->loc, end - 1);
   }
-  return ChunkAttr::get(context, StringAttr::get(context, ref.buffer), *rank,
-                        *index, end - *index);
+  auto name = llvm::find_if(bufferNames, [&](const auto &n) { return n.first == ref.buffer; });
+  if (name == bufferNames.end())
+    name = bufferNames.insert(name, {ref.buffer, StringAttr::get(context, ref.buffer)});
+  return ChunkAttr::get(context, name->second, *rank, *index, end - *index);
 }
 
 static std::string show(ChunkAttr c) {

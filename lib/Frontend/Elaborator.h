@@ -52,6 +52,7 @@ private:
 
   // Names
   const Binding *lookup(StringRef name) const;
+  const Binding *lookup(const ast::Expr &var) const;
   LogicalResult define(StringRef name, int64_t value, ast::Loc at);
   void popTo(size_t size) {
     while (vars.size() > size) {
@@ -98,6 +99,8 @@ private:
   int64_t ranks = 0, chunks = 1, slots = 0;
   bool inplace = false;
   llvm::StringMap<int64_t> scratchSizes;
+  /// Buffer names as attributes, made once each.
+  SmallVector<std::pair<std::string, StringAttr>, 4> bufferNames;
   llvm::StringMap<ast::Loc> scratchLocs;
   llvm::DenseMap<const ast::Stmt *, Location> stmtLocs;
   uint64_t steps = 0, ops = 0;
