@@ -212,8 +212,8 @@ LogicalResult AlgorithmOp::verify() {
 // CopyOp and ReduceOp
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyChunk(Operation *op, ChunkAttr chunk) {
-  auto alg = op->getParentOfType<AlgorithmOp>();
+/// `chunk` names chunks of a buffer of `alg` that exist.
+static LogicalResult verifyChunk(Operation *op, AlgorithmOp alg, ChunkAttr chunk) {
   StringRef buffer = chunk.getBuffer().getValue();
   std::optional<int64_t> size = alg.getBufferSize(buffer);
   if (!size)
@@ -230,39 +230,40 @@ static LogicalResult verifyChunk(Operation *op, ChunkAttr chunk) {
   return success();
 }
 
-static PhysicalRange physical(Operation *op, ChunkAttr chunk) {
-  auto alg = op->getParentOfType<AlgorithmOp>();
+static PhysicalRange physical(AlgorithmOp alg, ChunkAttr chunk) {
   return physicalRange(alg.getCollective(), alg.getChunks(), alg.getInplace(), chunk);
 }
 
 static const char *plural(int64_t n) { return n == 1 ? " chunk" : " chunks"; }
 
 LogicalResult CopyOp::verify() {
+  auto alg = llvm::cast<AlgorithmOp>((*this)->getParentOp()); // HasParent
   ChunkAttr src = getSrc(), dst = getDst();
-  if (failed(verifyChunk(*this, src)) || failed(verifyChunk(*this, dst)))
+  if (failed(verifyChunk(*this, alg, src)) || failed(verifyChunk(*this, alg, dst)))
     return failure();
   if (src.getCount() != dst.getCount())
     return emitOpError("copies ") << src.getCount() << plural(src.getCount()) << " into "
                                   << dst.getCount();
-  if (physical(*this, src).overlaps(physical(*this, dst)))
+  if (physical(alg, src).overlaps(physical(alg, dst)))
     return emitOpError("source and destination overlap");
   return success();
 }
 
 LogicalResult ReduceOp::verify() {
+  auto alg = llvm::cast<AlgorithmOp>((*this)->getParentOp()); // HasParent
   ChunkAttr dst = getDst();
-  if (failed(verifyChunk(*this, dst)))
+  if (failed(verifyChunk(*this, alg, dst)))
     return failure();
-  PhysicalRange to = physical(*this, dst);
+  PhysicalRange to = physical(alg, dst);
   for (ChunkAttr src : getSources()) {
-    if (failed(verifyChunk(*this, src)))
+    if (failed(verifyChunk(*this, alg, src)))
       return failure();
     if (src.getCount() != dst.getCount())
       return emitOpError("reduces ") << src.getCount() << plural(src.getCount())
                                      << " into " << dst.getCount();
     // A source is either the destination itself (`a += b`) or disjoint from
     // it; a partial overlap would make the result depend on chunk order.
-    PhysicalRange from = physical(*this, src);
+    PhysicalRange from = physical(alg, src);
     if (from.overlaps(to) && (from.begin != to.begin || from.end != to.end))
       return emitOpError("source partially overlaps the destination");
   }
