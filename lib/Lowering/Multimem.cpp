@@ -321,6 +321,9 @@ void MultimemSelection::selectGets() {
 struct CollMultimemPass : coll::impl::CollMultimemPassBase<CollMultimemPass> {
   using Base::Base;
   void runOnOperation() override {
+    // Without peer windows nothing changes (multi-node placements), and a
+    // module left as it was need not be verified again.
+    bool changed = false;
     for (auto alg : getOperation().getOps<AlgorithmOp>()) {
       std::string spec = topology;
       if (std::optional<StringRef> own = alg.getTopology())
@@ -347,9 +350,13 @@ struct CollMultimemPass : coll::impl::CollMultimemPassBase<CollMultimemPass> {
         multicast &= topo->sharesMulticast(map[0], g);
         windows &= topo->sharesPeerWindows(map[0], g);
       }
-      if (windows)
+      if (windows) {
         MultimemSelection(alg, multicast).run();
+        changed = true;
+      }
     }
+    if (!changed)
+      markAllAnalysesPreserved();
   }
 };
 
