@@ -72,8 +72,6 @@ public:
   /// Runs `loops` loops, each chunk moving `slice` bytes per loop and
   /// `last` in the last one. Returns the time of the last step.
   llvm::Expected<double> run(int64_t loops, double slice, double last);
-  /// When each loop's last step finished, over every threadblock.
-  std::vector<double> loopEnd;
 
 private:
   int32_t resource(Kind kind, uint64_t index, double gbps);
@@ -317,10 +315,6 @@ void Engine::complete(int32_t tb, double now) {
     ++consumed[t.recvConn];
     wake(plan.connections[t.recvConn].sender);
   }
-  if (done[tb] % n == n - 1) {
-    double &end = loopEnd[done[tb] / n];
-    end = std::max(end, now);
-  }
   ++done[tb];
   busy[tb] = 0;
   std::vector<int32_t> woken;
@@ -347,7 +341,6 @@ llvm::Expected<double> Engine::run(int64_t loopCount, double sliceBytes, double 
   waiters.assign(tbs, {});
   arrived.assign(conns, 0);
   consumed.assign(conns, 0);
-  loopEnd.assign(loops, 0);
   events = {};
   double now = 0;
   for (size_t tb = 0; tb < tbs; ++tb)
@@ -425,13 +418,34 @@ llvm::Expected<SimResult> coll::simulate(const SimPlan &plan, const Topology &to
     result.micros = fixed + *t;
     return result;
   }
-  // Past the pipeline's fill every loop takes the same time.
+  // Past the pipeline's fill every loop takes the same time: the period is
+  // what k more loops add, once doubling k no longer changes it (a schedule
+  // whose stages run ahead of each other settles only after many loops).
+  auto run = [&](int64_t k) { return engine.run(k, slice, slice); };
   int64_t k = std::max<int64_t>(options.exactLoops, 2);
-  llvm::Expected<double> t = engine.run(k, slice, slice);
-  if (!t)
-    return t.takeError();
-  double period = (engine.loopEnd[k - 1] - engine.loopEnd[k / 2 - 1]) / double(k - k / 2);
+  llvm::Expected<double> shorter = run(k);
+  if (!shorter)
+    return shorter.takeError();
+  double period = -1;
+  for (;; k *= 2) {
+    if (2 * k >= result.loops) {
+      llvm::Expected<double> t = engine.run(result.loops, slice, chunk - (loops - 1) * slice);
+      if (!t)
+        return t.takeError();
+      result.micros = fixed + *t;
+      return result;
+    }
+    llvm::Expected<double> longer = run(2 * k);
+    if (!longer)
+      return longer.takeError();
+    double next = (*longer - *shorter) / double(k);
+    *shorter = *longer;
+    bool settled = period > 0 && std::abs(next - period) <= options.settled * next;
+    period = next;
+    if (settled)
+      break;
+  }
   result.extrapolated = true;
-  result.micros = fixed + *t + (chunk / slice - double(k)) * period;
+  result.micros = fixed + *shorter + (chunk / slice - double(2 * k)) * period;
   return result;
 }

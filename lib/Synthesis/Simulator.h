@@ -32,15 +32,17 @@ struct SimOptions {
   /// block); LL128: NCCL's per-channel ring ceiling on Hopper (36.7); LL:
   /// the Simple rate at half the payload per store.
   std::array<double, kNumProtocols> threadblockGBps = {65, 32.5, 36.7};
-  /// Loops run one by one; beyond them the steady period of the second half
-  /// of those run stands for each further loop.
+  /// Plans of more loops run 16, 32, 64, ... loops until what each further
+  /// loop adds changes by at most `settled` between two doublings; that
+  /// period stands for every loop not run.
   int64_t exactLoops = 16;
+  double settled = 0.01;
 };
 
 struct SimResult {
   double micros = 0;
   int64_t loops = 0;         // loops of the runtime for this size
-  bool extrapolated = false; // more than SimOptions::exactLoops
+  bool extrapolated = false; // not every loop was run
 };
 
 /// How many times its size in bytes a collective's busbw counts: nccl-tests'

@@ -40,6 +40,11 @@ cl::opt<bool> nccl("nccl",
                    cl::desc("Print NCCL's model (its tuning formulas) beside the simulation "
                             "(default; --nccl=false leaves it out)"),
                    cl::init(true), cl::cat(category));
+cl::opt<int64_t> exactLoops("exact-loops",
+                            cl::desc("Loops simulated one by one before the rest are "
+                                     "extrapolated from their steady period"),
+                            cl::init(coll::SimOptions().exactLoops), cl::Hidden,
+                            cl::cat(category));
 cl::opt<bool> asJson("json", cl::desc("Print one JSON array, an object per algorithm"),
                      cl::cat(category));
 
@@ -177,7 +182,9 @@ llvm::Error simulateAlgorithm(Table &table, Algorithm &alg, llvm::ArrayRef<doubl
           row.plan = &v;
           break;
         }
-      llvm::Expected<SimResult> r = simulate(*row.plan, *topo, m);
+      SimOptions options;
+      options.exactLoops = std::max<int64_t>(exactLoops, 2);
+      llvm::Expected<SimResult> r = simulate(*row.plan, *topo, m, options);
       if (!r) {
         errors[i] = llvm::toString(r.takeError());
         return;
