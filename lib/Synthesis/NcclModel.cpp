@@ -1,7 +1,9 @@
 //===- NcclModel.cpp - NCCL's own choice of algorithm and protocol --------===//
 //
-// Constants are NCCL's defaults for Hopper (tuning.cc, NCCL 2.2x-2.30),
-// indexed here by coll::Protocol (Simple, LL, LL128), not NCCL's order.
+// Constants are NCCL's defaults (tuning.cc, search.cc, topo.h; NCCL 2.30)
+// for the GPU generation the topology's NVLink implies, and an x86 Intel
+// host; they are indexed here by coll::Protocol (Simple, LL, LL128), not
+// NCCL's order.
 // time = latency + bytes / (1000 * algbw), as ncclTopoGetAlgoTime says.
 //
 //===----------------------------------------------------------------------===//
@@ -30,21 +32,49 @@ constexpr Row kHwLat[3][kNumNcclAlgorithms] = {
     {{4.0, 0.6, 1.25}, {3.4, 0.6, 1.9}, {25, 0, 0}, {25, 0, 0}, {4.0, 0, 0}},
     {{4.0, 1.0, 1.9}, {5.7, 1.0, 2.5}, {0, 0, 0}, {0, 0, 0}, {4.0, 0, 0}},
     {{14, 5.0, 8.5}, {14.0, 2.7, 4.0}, {18, 0, 0}, {20.9, 0, 0}, {14, 0, 0}}};
-// Hopper, by nodes (1, 2, more).
-constexpr double kLLMaxBw[3] = {141.0, 45.0, 35.0};
-constexpr double kPerChRingLL128Bw = 36.7;
-constexpr double kPerChTreeLL128Bw[3] = {36.7, 36.7, 29.0};
-constexpr double kPerChTreeBw[3] = {38.7, 41.4, 36.0};
-constexpr double kPerChNVLSTreeBw[3] = {0.0, 57.7, 45.5};
-constexpr double kNVLSEfficiency = 0.85;
-// NCCL counts an NVLink 4 link at 20.6 GB/s (SM90_NVLINK_BW) of its 25.
-constexpr double kNVLinkCounted = 20.6 / 25.0;
 // Network post overhead (µs), Intel hosts; three times that for Simple.
 constexpr double kNetOverhead = 1.0;
-// Speeds the graph search tries per channel (GB/s), Hopper.
-constexpr double kIntraSpeeds[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
-constexpr double kInterSpeeds[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
-                                   15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+// LL's ceiling across nodes, Intel hosts: 2 nodes, more.
+constexpr double kLLMaxBwNodes[2] = {39.0, 20.4};
+
+constexpr double kIntraSpeeds[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
+                                   9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
+constexpr double kInterSpeeds[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                   7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr double kIntraSpeeds90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+constexpr double kInterSpeeds90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                     15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr double kIntraSpeeds100[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
+                                      40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+constexpr double kInterSpeeds100[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
+                                      20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+/// What NCCL's tables hold for one GPU generation; per-node columns are
+/// for 1, 2 and more nodes.
+struct Generation {
+  const char *name;
+  double nvlinkCounted;  // NCCL's NVLink bandwidth over the vendor's figure
+  double llMaxBw;        // LL's ceiling on one node
+  double perChRingLL128Bw;
+  double perChTreeLL128Bw[3], perChTreeBw[3], perChNVLSTreeBw[3];
+  double nvlsEfficiency; // 0: no NVLS
+  llvm::ArrayRef<double> intraSpeeds, interSpeeds;
+  bool sm90; // channels of 25 to 50 GB/s are not split when there are more than 4
+};
+
+// NVLink 3 (SM80_NVLINK_BW 20 of 25 GB/s a link), 4 (SM90 20.6 of 25) and
+// 5 (SM100 40.1 of 50).
+const Generation kAmpere = {"Ampere", 20.0 / 25.0, 87.7, 20.0,
+                            {20.0, 20.0, 20.0}, {24.0, 23.6, 17.8}, {24.0, 23.6, 17.8},
+                            0.0, kIntraSpeeds, kInterSpeeds, false};
+const Generation kHopper = {"Hopper", 20.6 / 25.0, 141.0, 36.7,
+                            {36.7, 36.7, 29.0}, {38.7, 41.4, 36.0}, {0.0, 57.7, 45.5},
+                            0.85, kIntraSpeeds90, kInterSpeeds90, true};
+const Generation kBlackwell = {"Blackwell", 40.1 / 50.0, 2 * 141.0, 40.0,
+                               {55.6, 31.67, 20.0}, {70.0, 42.8, 24.0}, {0.0, 96.0, 80.0},
+                               0.74, kIntraSpeeds100, kInterSpeeds100, true};
+const Generation *kGenerations[] = {&kAmpere, &kHopper, &kBlackwell};
+
 constexpr int kMaxRingChannels = 32; // MAXCHANNELS / 2
 constexpr int kMaxNVLSArity = 32;
 // NCCL's correction of tree allreduce bandwidth, powers of two from 64 B.
@@ -56,14 +86,16 @@ constexpr double kTreeCorrection[kNumProtocols][23] = {
 int log2i(double x) { return x >= 1 ? int(std::floor(std::log2(x))) : -1; }
 
 /// The first speed no faster than `limit`.
-template <size_t N> double firstSpeed(const double (&speeds)[N], double limit) {
+double firstSpeed(llvm::ArrayRef<double> speeds, double limit) {
   for (double s : speeds)
     if (s <= limit)
       return s;
-  return speeds[N - 1];
+  return speeds.back();
 }
 
 } // namespace
+
+llvm::StringRef NcclModel::generationName() const { return kGenerations[generation]->name; }
 
 llvm::StringRef coll::ncclAlgorithmName(NcclAlgorithm a) {
   static const char *names[] = {"tree", "ring", "nvls", "nvls_tree", "pat"};
@@ -83,34 +115,39 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
   nNodes = std::max<int>(1, int(nodeSet.size()));
   ppn = double(nRanks) / nNodes;
   nvlink = topo.nvlink != Topology::NVLinkKind::None;
+  // The NVLink generation names the GPU's: 5 Blackwell, 4 Hopper, else Ampere.
+  double perGpu = topo.nvlinkParams.bandwidthGBps;
+  generation = !nvlink ? 0 : perGpu >= 900 ? 2 : perGpu >= 450 ? 1 : 0;
+  const Generation &g = *kGenerations[generation];
   // LL128 only where every intra-node path is NVLink (PATH_NVB).
   ll128 = nvlink;
-  nvls = topo.multicast && topo.nvlink == Topology::NVLinkKind::Switch && ppn >= 2;
+  nvls = topo.multicast && topo.nvlink == Topology::NVLinkKind::Switch && ppn >= 2 &&
+         g.nvlsEfficiency > 0;
 
   // One GPU's bandwidth inside its node as NCCL counts it.
   double intra = topo.pcieParams.bandwidthGBps;
   if (topo.nvlink == Topology::NVLinkKind::Switch) {
-    intra = topo.nvlinkParams.bandwidthGBps * kNVLinkCounted;
+    intra = topo.nvlinkParams.bandwidthGBps * g.nvlinkCounted;
   } else if (topo.nvlink == Topology::NVLinkKind::PointToPoint) {
     double links = 0;
     for (int n : topo.nvlinkLinks[0])
       links += n;
-    intra = links * topo.nvlinkParams.bandwidthGBps * kNVLinkCounted;
+    intra = links * topo.nvlinkParams.bandwidthGBps * g.nvlinkCounted;
   }
   double nic = topo.netParams.bandwidthGBps;
 
   // Ring: the fastest speed one path carries, then as many channels as
   // the GPU's links (and, across nodes, the NICs) hold at that speed.
   if (nNodes == 1) {
-    ring.bw = firstSpeed(kIntraSpeeds, intra);
+    ring.bw = firstSpeed(g.intraSpeeds, intra);
     ring.channels = std::min<int>(kMaxRingChannels, std::max(1, int(intra / ring.bw)));
   } else {
-    ring.bw = firstSpeed(kInterSpeeds, std::min(intra, nic));
+    ring.bw = firstSpeed(g.interSpeeds, std::min(intra, nic));
     int viaNics = topo.nicsPerNode * std::max(1, int(nic / ring.bw));
     ring.channels = std::min({kMaxRingChannels, viaNics, std::max(1, int(intra / ring.bw))});
   }
   // ncclTopoDupChannels: fast channels are split in two.
-  if (ring.bw >= 25.0 && !(ring.bw < 50.0 && ring.channels > 4)) {
+  if (ring.bw >= 25.0 && !(g.sm90 && ring.bw < 50.0 && ring.channels > 4)) {
     int dup = std::min(2 * ring.channels, kMaxRingChannels);
     ring.bw /= double((dup + ring.channels - 1) / ring.channels);
     ring.channels = dup;
@@ -119,7 +156,7 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
   if (nvls) {
     nvlsGraph.channels = std::min<int>(kMaxNVLSArity, int(ppn));
     nvlsGraph.bw =
-        firstSpeed(kIntraSpeeds, intra * ppn / (ppn - 1) / double(nvlsGraph.channels));
+        firstSpeed(g.intraSpeeds, intra * ppn / (ppn - 1) / double(nvlsGraph.channels));
   }
   for (int c = 0; c <= int(Collective::reduce); ++c)
     tune(Collective(c));
@@ -132,7 +169,10 @@ void NcclModel::tune(Collective coll) {
   bool rooted = coll == Collective::broadcast || coll == Collective::reduce;
   if (coll == Collective::alltoall)
     return;
+  const Generation &g = *kGenerations[generation];
   int nodesIndex = nNodes <= 2 ? nNodes - 1 : 2;
+  // LL's ceiling: by GPU on one node, by host across nodes.
+  double llMaxBw = nNodes == 1 ? g.llMaxBw : kLLMaxBwNodes[nodesIndex - 1];
   int nsteps = ar ? 2 * (nRanks - 1) : agrs ? nRanks - 1 : nRanks;
   Hw intraHw = nvlink ? HwNVLink : HwPCI;
   Hw hw = nNodes == 1 ? intraHw : HwNet;
@@ -161,26 +201,26 @@ void NcclModel::tune(Collective coll) {
       if (a == kNVLS || a == kNVLSTree) {
         if (graph.channels < 2)
           continue;
-        double intraBw = graph.bw * kNVLSEfficiency * (graph.channels - 1) / graph.channels;
+        double intraBw = graph.bw * g.nvlsEfficiency * (graph.channels - 1) / graph.channels;
         intraBw *= ar ? 2.0 : (ppn - 1) / ppn;
         double interBw = (a == kNVLSTree ? ring.bw : graph.bw) *
                          (nNodes <= 2 && a == kNVLSTree ? 2 : 1);
         bw = std::min({intraBw, interBw,
-                       a == kNVLSTree ? kPerChNVLSTreeBw[nodesIndex]
+                       a == kNVLSTree ? g.perChNVLSTreeBw[nodesIndex]
                                       : std::numeric_limits<double>::max()});
       }
       double busBw = graph.channels * bw;
       if (a == kRing && p == kLL)
-        busBw = std::min(kLLMaxBw[nodesIndex], busBw * 0.5);
+        busBw = std::min(llMaxBw, busBw * 0.5);
       if (a == kRing && p == kLL128)
-        busBw = std::min(busBw * 0.92, graph.channels * kPerChRingLL128Bw);
+        busBw = std::min(busBw * 0.92, graph.channels * g.perChRingLL128Bw);
       if (a == kTree && ar)
-        busBw = std::min(busBw * 0.92, graph.channels * kPerChTreeBw[nodesIndex]);
+        busBw = std::min(busBw * 0.92, graph.channels * g.perChTreeBw[nodesIndex]);
       if (a == kTree && p == kLL)
-        busBw = std::min(busBw / 3.8, kLLMaxBw[nodesIndex]);
+        busBw = std::min(busBw / 3.8, llMaxBw);
       if (a == kTree && p == kLL128)
         busBw = std::min(busBw * (nNodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                         graph.channels * kPerChTreeLL128Bw[nodesIndex]);
+                         graph.channels * g.perChTreeLL128Bw[nodesIndex]);
       if (a == kPAT)
         busBw *= 0.75;
       // Bus bandwidth to algorithm bandwidth, except where NCCL leaves it.

@@ -2,7 +2,8 @@
 //
 // A model, not a measurement: NCCL's tuning formulas (src/graph/tuning.cc,
 // ncclTopoTuneModel and ncclTopoGetAlgoTime) over ring, tree, NVLS, NVLS
-// tree and PAT x LL, LL128 and Simple, with Hopper's constants, on channel
+// tree and PAT x LL, LL128 and Simple, with the constants of the GPU
+// generation the topology's NVLink implies (Ampere, Hopper, Blackwell), on channel
 // counts and per-channel bandwidths that approximate NCCL's graph search
 // (src/graph/search.cc) on the topology. It answers which algorithm and
 // protocol NCCL would pick for a size and the time NCCL itself predicts.
@@ -50,6 +51,8 @@ public:
   /// Ring channels and their per-channel GB/s, as the graph search finds.
   int ringChannels() const { return ring.channels; }
   double ringChannelGBps() const { return ring.bw; }
+  /// The GPU generation whose constants apply: Ampere, Hopper or Blackwell.
+  llvm::StringRef generationName() const;
 
 private:
   struct Graph {
@@ -61,6 +64,7 @@ private:
   void tune(Collective c);
 
   int nRanks = 0, nNodes = 1;
+  int generation = 1; // Ampere, Hopper, Blackwell
   double ppn = 1;
   bool nvlink = false, ll128 = false, nvls = false;
   Graph ring, nvlsGraph;

@@ -399,6 +399,40 @@ TEST(NcclModel, OneNodeOfH100) {
   EXPECT_FALSE(m.time(Collective::allgather, NcclAlgorithm::PAT, Protocol::Simple, 1024));
 }
 
+TEST(NcclModel, GenerationsFollowNVLink) {
+  NcclModel a100(topology("dgx-a100"), {0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(a100.generationName(), "Ampere");
+  // 12 links of 20 GB/s: six channels of 40, split in two (Ampere splits
+  // any channel of 25 GB/s or more).
+  EXPECT_EQ(a100.ringChannels(), 12);
+  EXPECT_DOUBLE_EQ(a100.ringChannelGBps(), 20);
+  EXPECT_FALSE(a100.time(Collective::allreduce, NcclAlgorithm::NVLS, Protocol::Simple, 1 << 30));
+  // One NVL72 domain of 8 GPUs over two trays is one node to NCCL.
+  NcclModel gb200(topology("gb200-nvl72"), {0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(gb200.generationName(), "Blackwell");
+  EXPECT_EQ(gb200.nodes(), 1);
+  EXPECT_EQ(gb200.ringChannels(), 16);
+  EXPECT_DOUBLE_EQ(gb200.ringChannelGBps(), 45);
+  EXPECT_TRUE(gb200.time(Collective::allreduce, NcclAlgorithm::NVLS, Protocol::Simple, 1 << 30));
+}
+
+TEST(NcclModel, LLAcrossNodesIsCappedByTheHost) {
+  // Ring LL's busbw: min(llMaxBw, half the ring's); an Intel host's
+  // ceiling across two nodes is 39 GB/s, so LL's time at 1 GiB shows it.
+  Topology t = topology("hgx-h100:nodes=2");
+  std::vector<int64_t> gpus;
+  for (int g = 0; g < 16; ++g)
+    gpus.push_back(g);
+  NcclModel m(t, gpus);
+  std::optional<double> ll =
+      m.time(Collective::allgather, NcclAlgorithm::Ring, Protocol::LL, double(1 << 30));
+  std::optional<double> tiny =
+      m.time(Collective::allgather, NcclAlgorithm::Ring, Protocol::LL, 0);
+  ASSERT_TRUE(ll && tiny);
+  double algbw = double(1 << 30) / (1000 * (*ll - *tiny));
+  EXPECT_NEAR(algbw, 39.0 * 16 / 15, 1e-6);
+}
+
 TEST(NcclModel, NoLL128OrNVLSWithoutNVLink) {
   Topology t = topology("pcie-8");
   NcclModel m(t, {0, 1, 2, 3, 4, 5, 6, 7});

@@ -136,6 +136,7 @@ struct Table {
   double bus = 1; // busbw over algbw
   int ringChannels = 0;
   double ringChannelGBps = 0;
+  std::string generation;
   std::vector<Row> rows;
 
   double gbps(double micros, double bytes) const { return bytes / (micros * 1e3); }
@@ -161,6 +162,7 @@ llvm::Error simulateAlgorithm(Table &table, Algorithm &alg, llvm::ArrayRef<doubl
   NcclModel model(*topo, first.gpus);
   table.ringChannels = model.ringChannels();
   table.ringChannelGBps = model.ringChannelGBps();
+  table.generation = model.generationName().str();
   // The bound is a line in M past its latency: take its slope once.
   bool bounded = first.ranks >= 2 && first.ranks <= topo->size();
   CollectiveBound perByte;
@@ -245,7 +247,8 @@ void printTable(const Table &t, llvm::raw_ostream &os) {
   os << "bound: busbw at collc bound's lower bound (max of the cut bound and the any-fan-out "
         "latency bound)\n";
   if (nccl)
-    os << "nccl model: NCCL's tuning formulas (src/graph/tuning.cc), " << t.ringChannels
+    os << "nccl model: NCCL's tuning formulas (src/graph/tuning.cc) with " << t.generation
+       << "'s constants, " << t.ringChannels
        << " ring channels of " << fixed(t.ringChannelGBps, 1)
        << " GB/s; a model, not a measurement\n";
 }
