@@ -84,6 +84,9 @@ std::string formatBytes(double bytes) {
   return s;
 }
 
+/// More sizes than any plot needs is a mistyped --factor.
+constexpr size_t kMaxSizes = 4096;
+
 std::optional<std::vector<double>> sweep() {
   std::vector<double> out;
   auto [from, to] = llvm::StringRef(sizes).split("..");
@@ -91,8 +94,11 @@ std::optional<std::vector<double>> sweep() {
     std::optional<double> lo = parseBytes(from), hi = parseBytes(to);
     if (!lo || !hi || *lo <= 0 || *hi < *lo)
       return std::nullopt;
-    for (double s = *lo; s <= *hi * (1 + 1e-9); s *= factor)
+    for (double s = *lo; s <= *hi * (1 + 1e-9); s *= factor) {
       out.push_back(std::round(s));
+      if (out.size() > kMaxSizes)
+        return std::nullopt;
+    }
     return out;
   }
   llvm::SmallVector<llvm::StringRef> parts;
@@ -306,8 +312,8 @@ bool collc::checkSimOptions(llvm::StringRef topology) {
     return false;
   }
   if (!sweep()) {
-    fail("--sizes '" + sizes +
-         "' is not FROM..TO or a list of positive sizes (8, 64K, 1MiB, 4G)");
+    fail("--sizes '" + sizes + "' is not FROM..TO (at most " + llvm::Twine(kMaxSizes) +
+         " sizes at --factor) or a list of positive sizes (8, 64K, 1MiB, 4G)");
     return false;
   }
   return true;
