@@ -2,8 +2,9 @@
 """Emitted-kernel benchmark: how the CUDA output grows with the rank count.
 
 For each example and rank count, runs `collc --emit=cuda` and reports the
-source size (all of it, and without the tables: the COLLC_TABLE arrays
-and the ThreadblockDesc rows, which grow with the threadblocks), collc's time and peak memory, and, with
+source size (all of it, and without the tables: the threadblocks' operand
+tables and their ThreadblockDesc rows, host data that grows with the
+threadblocks), collc's time and peak memory, and, with
 --nvcc, nvcc's time and peak memory for one architecture and the most
 registers ptxas gives a kernel function. Issue targets: the source without
 tables within 20% across 8 ... 1024 ranks, the tables at most linear in R per
@@ -24,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Lines that grow with the threadblocks: their tables and table rows.
 ENTRY = r"(-?\d+|t\d+|nullptr)"
 TABLE_LINE = re.compile(r"^\s*(\{\d+, \d+, -?\d+, -?\d+, |" + ENTRY + r"(, " + ENTRY + r")*(,|\};)?$)"
-                        r"|^COLLC_TABLE |^// Rank \d+, threadblock \d+\.$")
+                        r"|^const int64_t t\d+\[\] |^// Rank \d+, threadblock \d+\.$")
 
 
 def timed(cmd):

@@ -313,61 +313,54 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
       return failure();
   }
 
-  // Each threadblock's table, where its shape reads one.
-  SmallVector<bool> hasTable;
+  // Each threadblock's table, where its shape reads one: host data that a
+  // launch hands to the kernel, so the kernel's code and data do not grow
+  // with the threadblocks.
+  SmallVector<size_t> tableLength;
   for (auto [index, entry] : llvm::enumerate(shape.threadblocks)) {
     auto [rank, tb] = entry;
     std::optional<uint64_t> id = tb.getShape();
     if (!id)
       return tb.emitOpError("has no shape; run coll-reroll first");
     SmallVector<int64_t> table = tableOf(tb, shapes.lookup(*id), shape);
-    hasTable.push_back(!table.empty());
+    tableLength.push_back(table.size());
     if (table.empty())
       continue;
     os << "// Rank " << rank << ", threadblock " << tb.getId() << ".\n";
-    os << "COLLC_TABLE int64_t t" << index << "[] = {";
+    os << "const int64_t t" << index << "[] = {";
     for (auto [i, v] : llvm::enumerate(table))
       os << (i ? (i % 16 ? ", " : ",\n    ") : "") << v;
     os << "};\n";
   }
-  // Each threadblock's shape and table, so that the kernel's code is one
-  // call per shape, whatever the number of threadblocks.
-  auto list = [&](StringRef decl, auto &&item) {
-    os << "COLLC_TABLE " << decl << "[] = {";
-    for (size_t i = 0; i < shape.threadblocks.size(); ++i) {
-      os << (i ? (i % 16 ? ", " : ",\n    ") : "");
-      item(i);
-    }
-    os << "};\n";
-  };
-  list("int32_t shapes", [&](size_t i) { os << *shape.threadblocks[i].second.getShape(); });
-  list("int64_t *const tables", [&](size_t i) {
-    os << (hasTable[i] ? "t" + std::to_string(i) : "nullptr");
-  });
-  os << "\n";
+  if (llvm::any_of(tableLength, [](size_t n) { return n; }))
+    os << "\n";
 
   {
     auto kernel = os.scope("COLLC_KERNEL(kernel) {\n", "}\n\n");
     os << "Block b(COLLC_BLOCK_ARGS);\n";
-    os << "const int32_t tb = COLLC_BLOCK_ARGS->tb, r = COLLC_BLOCK_ARGS->rank;\n";
+    os << "const int64_t r = COLLC_BLOCK_ARGS->rank, *t = COLLC_BLOCK_ARGS->table;\n";
     auto loop = os.scope("while (b.nextLoop()) {\n", "}\n");
-    os << "switch (shapes[tb]) {\n";
+    os << "switch (COLLC_BLOCK_ARGS->shape) {\n";
     for (auto s : plan.getBody().front().getOps<ShapeOp>())
-      os << "case " << s.getId() << ": shape" << s.getId() << "(b, r, tables[tb]); break;\n";
+      os << "case " << s.getId() << ": shape" << s.getId() << "(b, r, t); break;\n";
     os << "}\n";
   }
 
   os << "const ThreadblockDesc threadblocks[] = {\n";
   {
     ContinuationScope elements(os);
-    os << "// rank, id, recv, send, channel, protocol, direct/peer steps, steps\n";
+    os << "// rank, id, recv, send, channel, protocol, direct/peer steps, steps,\n"
+       << "// shape, table\n";
     for (auto [index, entry] : llvm::enumerate(shape.threadblocks)) {
       auto [rank, tb] = entry;
-      os << llvm::formatv("{{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}},\n", rank, tb.getId(),
-                          tb.getRecv() ? int64_t(*tb.getRecv()) : -1,
+      std::string table = tableLength[index]
+                              ? std::to_string(tableLength[index]) + ", t" + std::to_string(index)
+                              : "0, nullptr";
+      os << llvm::formatv("{{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}},\n", rank,
+                          tb.getId(), tb.getRecv() ? int64_t(*tb.getRecv()) : -1,
                           tb.getSend() ? int64_t(*tb.getSend()) : -1, tb.getChannel(),
                           abiName(tb.getProtocol().value_or(Protocol::Simple)),
-                          threadblockFlags(tb), shape.steps[index]);
+                          threadblockFlags(tb), shape.steps[index], *tb.getShape(), table);
     }
   }
   os << "};\n";

@@ -328,6 +328,8 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     a.rank = me;
     a.nranks = R;
     a.tb = i;
+    a.shape = tb.shape;
+    a.table = tb.table; // the host emulation reads host memory
     a.replica = replica;
     a.replicas = shape.replicas;
     a.recvPeer = tb.recvPeer;

@@ -443,6 +443,17 @@ public:
       peerSteps |= (plan.threadblocks[i].direct & collc::kTbPeerSteps) != 0;
       direct |= (plan.threadblocks[i].direct & (collc::kTbDirectRecv | collc::kTbDirectSend)) != 0;
     }
+    // Each threadblock's table in device memory, where its kernel reads it.
+    deviceTable.assign(tbs, nullptr);
+    for (int32_t i = 0; i < tbs; ++i) {
+      const collc::ThreadblockDesc &tb = plan.threadblocks[i];
+      if (!tb.tableLength)
+        continue;
+      const size_t bytes = size_t(tb.tableLength) * sizeof(int64_t);
+      deviceTable[i] = reinterpret_cast<const int64_t *>(zeros(bytes));
+      CHECK_CUDA(cudaMemcpy(const_cast<int64_t *>(deviceTable[i]), tb.table, bytes,
+                            cudaMemcpyHostToDevice));
+    }
     // Progress counters: a rank's threadblocks of one replica share one
     // array, indexed by table.
     progress = reinterpret_cast<uint64_t *>(zeros(progressBytes()));
@@ -491,8 +502,11 @@ public:
       CHECK_CUDA(cudaMemset(flags, 0, 2 * sizeof(int32_t)));
       CHECK_CUDA(cudaMemset(errorText, 0, 256));
       CHECK_CUDA(cudaEventRecord(start));
-      CHECK_CUDA(cudaLaunchKernel(plan.cudaKernel, dim3(plan.numThreadblocks * shape.replicas),
-                                  dim3(blockThreads()), params, 0, nullptr));
+      // Every rank's threadblocks wait for each other: a cooperative launch
+      // fails, instead of hanging, where they cannot all be resident.
+      CHECK_CUDA(cudaLaunchCooperativeKernel(plan.cudaKernel,
+                                             dim3(plan.numThreadblocks * shape.replicas),
+                                             dim3(blockThreads()), params, 0, nullptr));
       CHECK_CUDA(cudaEventRecord(stop));
       CHECK_CUDA(cudaEventSynchronize(stop));
       CHECK_CUDA(cudaGetLastError());
@@ -565,6 +579,8 @@ private:
       a.rank = tb.rank;
       a.nranks = R;
       a.tb = i;
+      a.shape = tb.shape;
+      a.table = deviceTable[i];
       a.replica = replica;
       a.replicas = shape.replicas;
       a.recvPeer = tb.recvPeer;
@@ -692,6 +708,7 @@ private:
   std::vector<char *> user, in, out;
   std::vector<std::vector<char *>> scratch;
   std::vector<collc::Fifo> recv, send;
+  std::vector<const int64_t *> deviceTable;
   bool peerSteps = false, direct = false;
   uint64_t *progress = nullptr, *barrier = nullptr;
   int32_t *flags = nullptr;

@@ -46,6 +46,12 @@ struct ThreadblockDesc {
   int32_t protocol;
   int32_t direct;             // ThreadblockFlag bits
   int32_t steps;              // steps per loop
+  // The kernel code it runs (a coll.shape) and the operands that code reads
+  // from a table: host memory, which a launch hands to the kernel where it
+  // can read it (Args::table), so that a rank's device holds its own only.
+  int32_t shape;
+  int32_t tableLength;        // int64_t entries
+  const int64_t *table;       // null: none
 };
 
 struct Args;
@@ -119,6 +125,8 @@ struct Fifo {
 struct Args {
   int32_t rank, nranks;
   int32_t tb;             // index into the plan's threadblock table
+  int32_t shape;          // its ThreadblockDesc's, and its table where
+  const int64_t *table;   // the kernel reads it (device memory on the GPU)
   int32_t replica, replicas; // loops replica, replica + replicas, ...
                              // (replicas 0 reads as 1)
   int32_t recvPeer, sendPeer;

@@ -17,13 +17,6 @@
 #define COLLC_HD
 #endif
 
-// A threadblock's table: the operands its shared function reads.
-#if defined(__CUDACC__)
-#define COLLC_TABLE __device__ const
-#else
-#define COLLC_TABLE const
-#endif
-
 namespace collc {
 // A run of `count` consecutive chunks of one buffer, as a step names it.
 struct Ref {

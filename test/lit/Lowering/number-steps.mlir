@@ -23,7 +23,7 @@
 // The wait names the second send by its position, 1: threadblock 1 of
 // rank 0 (entry 1) waits for step 0, then step 1 of entry 0 (2 steps).
 // CUDA-LABEL: namespace gaps {
-// CUDA:       COLLC_TABLE int64_t t1[] = {0, 0, 2, 0, 1, 2};
+// CUDA:       const int64_t t1[] = {0, 0, 2, 0, 1, 2};
 coll.plan @gaps : allreduce ranks(2) chunks(2) {
   coll.rank 0 {
     coll.threadblock 0 send(1) channel(0) {

@@ -62,24 +62,22 @@ module {
 // CHECK-NEXT:  b.recv(in((r + 1) % 2));                      // ring_allreduce.coll:13
 // CHECK-NEXT:}
 // CHECK-EMPTY:
-// CHECK-NEXT:COLLC_TABLE int32_t shapes[] = {0, 0};
-// CHECK-NEXT:COLLC_TABLE int64_t *const tables[] = {nullptr, nullptr};
-// CHECK-EMPTY:
 // CHECK-NEXT:COLLC_KERNEL(kernel) {
 // CHECK-NEXT:  Block b(COLLC_BLOCK_ARGS);
-// CHECK-NEXT:  const int32_t tb = COLLC_BLOCK_ARGS->tb, r = COLLC_BLOCK_ARGS->rank;
+// CHECK-NEXT:  const int64_t r = COLLC_BLOCK_ARGS->rank, *t = COLLC_BLOCK_ARGS->table;
 // CHECK-NEXT:  while (b.nextLoop()) {
-// CHECK-NEXT:    switch (shapes[tb]) {
-// CHECK-NEXT:    case 0: shape0(b, r, tables[tb]); break;
+// CHECK-NEXT:    switch (COLLC_BLOCK_ARGS->shape) {
+// CHECK-NEXT:    case 0: shape0(b, r, t); break;
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 // CHECK-NEXT:}
 // CHECK-EMPTY:
 // Both ends of the direct connection: kTbDirectRecv | kTbDirectSend.
 // CHECK-NEXT:const ThreadblockDesc threadblocks[] = {
-// CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps
-// CHECK-NEXT:    {0, 0, 1, 1, 0, kSimple, 3, 3},
-// CHECK-NEXT:    {1, 0, 0, 0, 0, kSimple, 3, 3},
+// CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps,
+// CHECK-NEXT:    // shape, table
+// CHECK-NEXT:    {0, 0, 1, 1, 0, kSimple, 3, 3, 0, 0, nullptr},
+// CHECK-NEXT:    {1, 0, 0, 0, 0, kSimple, 3, 3, 0, 0, nullptr},
 // CHECK-NEXT:};
 // CHECK-NEXT:const LaunchShape launches[] = {
 // CHECK-NEXT:    // from bytes per rank, replicas, threads

@@ -40,9 +40,10 @@ module {
 // CHECK-NEXT:  b.multimemSt(scratch(kScratch_red, 0), out(r)); // translate-peers.mlir:{{[0-9]+}}
 // CHECK-NEXT:}
 // CHECK:const ThreadblockDesc threadblocks[] = {
-// CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps
-// CHECK-NEXT:    {0, 0, -1, -1, 0, kLL, 12, 2},
-// CHECK-NEXT:    {1, 0, -1, -1, 0, kLL, 12, 2},
+// CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps,
+// CHECK-NEXT:    // shape, table
+// CHECK-NEXT:    {0, 0, -1, -1, 0, kLL, 12, 2, 0, 0, nullptr},
+// CHECK-NEXT:    {1, 0, -1, -1, 0, kLL, 12, 2, 0, 0, nullptr},
 // CHECK-NEXT:};
 
 // Rank 0 also gets, so the ranks have shapes of their own.
@@ -52,7 +53,8 @@ module {
 // CHECK-NEXT:  b.get(1, out(1), out(1));                     // translate-peers.mlir:{{[0-9]+}}
 // CHECK-NEXT:}
 // CHECK:const ThreadblockDesc threadblocks[] = {
-// CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps
-// CHECK-NEXT:    {0, 0, -1, -1, 0, kSimple, 4, 3},
-// CHECK-NEXT:    {1, 0, -1, -1, 0, kSimple, 4, 2},
+// CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps,
+// CHECK-NEXT:    // shape, table
+// CHECK-NEXT:    {0, 0, -1, -1, 0, kSimple, 4, 3, 0, 0, nullptr},
+// CHECK-NEXT:    {1, 0, -1, -1, 0, kSimple, 4, 2, 1, 0, nullptr},
 // CHECK-NEXT:};

@@ -84,22 +84,20 @@ module {
 // Rank 1's threadblocks are entries 3 and 4; threadblock 1 has 4 steps:
 // rank 1, threadblock 0 waits for its step 1.
 // CHECK:// Rank 0, threadblock 0.
-// CHECK-NEXT:COLLC_TABLE int64_t t0[] = {2, 0, 2};
+// CHECK-NEXT:const int64_t t0[] = {2, 0, 2};
 // CHECK:// Rank 1, threadblock 0.
-// CHECK-NEXT:COLLC_TABLE int64_t t3[] = {4, 1, 4};
-// CHECK:COLLC_TABLE int32_t shapes[] = {0, 1, 2, 0, 3};
-// CHECK-NEXT:COLLC_TABLE int64_t *const tables[] = {t0, t1, t2, t3, t4};
-// CHECK:    switch (shapes[tb]) {
-// CHECK-NEXT:    case 0: shape0(b, r, tables[tb]); break;
-// CHECK-NEXT:    case 1: shape1(b, r, tables[tb]); break;
-// CHECK-NEXT:    case 2: shape2(b, r, tables[tb]); break;
-// CHECK-NEXT:    case 3: shape3(b, r, tables[tb]); break;
+// CHECK-NEXT:const int64_t t3[] = {4, 1, 4};
+// CHECK:    switch (COLLC_BLOCK_ARGS->shape) {
+// CHECK-NEXT:    case 0: shape0(b, r, t); break;
+// CHECK-NEXT:    case 1: shape1(b, r, t); break;
+// CHECK-NEXT:    case 2: shape2(b, r, t); break;
+// CHECK-NEXT:    case 3: shape3(b, r, t); break;
 // CHECK-NEXT:    }
-// CHECK:    {0, 0, -1, -1, 0, kSimple, 0, 2},
-// CHECK-NEXT:    {0, 1, -1, 1, 0, kSimple, 2, 2},
-// CHECK-NEXT:    {0, 2, 1, -1, 0, kSimple, 1, 2},
-// CHECK-NEXT:    {1, 0, -1, -1, 0, kSimple, 0, 2},
-// CHECK-NEXT:    {1, 1, 0, 0, 0, kSimple, 3, 4},
+// CHECK:    {0, 0, -1, -1, 0, kSimple, 0, 2, 0, 3, t0},
+// CHECK-NEXT:    {0, 1, -1, 1, 0, kSimple, 2, 2, 1, 3, t1},
+// CHECK-NEXT:    {0, 2, 1, -1, 0, kSimple, 1, 2, 2, 3, t2},
+// CHECK-NEXT:    {1, 0, -1, -1, 0, kSimple, 0, 2, 0, 3, t3},
+// CHECK-NEXT:    {1, 1, 0, 0, 0, kSimple, 3, 4, 3, 3, t4},
 // CHECK-NEXT:};
 // CHECK:    {"twoshot_Simple", collc::kAllReduce, 2, 2, -1, 0,
 // CHECK-NEXT:     {1}, 1, 0LL, 4611686018427387904LL, collc::kSimple, 8, 1,
@@ -121,7 +119,7 @@ module {
 // CHECK-NEXT:  b.reduce({scratch(kScratch_acc, 0), scratch(kScratch_tmp, 0), in(1)}, out(0)); // translate-waits.mlir:{{[0-9]+}}
 // CHECK-NEXT:  t += 3;
 // CHECK-NEXT:}
-// CHECK:COLLC_TABLE int64_t t2[] = {1, 0, 1};
+// CHECK:const int64_t t2[] = {1, 0, 1};
 // A pipelined plan's FIFOs hold fifo_depth + 1 slots; the widest step
 // moves 2 chunks; the plan moves chunks between positions.
 // CHECK:static const collc::PlanDesc sum_plans[] = {
