@@ -75,7 +75,7 @@ FailureOr<int64_t> Elaborator::eval(const ast::Expr &e) {
 }
 
 FailureOr<int64_t> Elaborator::evalBinary(const ast::Expr &e) {
-  const std::string &op = e.name;
+  StringRef op = e.name; // compared with many literals: no strlen each time
   FailureOr<int64_t> lhs = eval(*e.args[0]);
   if (failed(lhs))
     return failure();

@@ -207,10 +207,19 @@ FailureOr<ChunkAttr> Elaborator::chunk(const ast::ChunkRef &ref) {
     if (end > *size)
       return outOfRange(ref.end->loc, end - 1);
   }
-  auto name = llvm::find_if(bufferNames, [&](const auto &n) { return n.first == ref.buffer; });
-  if (name == bufferNames.end())
-    name = bufferNames.insert(name, {ref.buffer, StringAttr::get(context, ref.buffer)});
-  return ChunkAttr::get(context, name->second, *rank, *index, end - *index);
+  auto buffer = llvm::find_if(bufferChunks,
+                              [&](const BufferChunks &b) { return b.name == ref.buffer; });
+  if (buffer == bufferChunks.end())
+    buffer = bufferChunks.insert(buffer,
+                                 {ref.buffer, StringAttr::get(context, ref.buffer), {}});
+  if (end - *index != 1 || ranks * *size > (int64_t(1) << 22))
+    return ChunkAttr::get(context, buffer->attr, *rank, *index, end - *index);
+  if (buffer->single.empty())
+    buffer->single.resize(ranks * *size);
+  ChunkAttr &c = buffer->single[*rank * *size + *index];
+  if (!c)
+    c = ChunkAttr::get(context, buffer->attr, *rank, *index, 1);
+  return c;
 }
 
 static std::string show(ChunkAttr c) {

@@ -99,8 +99,15 @@ private:
   int64_t ranks = 0, chunks = 1, slots = 0;
   bool inplace = false;
   llvm::StringMap<int64_t> scratchSizes;
-  /// Buffer names as attributes, made once each.
-  SmallVector<std::pair<std::string, StringAttr>, 4> bufferNames;
+  /// Each buffer's name as an attribute and its one-chunk ChunkAttrs by
+  /// rank * size + index, made once each: a loop names the same chunks
+  /// many times, and an array is cheaper than the attribute uniquer.
+  struct BufferChunks {
+    std::string name;
+    StringAttr attr;
+    std::vector<ChunkAttr> single;
+  };
+  SmallVector<BufferChunks, 4> bufferChunks;
   llvm::StringMap<ast::Loc> scratchLocs;
   llvm::DenseMap<const ast::Stmt *, Location> stmtLocs;
   uint64_t steps = 0, ops = 0;
