@@ -49,6 +49,10 @@ llvm::Expected<SimPlan> coll::buildSimPlan(PlanOp plan) {
   // fifo_depth pieces before it forwards any.
   if (std::optional<uint64_t> depth = plan.getFifoDepth())
     sim.slots = std::max<int64_t>(sim.slots, int64_t(*depth) + 1);
+  if (std::optional<llvm::ArrayRef<int64_t>> launch = plan.getLaunch())
+    for (size_t i = 0; i + 2 < launch->size(); i += 3)
+      sim.launches.push_back({(*launch)[i], std::max<int64_t>(1, (*launch)[i + 1]),
+                              std::max<int64_t>(1, (*launch)[i + 2])});
   if (auto map = plan.getRankMapAttr())
     sim.gpus.assign(map.asArrayRef().begin(), map.asArrayRef().end());
   else

@@ -56,6 +56,12 @@ struct SimPlan {
   struct Connection {
     int32_t sender, receiver; // threadblocks
   };
+  /// From `minBytes` of input per rank on, the runtime runs `replicas`
+  /// copies of every threadblock, copy j on loops j, j + replicas, ...,
+  /// with connections of its own, each of `threads` threads.
+  struct Launch {
+    int64_t minBytes = 0, replicas = 1, threads = 512;
+  };
 
   std::string name, algorithm;
   Collective collective = Collective::allreduce;
@@ -70,9 +76,18 @@ struct SimPlan {
   std::vector<Step> steps;
   std::vector<Dep> deps;
   std::vector<Connection> connections;
+  std::vector<Launch> launches; // by increasing minBytes; empty: one replica
 
   /// The protocol of most threadblocks, which names the variant.
   int protocol() const;
+  /// How the runtime launches `input` bytes per rank.
+  Launch launchFor(double input) const {
+    Launch l;
+    for (const Launch &e : launches)
+      if (double(e.minBytes) <= input)
+        l = e;
+    return l;
+  }
   /// M: bytes of a rank's larger buffer -> input bytes per rank, as the
   /// variant ranges count them.
   double inputBytes(double bytes) const {

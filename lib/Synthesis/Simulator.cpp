@@ -1,7 +1,9 @@
 //===- Simulator.cpp - Event simulation of a plan on a topology -----------===//
 //
 // Each threadblock runs at most one step at a time, so each has at most one
-// flow: flows are numbered by threadblock. When a flow starts or ends, only
+// flow: flows are numbered by threadblock. The runtime's replicas are copies
+// of the plan's threadblocks and connections, numbered replica-major, that
+// share the plan's steps. When a flow starts or ends, only
 // the flows on the links it crosses change rate, and only they are settled
 // and rescheduled; a superseded completion event is recognised by its
 // version and dropped.
@@ -69,9 +71,12 @@ public:
       : plan(plan), topo(topo), options(options) {}
 
   llvm::Error build();
-  /// Runs `loops` loops, each chunk moving `slice` bytes per loop and
-  /// `last` in the last one. Returns the time of the last step.
-  llvm::Expected<double> run(int64_t loops, double slice, double last);
+  /// Runs `loops` loops over `replicas` copies of the threadblocks, each
+  /// chunk moving `slice` bytes per loop and `last` in the last one, each
+  /// threadblock at `share` of its full rate. Returns the time of the last
+  /// step.
+  llvm::Expected<double> run(int64_t loops, double slice, double last, int64_t replicas,
+                             double share);
 
 private:
   int32_t resource(Kind kind, uint64_t index, double gbps);
@@ -102,8 +107,11 @@ private:
   std::vector<int32_t> stepPath; // per step: its path, or -1 for none
 
   // Per run.
-  int64_t loops = 0;
-  double slice = 0, last = 0;
+  int64_t loops = 0, replicas = 1;
+  double slice = 0, last = 0, share = 1;
+  int32_t tbs = 0, conns = 0; // of the plan, in one replica
+  /// Loops that replica j runs: j, j + replicas, ...
+  int64_t loopsOf(int64_t j) const { return loops > j ? (loops - 1 - j) / replicas + 1 : 0; }
   std::vector<std::vector<int32_t>> flowsOn;     // per resource: threadblocks
   std::vector<double> remaining, flowRate, since; // per threadblock's flow
   std::vector<int32_t> flowPath;
@@ -224,7 +232,7 @@ llvm::Error Engine::build() {
 
 double Engine::rate(int32_t tb) const {
   const Path &path = paths[flowPath[tb]];
-  double r = path.cap;
+  double r = path.cap * share;
   for (const Use &u : path.uses)
     r = std::min(r, capacity[u.resource] / (double(flowsOn[u.resource].size()) * u.weight));
   return r;
@@ -274,26 +282,30 @@ void Engine::wake(int32_t tb) {
 }
 
 void Engine::tryStart(int32_t tb, double now) {
-  const SimPlan::Threadblock &t = plan.threadblocks[tb];
+  int32_t j = tb / tbs;
+  const SimPlan::Threadblock &t = plan.threadblocks[tb % tbs];
   int64_t n = t.steps();
-  if (busy[tb] || n == 0 || done[tb] >= loops * n)
+  if (busy[tb] || n == 0 || done[tb] >= loopsOf(j) * n)
     return;
-  int64_t loop = done[tb] / n;
+  int64_t loop = done[tb] / n; // of this replica's
   int32_t s = t.stepBegin + int32_t(done[tb] % n);
   const SimPlan::Step &step = plan.steps[s];
   for (int32_t d = step.depBegin; d < step.depEnd; ++d) {
     const SimPlan::Dep &dep = plan.deps[d];
-    if (done[dep.threadblock] < loop * plan.threadblocks[dep.threadblock].steps() + dep.step + 1) {
-      waiters[dep.threadblock].push_back(tb);
+    int32_t other = j * tbs + dep.threadblock;
+    if (done[other] < loop * plan.threadblocks[dep.threadblock].steps() + dep.step + 1) {
+      waiters[other].push_back(tb);
       return;
     }
   }
-  if (step.receives && arrived[t.recvConn] <= loop * t.recvsPerLoop + step.recvOrdinal)
+  if (step.receives &&
+      arrived[j * conns + t.recvConn] <= loop * t.recvsPerLoop + step.recvOrdinal)
     return;
-  if (step.sends && loop * t.sendsPerLoop + step.sendOrdinal >= consumed[t.sendConn] + plan.slots)
+  if (step.sends && loop * t.sendsPerLoop + step.sendOrdinal >=
+                        consumed[j * conns + t.sendConn] + plan.slots)
     return;
   busy[tb] = 1;
-  double bytes = step.chunks * (loop + 1 == loops ? last : slice);
+  double bytes = step.chunks * (loop * replicas + j + 1 == loops ? last : slice);
   int32_t p = stepPath[s];
   if (p < 0 || bytes <= 0) {
     complete(tb, now);
@@ -304,16 +316,17 @@ void Engine::tryStart(int32_t tb, double now) {
 }
 
 void Engine::complete(int32_t tb, double now) {
-  const SimPlan::Threadblock &t = plan.threadblocks[tb];
+  int32_t j = tb / tbs;
+  const SimPlan::Threadblock &t = plan.threadblocks[tb % tbs];
   int64_t n = t.steps();
   const SimPlan::Step &step = plan.steps[t.stepBegin + done[tb] % n];
   if (step.sends) {
     int32_t p = stepPath[t.stepBegin + done[tb] % n];
-    push(now + (p < 0 ? 0 : paths[p].latency), Arrive, t.sendConn);
+    push(now + (p < 0 ? 0 : paths[p].latency), Arrive, j * conns + t.sendConn);
   }
   if (step.receives) {
-    ++consumed[t.recvConn];
-    wake(plan.connections[t.recvConn].sender);
+    ++consumed[j * conns + t.recvConn];
+    wake(j * tbs + plan.connections[t.recvConn].sender);
   }
   ++done[tb];
   busy[tb] = 0;
@@ -324,26 +337,31 @@ void Engine::complete(int32_t tb, double now) {
   wake(tb);
 }
 
-llvm::Expected<double> Engine::run(int64_t loopCount, double sliceBytes, double lastBytes) {
+llvm::Expected<double> Engine::run(int64_t loopCount, double sliceBytes, double lastBytes,
+                                   int64_t replicaCount, double threadShare) {
   loops = loopCount;
   slice = sliceBytes;
   last = lastBytes;
-  size_t tbs = plan.threadblocks.size(), conns = plan.connections.size();
+  replicas = replicaCount;
+  share = threadShare;
+  tbs = int32_t(plan.threadblocks.size());
+  conns = int32_t(plan.connections.size());
+  size_t all = size_t(tbs) * replicas;
   flowsOn.assign(capacity.size(), {});
-  remaining.assign(tbs, 0);
-  flowRate.assign(tbs, 0);
-  since.assign(tbs, 0);
-  flowPath.assign(tbs, -1);
-  version.assign(tbs, 0);
-  done.assign(tbs, 0);
-  busy.assign(tbs, 0);
-  queued.assign(tbs, 0);
-  waiters.assign(tbs, {});
-  arrived.assign(conns, 0);
-  consumed.assign(conns, 0);
+  remaining.assign(all, 0);
+  flowRate.assign(all, 0);
+  since.assign(all, 0);
+  flowPath.assign(all, -1);
+  version.assign(all, 0);
+  done.assign(all, 0);
+  busy.assign(all, 0);
+  queued.assign(all, 0);
+  waiters.assign(all, {});
+  arrived.assign(size_t(conns) * replicas, 0);
+  consumed.assign(size_t(conns) * replicas, 0);
   events = {};
   double now = 0;
-  for (size_t tb = 0; tb < tbs; ++tb)
+  for (size_t tb = 0; tb < all; ++tb)
     wake(int32_t(tb));
   for (;;) {
     while (!ready.empty()) {
@@ -365,15 +383,17 @@ llvm::Expected<double> Engine::run(int64_t loopCount, double sliceBytes, double 
       complete(e.id, now);
     } else {
       ++arrived[e.id];
-      wake(plan.connections[e.id].receiver);
+      wake(e.id / conns * tbs + plan.connections[e.id % conns].receiver);
     }
   }
-  for (size_t tb = 0; tb < tbs; ++tb)
-    if (done[tb] < loops * plan.threadblocks[tb].steps())
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "plan " + plan.name + " stalls: rank " + llvm::Twine(plan.threadblocks[tb].rank) +
-              " waits forever in step " + llvm::Twine(done[tb] % plan.threadblocks[tb].steps()));
+  for (size_t tb = 0; tb < done.size(); ++tb) {
+    const SimPlan::Threadblock &t = plan.threadblocks[tb % tbs];
+    if (done[tb] < loopsOf(int64_t(tb / tbs)) * t.steps())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "plan " + plan.name + " stalls: rank " + llvm::Twine(t.rank) +
+                                         " waits forever in step " +
+                                         llvm::Twine(done[tb] % t.steps()));
+  }
   return now;
 }
 
@@ -411,8 +431,17 @@ llvm::Expected<SimResult> coll::simulate(const SimPlan &plan, const Topology &to
     slice -= std::fmod(slice, 16.0);
   double loops = std::ceil(chunk / slice);
   result.loops = int64_t(loops);
-  if (result.loops <= options.exactLoops) {
-    llvm::Expected<double> t = engine.run(result.loops, slice, chunk - (loops - 1) * slice);
+  // The launch the runtime picks for this size; a threadblock of fewer
+  // threads moves proportionally less.
+  SimPlan::Launch launch = plan.launchFor(plan.inputBytes(bytes));
+  result.replicas = launch.replicas;
+  double share = std::min(1.0, double(launch.threads) / double(options.fullThreads));
+  auto all = [&] {
+    return engine.run(result.loops, slice, chunk - (loops - 1) * slice, launch.replicas, share);
+  };
+  int64_t k = std::max<int64_t>(options.exactLoops, 2) * launch.replicas;
+  if (result.loops <= k) {
+    llvm::Expected<double> t = all();
     if (!t)
       return t.takeError();
     result.micros = fixed + *t;
@@ -421,15 +450,14 @@ llvm::Expected<SimResult> coll::simulate(const SimPlan &plan, const Topology &to
   // Past the pipeline's fill every loop takes the same time: the period is
   // what k more loops add, once doubling k no longer changes it (a schedule
   // whose stages run ahead of each other settles only after many loops).
-  auto run = [&](int64_t k) { return engine.run(k, slice, slice); };
-  int64_t k = std::max<int64_t>(options.exactLoops, 2);
+  auto run = [&](int64_t k) { return engine.run(k, slice, slice, launch.replicas, share); };
   llvm::Expected<double> shorter = run(k);
   if (!shorter)
     return shorter.takeError();
   double period = -1;
   for (;; k *= 2) {
     if (2 * k >= result.loops) {
-      llvm::Expected<double> t = engine.run(result.loops, slice, chunk - (loops - 1) * slice);
+      llvm::Expected<double> t = all();
       if (!t)
         return t.takeError();
       result.micros = fixed + *t;

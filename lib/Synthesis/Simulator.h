@@ -1,7 +1,8 @@
 //===- Simulator.h - Event simulation of a plan on a topology -------------===//
 //
 // Runs every threadblock of a plan as the runtime does: the buffer moves in
-// loops of one FIFO slot's slice per chunk, each threadblock takes its steps
+// loops of one FIFO slot's slice per chunk, spread over the replicas of the
+// plan's launch table for the size, each threadblock takes its steps
 // in order, a send needs a free slot of the receiver's FIFO, a receive the
 // message, a dep the other threadblock's step. Each transfer is a flow over
 // the links it crosses (a GPU's NVLink or PCIe port each way, a NIC each
@@ -37,12 +38,16 @@ struct SimOptions {
   /// period stands for every loop not run.
   int64_t exactLoops = 16;
   double settled = 0.01;
+  /// Threads of a threadblock that moves `threadblockGBps`; one of a launch
+  /// with fewer moves a proportional share.
+  int64_t fullThreads = 512;
 };
 
 struct SimResult {
   double micros = 0;
   int64_t loops = 0;         // loops of the runtime for this size
   bool extrapolated = false; // not every loop was run
+  int64_t replicas = 1;      // copies of the threadblocks the launch runs
 };
 
 /// How many times its size in bytes a collective's busbw counts: nccl-tests'

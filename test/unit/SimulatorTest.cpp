@@ -203,6 +203,29 @@ TEST(Simulator, NcclsRingChannelsMeetNcclsModel) {
   EXPECT_GT(time, 0.9 * simulated(ringAllreduce(8, Protocol::Simple, 24), t, bytes));
 }
 
+TEST(Simulator, ReplicasRunLikeChannels) {
+  // The launch's replicas each take every 12th loop on connections of
+  // their own: twelve rings by another name.
+  Topology t = topology("hgx-h100");
+  SimPlan replicated = ringAllreduce(8, Protocol::Simple);
+  replicated.launches = {{0, 1, 512}, {1 << 20, 12, 512}};
+  double bytes = double(1 << 30);
+  llvm::Expected<SimResult> r = simulate(replicated, t, bytes);
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ(r->replicas, 12);
+  double channels = simulated(ringAllreduce(8, Protocol::Simple, 12), t, bytes);
+  EXPECT_NEAR(r->micros, channels, 0.02 * channels);
+  // Below the table's second size one replica runs it, at a twelfth of the
+  // rate where threadblocks limit it.
+  double small = 512 * 1024;
+  EXPECT_GT(simulated(replicated, t, small),
+            simulated(ringAllreduce(8, Protocol::Simple, 12), t, small));
+  // Fewer threads move less.
+  SimPlan thin = ringAllreduce(8, Protocol::Simple);
+  thin.launches = {{0, 1, 64}};
+  EXPECT_GT(simulated(thin, t, 64 << 20), 4 * simulated(ringAllreduce(8, Protocol::Simple), t, 64 << 20));
+}
+
 TEST(Simulator, SimpleBeatsLLWhenLargeAndLosesWhenSmall) {
   Topology t = topology("hgx-h100");
   SimPlan simple = ringAllreduce(8, Protocol::Simple), ll = ringAllreduce(8, Protocol::LL);
