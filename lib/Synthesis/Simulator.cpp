@@ -246,8 +246,13 @@ void Engine::settle(int32_t tb, double now) {
 void Engine::reschedule(const Path &path, double now) {
   for (const Use &u : path.uses)
     for (int32_t f : flowsOn[u.resource]) {
-      flowRate[f] = rate(f);
-      push(now + remaining[f] / flowRate[f], FlowDone, f, ++version[f]);
+      // A flow held at the same rate (by its threadblock, or another link)
+      // still ends when its event says.
+      double r = rate(f);
+      if (r == flowRate[f])
+        continue;
+      flowRate[f] = r;
+      push(now + remaining[f] / r, FlowDone, f, ++version[f]);
     }
 }
 
@@ -258,6 +263,7 @@ void Engine::startFlow(int32_t tb, double bytes, double now) {
       settle(f, now);
   remaining[tb] = bytes;
   since[tb] = now;
+  flowRate[tb] = -1; // no event yet
   for (const Use &u : path.uses)
     flowsOn[u.resource].push_back(tb);
   reschedule(path, now);
