@@ -12,6 +12,7 @@
 #include "llvm/ADT/EquivalenceClasses.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <queue>
@@ -148,20 +149,22 @@ void Lowering::orderThreadblock(Threadblock &tb) {
   // Each order's steps by key (keys are unique), emitted ones dropped when
   // they surface. A unit may run only when each of its steps heads its
   // order, so the only candidates are the units of the three heads.
-  auto later = [](Step *a, Step *b) { return b->key() < a->key(); };
-  using Order = std::priority_queue<Step *, std::vector<Step *>, decltype(later)>;
+  // Entries carry their key, so that the heaps compare without visiting steps.
+  using Entry = std::pair<std::tuple<uint64_t, uint64_t, uint64_t>, Step *>;
+  auto later = [](const Entry &a, const Entry &b) { return b.first < a.first; };
+  using Order = std::priority_queue<Entry, std::vector<Entry>, decltype(later)>;
   Order recvs(later), sends(later), others(later);
   for (size_t i = 0; i < units.size(); ++i)
     for (auto [s, order] : {std::pair{units[i].recv, &recvs}, {units[i].send, &sends},
                             {units[i].other, &others}})
       if (s) {
-        order->push(s);
+        order->push({s->key(), s});
         s->unit = i;
       }
   auto head = [&](Order &order) -> Step * {
-    while (!order.empty() && order.top()->done)
+    while (!order.empty() && order.top().second->done)
       order.pop();
-    return order.empty() ? nullptr : order.top();
+    return order.empty() ? nullptr : order.top().second;
   };
   auto key = [](const Unit &x) { return (x.recv ? x.recv : x.other ? x.other : x.send)->key(); };
 
@@ -216,8 +219,14 @@ bool Lowering::mayDeadlock() const {
   for (const auto &rank : tbs)
     for (const Threadblock &tb : rank)
       run.push_back({&tb, 0});
+  using Key = std::tuple<int64_t, int64_t, int64_t>;
   using Fifo = std::pair<size_t, SmallVector<size_t>>; // messages, waiters
-  llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>, Fifo> fifo;
+  llvm::DenseMap<Key, size_t> fifoOf;
+  std::vector<Fifo> fifos;
+  // A threadblock's steps use one or two connections: remember the last
+  // one of each direction instead of hashing every step's.
+  std::vector<std::array<std::pair<Key, size_t>, 2>> last(
+      run.size(), {std::pair{Key{-1, -1, -1}, 0}, std::pair{Key{-1, -1, -1}, 0}});
   std::deque<size_t> ready;
   for (size_t i = 0; i < run.size(); ++i)
     ready.push_back(i);
@@ -230,7 +239,15 @@ bool Lowering::mayDeadlock() const {
       auto key = s->receives() ? std::make_tuple(s->peer, s->rank, s->channel)
                                : std::make_tuple(s->rank, s->peer, s->channel);
       if (s->peer >= 0) {
-        auto &[count, waiters] = fifo[key];
+        auto &[lastKey, index] = last[i][s->receives()];
+        if (lastKey != key) {
+          auto [it, fresh] = fifoOf.try_emplace(key, fifos.size());
+          if (fresh)
+            fifos.emplace_back();
+          lastKey = key;
+          index = it->second;
+        }
+        auto &[count, waiters] = fifos[index];
         bool blocked = s->receives() ? count == 0 : count >= depth;
         if (blocked) {
           waiters.push_back(i);

@@ -72,11 +72,12 @@ PlanOp Lowering::run() {
     OpBuilder inRank = OpBuilder::atBlockEnd(rankBody);
 
     // Cross-threadblock dependencies: the latest conflicting step of each
-    // other threadblock, over the rank's steps in key order.
+    // other threadblock, over the rank's steps in key order (none with one
+    // threadblock).
     llvm::DenseMap<uint64_t, Step *> lastWrite;
     llvm::DenseMap<uint64_t, SmallVector<Step *, 2>> readsSince;
     llvm::DenseMap<Step *, SmallVector<int64_t, 4>> deps;
-    for (Step *s : byRank[r]) {
+    for (Step *s : tbs[r].size() > 1 ? ArrayRef<Step *>(byRank[r]) : ArrayRef<Step *>()) {
       std::map<int, int> latest; // tb -> pos
       auto need = [&](Step *other) {
         if (other && other->tb != s->tb)
