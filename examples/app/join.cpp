@@ -1,7 +1,8 @@
 //===- join.cpp - How the app's ranks find each other ---------------------===//
 //
-// Apart from main.cu so that only the host compiler sees MPI's headers and
-// flags.
+// Through MPI where the app is built with it, else through torchrun's
+// variables (collCommInitEnv), else as a single rank. Apart from main.cu so
+// that only the host compiler sees MPI's headers and flags.
 //
 //===----------------------------------------------------------------------===//
 #include "join.h"
@@ -36,15 +37,27 @@ void leaveRanks() { MPI_Finalize(); }
 
 #else
 
+#include <cstdlib>
+
+// Under torchrun (WORLD_SIZE set) every process is one rank of its group;
+// otherwise the app is a single rank.
 bool joinRanks(int *, char ***, int *rank, int *nranks, int *localRank) {
-  *rank = *localRank = 0;
-  *nranks = 1;
+  auto var = [](const char *name, int fallback) {
+    const char *v = getenv(name);
+    return v ? atoi(v) : fallback;
+  };
+  *nranks = var("WORLD_SIZE", 1);
+  *rank = var("RANK", 0);
+  *localRank = var("LOCAL_RANK", 0);
   return true;
 }
 
+// Without MPI the ranks cannot agree; each judges for itself.
 bool everyone(bool ok) { return ok; }
 
 collResult_t joinComm(collComm_t *comm, int rank, int nranks) {
+  if (getenv("WORLD_SIZE"))
+    return collCommInitEnv(comm);
   collUniqueId id;
   if (collResult_t r = collGetUniqueId(&id))
     return r;

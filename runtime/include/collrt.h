@@ -55,6 +55,10 @@ const char *collGetLastError(collComm_t comm);
 /* Starts the bootstrap root in this process; share the id with every rank. */
 collResult_t collGetUniqueId(collUniqueId *id);
 collResult_t collCommInitRank(collComm_t *comm, int nranks, collUniqueId id, int rank);
+/* Joins the group that torchrun-style variables describe: RANK, WORLD_SIZE,
+ * MASTER_ADDR and MASTER_PORT (rank 0 serves the bootstrap on MASTER_PORT + 1,
+ * or on COLL_BOOTSTRAP_PORT; COLL_SECRET, if set, is the group's secret). */
+collResult_t collCommInitEnv(collComm_t *comm);
 collResult_t collCommDestroy(collComm_t comm);
 /* Stops every wait of this rank at once; the communicator is unusable after. */
 collResult_t collCommAbort(collComm_t comm);

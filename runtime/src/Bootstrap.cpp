@@ -119,6 +119,16 @@ collResult_t collrt::startBootstrapRoot(UniqueIdData &id, std::string &error) {
   return collSuccess;
 }
 
+collResult_t collrt::startBootstrapRootAt(const UniqueIdData &id, std::string &error) {
+  int listener = listenTcp(id.addr, error, ntohs(id.port));
+  if (listener < 0)
+    return collSystemError;
+  Secret secret;
+  memcpy(secret.data(), id.secret, kSecretBytes);
+  std::thread(serveRoot, listener, secret, Env::get().timeoutSeconds).detach();
+  return collSuccess;
+}
+
 Bootstrap::~Bootstrap() {
   if (fd >= 0)
     close(fd);

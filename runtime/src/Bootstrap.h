@@ -47,6 +47,9 @@ struct PeerHello {
 
 /// Binds the root's socket and starts its thread.
 collResult_t startBootstrapRoot(UniqueIdData &id, std::string &error);
+/// The same at the address, port and secret that `id` already names (a
+/// rendezvous every rank computes from its environment).
+collResult_t startBootstrapRootAt(const UniqueIdData &id, std::string &error);
 
 /// Fills `data` from the kernel's random source.
 bool randomBytes(void *data, size_t size, std::string &error);

@@ -2,8 +2,10 @@
 #include "src/Comm.h"
 
 #include "src/Env.h"
+#include "src/EnvRendezvous.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -48,6 +50,23 @@ collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int 
             comm->transport->describe().c_str());
   *out = comm.release();
   return collSuccess;
+}
+
+collResult_t collrt::initFromVars(collComm_t *out,
+                                  const std::function<const char *(const char *)> &get,
+                                  const PeerInfo &self) {
+  Rendezvous meet;
+  std::string error;
+  collResult_t r = rendezvousFromVars(get, meet, error);
+  if (r == collSuccess && meet.rank == 0)
+    r = startBootstrapRootAt(meet.id, error);
+  if (r != collSuccess) {
+    setInitError("collCommInitEnv: " + error);
+    return r;
+  }
+  collUniqueId id{};
+  memcpy(id.internal, &meet.id, sizeof meet.id);
+  return initComm(out, meet.nranks, id, meet.rank, self);
 }
 
 extern "C" {
@@ -103,6 +122,10 @@ collResult_t collGetUniqueId(collUniqueId *id) {
 
 collResult_t collCommInitRank(collComm_t *out, int nranks, collUniqueId id, int rank) {
   return initComm(out, nranks, id, rank, localPeerInfo());
+}
+
+collResult_t collCommInitEnv(collComm_t *out) {
+  return initFromVars(out, [](const char *name) { return getenv(name); }, localPeerInfo());
 }
 
 collResult_t collCommDestroy(collComm_t comm) {

@@ -7,6 +7,7 @@
 #include "src/Bootstrap.h"
 #include "transport/PeerTransports.h"
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <memory>
@@ -49,6 +50,9 @@ namespace collrt {
 /// collCommInitRank for a rank that tells its peers `self`.
 collResult_t initComm(collComm_t *out, int nranks, collUniqueId id, int rank,
                       const PeerInfo &self);
+/// collCommInitEnv with the variables `get` reads (EnvRendezvous.h).
+collResult_t initFromVars(collComm_t *out, const std::function<const char *(const char *)> &get,
+                          const PeerInfo &self);
 } // namespace collrt
 
 #endif // COLLRT_COMM_H

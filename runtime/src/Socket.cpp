@@ -117,15 +117,20 @@ bool collrt::localAddress(const std::string &addr, const std::string &ifname, ui
   return found;
 }
 
-int collrt::listenTcp(uint32_t addr, std::string &error) {
+int collrt::listenTcp(uint32_t addr, std::string &error, uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     error = sysError("socket");
     return -1;
   }
+  // A well-known port is taken again at once after a previous job.
+  int one = 1;
+  if (port)
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = addr;
+  a.sin_port = htons(port);
   if (bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) || listen(fd, 1024)) {
     error = sysError("bind/listen");
     close(fd);

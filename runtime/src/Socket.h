@@ -21,8 +21,9 @@ namespace collrt {
 /// that of interface `ifname` when it is not empty, else `addr`, dotted.
 bool localAddress(const std::string &addr, const std::string &ifname, uint32_t &out,
                   std::string &error);
-/// Listens on `addr` (network order) only, at a port the kernel picks.
-int listenTcp(uint32_t addr, std::string &error);
+/// Listens on `addr` (network order) only, at `port` (host order) or, for
+/// 0, at a port the kernel picks.
+int listenTcp(uint32_t addr, std::string &error, uint16_t port = 0);
 int acceptWithin(int listener, double timeout, std::string &error);
 int connectTcp(uint32_t addr, uint16_t port, double timeout, std::string &error);
 
