@@ -3,15 +3,15 @@
 // Each threadblock runs at most one step at a time, so each has at most one
 // flow: flows are numbered by threadblock. The runtime's replicas are copies
 // of the plan's threadblocks and connections, numbered replica-major, that
-// share the plan's steps. When a flow starts or ends, only
-// the flows on the links it crosses change rate, and only they are settled
-// and rescheduled; a superseded completion event is recognised by its
-// version and dropped.
+// share the plan's steps. When a flow starts or ends, only the flows on the
+// links it crosses (SimLinks.h) change rate, and only they are settled and
+// rescheduled; a superseded completion event is recognised by its version
+// and dropped.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Synthesis/Simulator.h"
 
-#include "llvm/ADT/DenseMap.h"
+#include "lib/Synthesis/SimLinks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -35,24 +35,8 @@ double coll::busBandwidthFactor(Collective c, int64_t ranks) {
 
 namespace {
 
-// GB/s is bytes per nanosecond: 1e3 bytes per microsecond.
-constexpr double kBytesPerUs = 1e3;
-
-/// A link direction (or a GPU's memory) that flows share.
-enum Kind : uint64_t { NvOut, NvIn, PcieOut, PcieIn, NicOut, NicIn, SpineOut, SpineIn, Link, Mem };
-
-struct Use {
-  int32_t resource;
-  double weight; // bytes on the resource per byte of the flow
-};
-
-/// What one kind of step of one threadblock crosses.
-struct Path {
-  std::vector<Use> uses;
-  double latency = 0;    // µs after the last byte
-  double efficiency = 1; // payload per wire byte
-  double cap = 0;        // wire bytes per µs one threadblock reaches
-};
+using sim::Path;
+using sim::Use;
 
 struct Event {
   double time;
@@ -68,9 +52,10 @@ enum EventType { FlowDone, Arrive };
 class Engine {
 public:
   Engine(const SimPlan &plan, const Topology &topo, const SimOptions &options)
-      : plan(plan), topo(topo), options(options) {}
+      : plan(plan), links(plan, topo, options), capacity(links.capacity), paths(links.paths),
+        stepPath(links.stepPath) {}
 
-  llvm::Error build();
+  llvm::Error build() { return links.build(); }
   /// Runs `loops` loops over `replicas` copies of the threadblocks, each
   /// chunk moving `slice` bytes per loop and `last` in the last one, each
   /// threadblock at `share` of its full rate. Returns the time of the last
@@ -79,10 +64,6 @@ public:
                              double share);
 
 private:
-  int32_t resource(Kind kind, uint64_t index, double gbps);
-  void addTransfer(std::vector<Use> &uses, int64_t a, int64_t b);
-  int32_t pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step);
-
   double rate(int32_t tb) const;
   void settle(int32_t tb, double now);
   void reschedule(const Path &path, double now);
@@ -96,15 +77,10 @@ private:
   }
 
   const SimPlan &plan;
-  const Topology &topo;
-  const SimOptions &options;
-
-  // Built once.
-  llvm::DenseMap<uint64_t, int32_t> resourceIds;
-  std::vector<double> capacity; // bytes per µs
-  std::vector<Path> paths;
-  llvm::DenseMap<uint64_t, int32_t> pathIds;
-  std::vector<int32_t> stepPath; // per step: its path, or -1 for none
+  sim::Links links;
+  const std::vector<double> &capacity;
+  const std::vector<Path> &paths;
+  const std::vector<int32_t> &stepPath;
 
   // Per run.
   int64_t loops = 0, replicas = 1;
@@ -124,111 +100,6 @@ private:
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   uint64_t seq = 0;
 };
-
-int32_t Engine::resource(Kind kind, uint64_t index, double gbps) {
-  auto [it, fresh] = resourceIds.try_emplace(index << 4 | kind, int32_t(capacity.size()));
-  if (fresh)
-    capacity.push_back(gbps * kBytesPerUs);
-  return it->second;
-}
-
-void Engine::addTransfer(std::vector<Use> &uses, int64_t a, int64_t b) {
-  const Gpu &ga = topo.gpus[a], &gb = topo.gpus[b];
-  switch (topo.linkClass(int(a), int(b))) {
-  case LinkClass::Local:
-    uses.push_back({resource(Mem, a, topo.bandwidth(int(a), int(a))), 1});
-    return;
-  case LinkClass::NVLink:
-    if (topo.nvlink == Topology::NVLinkKind::PointToPoint) {
-      uses.push_back({resource(Link, uint64_t(a) * topo.size() + b, topo.bandwidth(int(a), int(b))), 1});
-      return;
-    }
-    uses.push_back({resource(NvOut, a, topo.nvlinkParams.bandwidthGBps), 1});
-    uses.push_back({resource(NvIn, b, topo.nvlinkParams.bandwidthGBps), 1});
-    return;
-  case LinkClass::PCIe:
-    uses.push_back({resource(PcieOut, a, topo.pcieParams.bandwidthGBps), 1});
-    uses.push_back({resource(PcieIn, b, topo.pcieParams.bandwidthGBps), 1});
-    return;
-  case LinkClass::Net: {
-    double nic = topo.netParams.bandwidthGBps;
-    uses.push_back({resource(NicOut, uint64_t(ga.node) * topo.nicsPerNode + ga.nic, nic), 1});
-    uses.push_back({resource(NicIn, uint64_t(gb.node) * topo.nicsPerNode + gb.nic, nic), 1});
-    // Between rails through the spine: a node's uplinks, thinned by
-    // oversubscription.
-    if (!topo.sameRail(int(a), int(b))) {
-      double up = nic * topo.nicsPerNode / topo.oversubscription;
-      uses.push_back({resource(SpineOut, ga.node, up), 1});
-      uses.push_back({resource(SpineIn, gb.node, up), 1});
-    }
-    return;
-  }
-  }
-}
-
-int32_t Engine::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step) {
-  using A = SimPlan::Access;
-  int64_t gpu = plan.gpus[tb.rank];
-  int64_t peer = -1;
-  if (step.sends)
-    peer = plan.gpus[plan.threadblocks[plan.connections[tb.sendConn].receiver].rank];
-  else if (step.access == A::Get)
-    peer = plan.gpus[step.peer];
-  // A receive that stores or reduces what arrived costs a pass over memory,
-  // unless the sender stored it in place (a direct connection).
-  bool memoryPass = step.access == A::Local || (step.receives && !step.sends && !tb.directRecv);
-  if (step.access == A::None && !step.sends && !memoryPass)
-    return -1;
-  uint64_t key = (uint64_t(gpu) << 32 | uint64_t(peer + 1) << 8 | uint64_t(step.access) << 4 |
-                  uint64_t(step.sends) << 3) * 4 + tb.protocol;
-  auto [it, fresh] = pathIds.try_emplace(key, int32_t(paths.size()));
-  if (!fresh)
-    return it->second;
-  Path path;
-  int p = tb.protocol;
-  // Loads and stores on memory move at the Simple rate whatever the
-  // threadblock's FIFOs speak; the GPU keeps many in flight, so only the
-  // barriers around the plan pay their latency.
-  double perBlock = options.threadblockGBps[int(Protocol::Simple)];
-  if (step.sends) {
-    perBlock = options.threadblockGBps[p];
-    addTransfer(path.uses, gpu, peer);
-    path.latency = topo.latency(int(gpu), int(peer), p);
-    path.efficiency = topo.efficiency[p];
-    perBlock = std::min(perBlock, topo.maxBandwidthGBps[p]);
-  } else if (memoryPass) {
-    addTransfer(path.uses, gpu, gpu);
-  } else if (step.access == A::Get) {
-    addTransfer(path.uses, peer, gpu);
-  } else {
-    // Every rank's chunk at once: through the switch (multimem), or one
-    // peer at a time through its window.
-    double others = double(plan.ranks - 1);
-    double nv = topo.nvlinkParams.bandwidthGBps;
-    bool reads = step.access == A::LdReduce || step.access == A::Read;
-    bool all = step.access == A::LdReduce || step.access == A::Store;
-    path.uses.push_back({resource(reads ? NvIn : NvOut, gpu, nv), all ? 1 : others});
-    for (int64_t g : plan.gpus)
-      if (g != gpu || all)
-        path.uses.push_back({resource(reads ? NvOut : NvIn, g, nv), 1});
-  }
-  path.cap = perBlock * kBytesPerUs / path.efficiency;
-  paths.push_back(std::move(path));
-  return it->second;
-}
-
-llvm::Error Engine::build() {
-  for (int64_t g : plan.gpus)
-    if (g < 0 || g >= topo.size())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "plan " + plan.name + " places a rank on GPU " +
-                                         llvm::Twine(g) + ", which " + topo.name + " lacks");
-  stepPath.assign(plan.steps.size(), -1);
-  for (const SimPlan::Threadblock &tb : plan.threadblocks)
-    for (int32_t s = tb.stepBegin; s < tb.stepEnd; ++s)
-      stepPath[s] = pathOf(tb, plan.steps[s]);
-  return llvm::Error::success();
-}
 
 double Engine::rate(int32_t tb) const {
   const Path &path = paths[flowPath[tb]];
