@@ -43,14 +43,25 @@ using StepKey = std::pair<int64_t, int64_t>; // (threadblock id, step id)
 /// steps when deps form a cycle.
 std::vector<Operation *> topologicalOrder(RankOp rank) {
   SmallVector<SmallVector<Operation *>> tbs;
-  llvm::DenseMap<StepKey, std::pair<size_t, size_t>> where; // -> (tb, position)
+  bool deps = false;
   for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
     tbs.emplace_back();
     for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
-      where[{int64_t(tb.getId()), int64_t(step.getId())}] = {tbs.size() - 1, tbs.back().size()};
+      deps |= bool(step.getDepsAttr());
       tbs.back().push_back(step);
     }
   }
+  // Without deps, the threadblocks one after another are an order.
+  if (!deps) {
+    std::vector<Operation *> order;
+    for (ArrayRef<Operation *> steps : tbs)
+      order.insert(order.end(), steps.begin(), steps.end());
+    return order;
+  }
+  llvm::DenseMap<StepKey, std::pair<size_t, size_t>> where; // -> (tb, position)
+  for (auto [t, tb] : llvm::enumerate(rank.getBody().front().getOps<ThreadblockOp>()))
+    for (auto [p, step] : llvm::enumerate(tbs[t]))
+      where[{int64_t(tb.getId()), int64_t(llvm::cast<StepOpInterface>(step).getId())}] = {t, p};
   // waiters[step]: steps (tb, position) that depend on it.
   llvm::DenseMap<Operation *, SmallVector<std::pair<size_t, size_t>>> waiters;
   std::vector<std::vector<unsigned>> pending(tbs.size());
@@ -102,6 +113,7 @@ public:
     if (cyclic)
       return; // leave the rank as it is for coll-verify-plan to report
     // Accesses of each slot in that order: (position, writes).
+    position.reserve(order.size());
     for (size_t i = 0; i < order.size(); ++i) {
       position[keyOf(order[i])] = i;
       auto step = llvm::cast<StepOpInterface>(order[i]);
