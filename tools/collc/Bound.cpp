@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Bound.h"
 
+#include "Bytes.h"
 #include "lib/Synthesis/Bound.h"
 #include "lib/Synthesis/Generators.h"
 #include "lib/Synthesis/Topology.h"
@@ -19,6 +20,8 @@
 #include <cmath>
 
 namespace cl = llvm::cl;
+using collc::formatBytes;
+using collc::parseBytes;
 
 namespace {
 
@@ -49,36 +52,6 @@ cl::opt<bool> asJson("json", cl::desc("Print one JSON object instead of a table"
 int fail(const llvm::Twine &message) {
   llvm::errs() << "collc bound: error: " << message << "\n";
   return 1;
-}
-
-/// "1073741824", "1G", "1GiB", "64K": bytes, in powers of 1024.
-std::optional<double> parseBytes(llvm::StringRef text) {
-  llvm::StringRef digits = text.take_while([](char c) { return llvm::isDigit(c) || c == '.'; });
-  double value;
-  if (digits.empty() || digits.getAsDouble(value))
-    return std::nullopt;
-  std::string u = text.drop_front(digits.size()).lower();
-  if (!u.empty() && u.back() == 'b')
-    u.pop_back();
-  if (u.size() == 2 && u[1] == 'i')
-    u.pop_back();
-  const char *units[] = {"", "k", "m", "g", "t"};
-  for (int i = 0; i < 5; ++i)
-    if (u == units[i])
-      return value * std::pow(1024.0, i);
-  return std::nullopt;
-}
-
-std::string formatBytes(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (u < 4 && bytes >= 1024) {
-    bytes /= 1024;
-    ++u;
-  }
-  std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%g", bytes) << " " << units[u];
-  return s;
 }
 
 std::string us(double v) {

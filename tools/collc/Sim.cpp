@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "Sim.h"
 
+#include "Bytes.h"
 #include "lib/Synthesis/Bound.h"
 #include "lib/Synthesis/NcclModel.h"
 #include "lib/Synthesis/SimPlan.h"
@@ -25,6 +26,8 @@
 #include <set>
 
 namespace cl = llvm::cl;
+using collc::formatBytes;
+using collc::parseBytes;
 
 namespace {
 
@@ -51,37 +54,6 @@ cl::opt<bool> asJson("json", cl::desc("Print one JSON array, an object per algor
 int fail(const llvm::Twine &message) {
   llvm::errs() << "collc sim: error: " << message << "\n";
   return 1;
-}
-
-/// "1073741824", "1G", "1GiB", "64K", "8B": bytes, in powers of 1024.
-std::optional<double> parseBytes(llvm::StringRef text) {
-  text = text.trim();
-  llvm::StringRef digits = text.take_while([](char c) { return llvm::isDigit(c) || c == '.'; });
-  double value;
-  if (digits.empty() || digits.getAsDouble(value))
-    return std::nullopt;
-  std::string u = text.drop_front(digits.size()).lower();
-  if (!u.empty() && u.back() == 'b')
-    u.pop_back();
-  if (u.size() == 2 && u[1] == 'i')
-    u.pop_back();
-  const char *units[] = {"", "k", "m", "g", "t"};
-  for (int i = 0; i < 5; ++i)
-    if (u == units[i])
-      return value * std::pow(1024.0, i);
-  return std::nullopt;
-}
-
-std::string formatBytes(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (u < 4 && bytes >= 1024) {
-    bytes /= 1024;
-    ++u;
-  }
-  std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%g", bytes) << " " << units[u];
-  return s;
 }
 
 /// More sizes than any plot needs is a mistyped --factor.
