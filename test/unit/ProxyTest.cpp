@@ -12,6 +12,7 @@
 #include "transport/Frame.h"
 #include "transport/Proxy.h"
 #include "transport/Transport.h"
+#include "WaitFor.h"
 
 #include <gtest/gtest.h>
 
@@ -29,19 +30,6 @@
 using namespace collrt;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Waits until *word >= goal; false after five seconds.
-bool waitFor(const uint64_t *word, uint64_t goal) {
-  auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < goal)
-    if (Clock::now() > deadline)
-      return false;
-    else
-      std::this_thread::yield();
-  return true;
-}
 
 // Both ends of a wire between ranks 0 and 1.
 struct Link {

@@ -17,6 +17,7 @@
 #include "src/Socket.h"
 #include "transport/Frame.h"
 #include "transport/Transport.h"
+#include "WaitFor.h"
 
 #include <gtest/gtest.h>
 
@@ -35,17 +36,6 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Waits until *word >= goal; false after five seconds.
-bool waitFor(const uint64_t *word, uint64_t goal) {
-  auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < goal)
-    if (Clock::now() > deadline)
-      return false;
-    else
-      std::this_thread::yield();
-  return true;
-}
 
 uint32_t loopback() { return htonl(INADDR_LOOPBACK); }
 
