@@ -15,6 +15,7 @@
 #include "lib/Lowering/Passes.h"
 #include "lib/Lowering/PlanTopology.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -63,6 +64,10 @@ struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChoos
       if (failed(choose(plan)))
         return signalPassFailure();
   }
+
+  // The variants of one algorithm differ in protocols, not in who sends to
+  // whom: they fill their links with the same replicas.
+  llvm::StringMap<int64_t> fillOf;
 
   /// Replicas that fill the busiest link: each sending threadblock gets its
   /// share of its GPU's link of that class.
@@ -114,7 +119,11 @@ struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChoos
     };
     SmallVector<State> states;
     int64_t chunks = *plan.getBufferSize("in");
-    for (int64_t n = replicasToFill(plan, *topo, map); n >= 1; n /= 2)
+    StringRef algorithm = plan.getAlgorithm().value_or(plan.getSymName());
+    auto [fill, fresh] = fillOf.try_emplace(algorithm, 0);
+    if (fresh)
+      fill->second = replicasToFill(plan, *topo, map);
+    for (int64_t n = fill->second; n >= 1; n /= 2)
       states.push_back({0, n, kMaxThreads});
     for (int64_t t = kMaxThreads / 2; t >= kMinThreads; t /= 2)
       states.push_back({0, 1, t});
