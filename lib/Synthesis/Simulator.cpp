@@ -306,12 +306,20 @@ llvm::Expected<SimResult> coll::simulate(const SimPlan &plan, const Topology &to
   double slice = std::floor(capacity / double(plan.widest));
   if (slice >= 16)
     slice -= std::fmod(slice, 16.0);
-  double loops = std::ceil(chunk / slice);
-  result.loops = int64_t(loops);
   // The launch the runtime picks for this size; a threadblock of fewer
   // threads moves proportionally less.
   SimPlan::Launch launch = plan.launchFor(plan.inputBytes(bytes));
   result.replicas = launch.replicas;
+  // Replicas share a chunk where it has fewer loops than they are
+  // (collrt::replicaSlice).
+  if (launch.replicas > 1) {
+    double share = std::ceil(chunk / double(launch.replicas));
+    if (slice >= 16)
+      share = std::ceil(share / 16) * 16;
+    slice = std::max(1.0, std::min(slice, share));
+  }
+  double loops = std::ceil(chunk / slice);
+  result.loops = int64_t(loops);
   double share = std::min(1.0, double(launch.threads) / double(options.fullThreads));
   auto all = [&] {
     return engine.run(result.loops, slice, chunk - (loops - 1) * slice, launch.replicas, share);

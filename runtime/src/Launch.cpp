@@ -209,6 +209,7 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     return comm->fail(collInvalidUsage, std::string("plan ") + plan->name + " sends " +
                                             std::to_string(plan->widest) +
                                             " chunks in one step, more than a FIFO slot holds");
+  slice = replicaSlice(slice, E, plan->chunks, shape.replicas, es);
 
   // Lay the buffers out as the plan expects.
   char *send = const_cast<char *>(static_cast<const char *>(sendbuff));

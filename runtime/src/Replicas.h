@@ -32,6 +32,23 @@ inline collc::LaunchShape launchFor(const collc::PlanDesc &plan, int64_t bytes) 
   return shape;
 }
 
+/// Elements of one chunk per loop when `replicas` share the loops of a
+/// buffer of `count` elements per unit: the plan's `slice`, or less where
+/// the buffer has fewer loops than replicas, so that every replica gets a
+/// share (in whole 16-byte units where the slice has them), as NCCL's
+/// channels share a chunk. The same on every rank.
+inline int64_t replicaSlice(int64_t slice, int64_t count, int64_t chunks, int32_t replicas,
+                            int64_t elemSize) {
+  if (replicas <= 1 || count <= 0 || chunks <= 0)
+    return slice;
+  int64_t perChunk = (count + chunks - 1) / chunks;
+  int64_t share = (perChunk + replicas - 1) / replicas;
+  int64_t unit = std::max<int64_t>(1, 16 / elemSize);
+  if (slice >= unit)
+    share = (share + unit - 1) / unit * unit;
+  return std::max<int64_t>(1, std::min(slice, share));
+}
+
 } // namespace collrt
 
 #endif // COLLRT_REPLICAS_H

@@ -414,7 +414,10 @@ public:
         out[r] = zeros(outU * maxCount * es);
       }
       for (int32_t k = 0; k < plan.numScratch; ++k)
-        scratch[r].push_back(zeros(loops(maxCount) * plan.scratchChunks[k] * slice * es));
+        // A launch with replicas may cut its loops smaller: one loop more
+        // than at the plan's slice bounds it.
+        scratch[r].push_back(
+            zeros((loops(maxCount, slice) + 1) * plan.scratchChunks[k] * slice * es));
     }
     // FIFOs in device memory, one per receiving threadblock and replica
     // (entry x * tbs + i is replica x of i); head and tail persist across
@@ -542,8 +545,8 @@ private:
     allocations.push_back(p);
     return static_cast<char *>(p);
   }
-  int64_t loops(int64_t E) const {
-    return E ? (E + plan.chunks * slice - 1) / (plan.chunks * slice) : 0;
+  int64_t loops(int64_t E, int64_t s) const {
+    return E ? (E + plan.chunks * s - 1) / (plan.chunks * s) : 0;
   }
 
   /// Buffers at count E (in place at NCCL's offsets), the peer table and
@@ -569,7 +572,8 @@ private:
     CHECK_CUDA(cudaMemcpy(peers, table.data(), table.size() * sizeof(char *),
                           cudaMemcpyHostToDevice));
     const int32_t tbs = plan.numThreadblocks;
-    shape = collrt::launchFor(plan, std::max(inU, outU) * E * es);
+    shape = collrt::launchFor(plan, inU * E * es);
+    runSlice = collrt::replicaSlice(slice, E, plan.chunks, shape.replicas, es);
     std::vector<collc::Args> hostArgs(size_t(tbs) * shape.replicas);
     for (size_t e = 0; e < hostArgs.size(); ++e) {
       const int32_t i = int32_t(e % tbs), replica = int32_t(e / tbs);
@@ -589,7 +593,7 @@ private:
       a.op = op;
       a.elemSize = int32_t(es);
       a.count = E;
-      a.slice = slice;
+      a.slice = runSlice;
       a.chunks = plan.chunks;
       a.numScratch = plan.numScratch;
       a.buffers[collc::kIn] = in[tb.rank];
@@ -635,7 +639,7 @@ private:
                                                   inputLayout(r, inN, shift), tables, false);
       for (int32_t k = 0; k < plan.numScratch; ++k)
         CHECK_CUDA(cudaMemset(scratch[r][k], kPoisonByte,
-                              loops(E) * plan.scratchChunks[k] * slice * es));
+                              loops(E, runSlice) * plan.scratchChunks[k] * runSlice * es));
     }
     // Slots only: the counters and sizes in front of them are the
     // connection's state (and an all-ones size would read as kDirect).
@@ -699,6 +703,7 @@ private:
   const int threads; // forced by --threads, or 0: the plan's choice
   const int32_t replicas = collrt::maxReplicas(plan);
   collc::LaunchShape shape{0, 1, 0}; // at the count placed last
+  int64_t runSlice = 0;              // and its slice
   const std::vector<T> &host;
   const W *tables;
   const int R;
