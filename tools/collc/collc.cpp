@@ -19,6 +19,7 @@
 #include "Bound.h"
 #include "Sim.h"
 #include "Synth.h"
+#include "Tune.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -231,9 +232,18 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   lowering.mscclLimits = emit == Emit::MscclXml;
   PassManager pm(&context);
   pm.enableTiming(timing);
+  // Verifying a plan of millions of steps after each of a dozen passes cost
+  // a third of the time; collc-opt and the tests verify after every pass,
+  // collc once at the end.
+  pm.enableVerifier(false);
   coll::buildCollLoweringPipeline(pm, lowering);
   if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
     return 1;
+  {
+    TimingScope verifyTiming = timing.nest("verify IR");
+    if (failed(mlir::verify(*module)))
+      return 1;
+  }
 
   if (simMode)
     return collc::runSim(*module, topology);
@@ -321,7 +331,9 @@ int main(int argc, char **argv) {
       "       collc run FILE.coll --ranks R [...]: run it on emulated ranks\n"
       "       collc synth COLLECTIVE --topology T [...]: write a program for it\n"
       "       collc bound COLLECTIVE --topology T --message-size S: lower bounds\n"
-      "       collc sim FILE.coll --topology T [--sizes 8B..4GiB]: simulated time per size\n\n"
+      "       collc sim FILE.coll --topology T [--sizes 8B..4GiB]: simulated time per size\n"
+      "       collc tune [FILE.coll...] [--synth COLLECTIVE] --topology T [-o LIB.cu]:\n"
+      "         the fastest plan per size, as one library\n\n"
       "Parses FILE.coll, evaluates its parameters, loops and conditions, and\n"
       "proves that each algorithm implements its declared collective.\n"
       "Exit status: 0 when verified, 1 on any error in the program.\n");
@@ -329,6 +341,8 @@ int main(int argc, char **argv) {
     return collc::runSynth();
   if (collc::boundRequested())
     return collc::runBound();
+  if (collc::tuneRequested())
+    return collc::runTune();
 
   if (simMode && !collc::checkSimOptions(topology))
     return 1;
