@@ -255,13 +255,23 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
       ranges.push_back({from, kNoLimit, best});
     }
 
+    if (messageSize >= 0)
+      llvm::erase_if(ranges, [&](auto &range) {
+        return messageSize < std::get<0>(range) || messageSize >= std::get<1>(range);
+      });
+    // Every variant but the last is a copy; the last is the plan itself,
+    // which saves copying a plan of millions of steps once more.
     OpBuilder builder(plan);
-    for (auto [lo, hi, p] : ranges) {
-      if (messageSize >= 0 && (messageSize < lo || messageSize >= hi))
-        continue;
-      auto variant = llvm::cast<PlanOp>(builder.clone(*plan));
-      variant.setSymName((plan.getSymName() + "_" + stringifyProtocol(p)).str());
-      variant.setAlgorithm(plan.getAlgorithm().value_or(plan.getSymName()));
+    std::string name = plan.getSymName().str();
+    StringAttr algorithm = plan.getAlgorithmAttr();
+    if (!algorithm)
+      algorithm = plan.getSymNameAttr();
+    for (auto [i, range] : llvm::enumerate(ranges)) {
+      auto [lo, hi, p] = range;
+      auto variant =
+          i + 1 < ranges.size() ? llvm::cast<PlanOp>(builder.clone(*plan)) : plan;
+      variant.setSymName(name + "_" + stringifyProtocol(p).str());
+      variant.setAlgorithmAttr(algorithm);
       variant.setMinBytesAttr(builder.getI64IntegerAttr(lo));
       variant.setMaxBytesAttr(builder.getI64IntegerAttr(hi));
       if (failed(applyProtocol(variant, p)))
@@ -270,7 +280,8 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
         markDirect(variant, *topo, map);
       pairDirect(variant);
     }
-    plan.erase();
+    if (ranges.empty())
+      plan.erase();
     return success();
   }
 };
