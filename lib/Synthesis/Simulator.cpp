@@ -336,6 +336,15 @@ llvm::Expected<SimResult> coll::simulate(const SimPlan &plan, const Topology &to
   // what k more loops add, once doubling k no longer changes it (a schedule
   // whose stages run ahead of each other settles only after many loops).
   auto run = [&](int64_t k) { return engine.run(k, slice, slice, launch.replicas, share); };
+  SimPeriods::Key key{slice, launch.replicas, share};
+  if (options.periods)
+    // Had this size run the doublings, it would have taken the same ones.
+    if (std::optional<SimPeriods::Steady> s = options.periods->find(key);
+        s && 2 * s->loops < result.loops) {
+      result.extrapolated = true;
+      result.micros = fixed + s->micros + (chunk / slice - double(2 * s->loops)) * s->period;
+      return result;
+    }
   llvm::Expected<double> shorter = run(k);
   if (!shorter)
     return shorter.takeError();
@@ -358,6 +367,8 @@ llvm::Expected<SimResult> coll::simulate(const SimPlan &plan, const Topology &to
     if (settled)
       break;
   }
+  if (options.periods)
+    options.periods->insert(key, {k, *shorter, period});
   result.extrapolated = true;
   result.micros = fixed + *shorter + (chunk / slice - double(2 * k)) * period;
   return result;

@@ -21,8 +21,40 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <tuple>
 
 namespace coll {
+
+/// The steady loop period of one plan, found once and reused: every size
+/// whose loops are full slices of one launch settles on the same loops, so
+/// a sweep (collc tune) finds the period at its first large size and the
+/// larger sizes only scale it. Results are those of finding it each time.
+/// One per plan; safe to share among threads simulating that plan.
+class SimPeriods {
+public:
+  struct Steady {
+    int64_t loops = 0;  // the k of the last doubling
+    double micros = 0;  // time of 2k loops
+    double period = 0;  // what each further loop adds
+  };
+  using Key = std::tuple<double, int64_t, double>; // slice, replicas, thread share
+  std::optional<Steady> find(const Key &key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = steady.find(key);
+    return it == steady.end() ? std::nullopt : std::optional<Steady>(it->second);
+  }
+  void insert(const Key &key, const Steady &s) {
+    std::lock_guard<std::mutex> lock(mutex);
+    steady.emplace(key, s);
+  }
+
+private:
+  std::mutex mutex;
+  std::map<Key, Steady> steady;
+};
 
 struct SimOptions {
   /// Bytes on the wire of one FIFO slot per protocol (Simple, LL, LL128):
@@ -41,6 +73,9 @@ struct SimOptions {
   /// Threads of a threadblock that moves `threadblockGBps`; one of a launch
   /// with fewer moves a proportional share.
   int64_t fullThreads = 512;
+  /// Where the plan's steady periods are kept between sizes; none: found
+  /// anew at each size.
+  SimPeriods *periods = nullptr;
 };
 
 struct SimResult {

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Checks `collc tune --json` against the library it wrote: the ranges start
+at 0 and each ends where the next begins; each range's winner is no slower
+in the simulator than every other candidate at every size of the range; the
+library's plans carry exactly these ranges, in order. Prints OK or why not.
+Usage: check_tune.py TUNE.json LIBRARY.cpp
+"""
+import json
+import re
+import sys
+
+
+def main(json_path, library_path):
+    with open(json_path) as f:
+        tune = json.load(f)
+    times = {c["name"]: c["micros"] for c in tune["candidates"]}
+    ranges = tune["ranges"]
+    errors = []
+    if not ranges or ranges[0]["min_bytes"] != 0 or ranges[0]["first"] != 0:
+        errors.append("the first range does not start at 0")
+    if ranges and ranges[-1]["last"] != len(tune["sizes"]) - 1:
+        errors.append("the last range does not reach the largest size")
+    for a, b in zip(ranges, ranges[1:]):
+        if a["max_bytes"] != b["min_bytes"] or a["last"] + 1 != b["first"]:
+            errors.append(f"ranges {a} and {b} are not contiguous")
+    for r in ranges:
+        if r["min_bytes"] >= r["max_bytes"]:
+            errors.append(f"range {r} is empty")
+        won = times[r["winner"]]
+        for i in range(r["first"], r["last"] + 1):
+            for name, t in times.items():
+                if t[i] < won[i]:
+                    errors.append(f"{name} ({t[i]} us) beats winner {r['winner']} "
+                                  f"({won[i]} us) at {tune['sizes'][i]} B")
+    with open(library_path) as f:
+        emitted = [(int(lo), int(hi)) for lo, hi in
+                   re.findall(r"(\d+)LL, (\d+)LL, collc::k", f.read())]
+    wanted = [(r["min_bytes"], r["max_bytes"]) for r in ranges]
+    if emitted != wanted:
+        errors.append(f"the library's ranges {emitted} are not the tuned {wanted}")
+    print("\n".join(errors) if errors else f"OK {len(ranges)} ranges")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

@@ -1,0 +1,591 @@
+//===- Tune.cpp - `collc tune`: the fastest plan per size, as one library -===//
+//
+// Lowers every candidate (the files given and, with --synth, every generator
+// that applies) once per protocol, instance count and pipeline depth,
+// simulates each plan at every size from 8 B to 4 GiB, and keeps the fastest
+// per size. Adjacent sizes with the same winner merge into one size range;
+// the winners, cloned into one algorithm with those ranges, go through the
+// kernel emitter, whose per-size dispatch then runs the winner.
+//
+//===----------------------------------------------------------------------===//
+#include "Tune.h"
+
+#include "Bytes.h"
+#include "lib/Frontend/Elaborate.h"
+#include "lib/Lowering/Pipelines.h"
+#include "lib/Synthesis/Bound.h"
+#include "lib/Synthesis/Generators.h"
+#include "lib/Synthesis/NcclModel.h"
+#include "lib/Synthesis/SimPlan.h"
+#include "lib/Synthesis/Simulator.h"
+#include "lib/Synthesis/Topology.h"
+#include "lib/Target/Kernel.h"
+#include "lib/Target/KernelAbi.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <cmath>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+using collc::formatBytes;
+
+namespace {
+
+cl::SubCommand tuneCommand(
+    "tune", "Simulate every candidate plan (the files, and with --synth every generator) "
+            "per size and write one library that runs the fastest at each size");
+cl::list<std::string> files(cl::Positional, cl::desc("<file.coll>..."), cl::sub(tuneCommand));
+cl::opt<std::string> synthName("synth",
+                               cl::desc("Add every generator's program for this collective"),
+                               cl::value_desc("collective"), cl::sub(tuneCommand));
+cl::opt<std::string> topologySpec(
+    "topology",
+    cl::desc("The machine: a preset (hgx-h100, hgx-h200, dgx-a100, pcie-8, gb200-nvl72, "
+             "optionally :nodes=N) or a JSON file"),
+    cl::value_desc("name|file"), cl::sub(tuneCommand));
+cl::list<std::string> defines("D", cl::Prefix, cl::desc("Set a parameter of the files"),
+                              cl::value_desc("name=value"), cl::sub(tuneCommand));
+cl::opt<int64_t> rankCount("ranks", cl::value_desc("N"),
+                           cl::desc("Ranks (default: every GPU of the topology)"), cl::init(0),
+                           cl::sub(tuneCommand));
+cl::opt<std::string> libraryName("name", cl::desc("The library's algorithm name"),
+                                 cl::value_desc("name"), cl::init("tuned"),
+                                 cl::sub(tuneCommand));
+cl::list<std::string> protocols("protocols", cl::CommaSeparated,
+                                cl::desc("Protocols to try (default Simple,LL,LL128)"),
+                                cl::sub(tuneCommand));
+cl::list<int64_t> instanceCounts("instances", cl::CommaSeparated,
+                                 cl::desc("Instance counts to try (default 1,2)"),
+                                 cl::sub(tuneCommand));
+cl::list<int64_t> pipelineDepths("pipeline", cl::CommaSeparated,
+                                 cl::desc("Pipeline depths to try (default 1,2)"),
+                                 cl::sub(tuneCommand));
+cl::opt<std::string> outputPath("o", cl::desc("Write the library (CUDA/host C++) here"),
+                                cl::value_desc("file"), cl::sub(tuneCommand));
+cl::opt<bool> tableOnStdout("table",
+                            cl::desc("Print the table on standard output (else on "
+                                     "standard error)"),
+                            cl::sub(tuneCommand));
+cl::opt<bool> asJson("json",
+                     cl::desc("Print every candidate's time per size and the ranges as JSON"),
+                     cl::sub(tuneCommand));
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "collc tune: error: " << message << "\n";
+  return 1;
+}
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::string fixed(double v, int digits = 2) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.*f", digits, v);
+  return s;
+}
+
+/// A program to tune: a file or a generator's output.
+struct Source {
+  std::string name, text;
+  bool file = false;
+};
+
+/// One lowering of one algorithm: its plan variants and their times.
+struct Candidate {
+  std::string name, algorithm;
+  std::vector<coll::PlanOp> plans;
+  std::vector<coll::SimPlan> sims;
+  std::vector<std::unique_ptr<coll::SimPeriods>> periods; // per plan, kept across sizes
+  std::vector<size_t> variant; // per size: which plan ran
+  std::vector<double> micros;  // per size
+};
+
+/// Adjacent sizes [first, last] with one winner.
+struct Range {
+  size_t first, last, winner;
+  int64_t minBytes, maxBytes; // input bytes per rank
+};
+
+/// The grid each source is lowered over: few enough that 8 ranks tune in
+/// seconds, wide enough to cover latency (LL) and bandwidth (more channels,
+/// deeper pipelines).
+struct Grid {
+  std::vector<coll::Protocol> protocols;
+  std::vector<int64_t> instances, pipeline;
+};
+
+llvm::Expected<Grid> readGrid() {
+  Grid g;
+  for (const std::string &p : protocols) {
+    std::optional<coll::Protocol> v = coll::symbolizeProtocol(p);
+    if (!v)
+      return error("--protocols: '" + p + "' is not Simple, LL or LL128");
+    g.protocols.push_back(*v);
+  }
+  if (g.protocols.empty())
+    g.protocols = {coll::Protocol::Simple, coll::Protocol::LL, coll::Protocol::LL128};
+  g.instances.assign(instanceCounts.begin(), instanceCounts.end());
+  g.pipeline.assign(pipelineDepths.begin(), pipelineDepths.end());
+  if (g.instances.empty())
+    g.instances = {1, 2};
+  if (g.pipeline.empty())
+    g.pipeline = {1, 2};
+  for (int64_t k : g.instances)
+    if (k < 1 || k > 64)
+      return error("--instances " + llvm::Twine(k) + " is not in 1 .. 64");
+  for (int64_t k : g.pipeline)
+    if (k < 1 || k > 64)
+      return error("--pipeline " + llvm::Twine(k) + " is not in 1 .. 64");
+  return g;
+}
+
+/// Everything the tuner keeps alive: the context owns every candidate's IR.
+struct Tuner {
+  MLIRContext &context;
+  const coll::Topology &topo;
+  Grid grid;
+  int64_t ranks = 0;
+  std::vector<OwningOpRef<ModuleOp>> modules;
+  std::vector<Candidate> candidates;
+  std::optional<coll::Collective> collective;
+
+  /// Parses and verifies `source`, then lowers it over the grid. A grid
+  /// point the lowering refuses (a protocol a step cannot use) is skipped;
+  /// a source with none left is an error, reported with the first refusal.
+  llvm::Error add(const Source &source, const coll::ElaborateOptions &options);
+};
+
+llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &options) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source.text, source.name),
+                               llvm::SMLoc());
+  SourceMgrDiagnosticHandler printed(sourceMgr, &context);
+  TimingScope timing;
+  std::string unused;
+  OwningOpRef<ModuleOp> parsed = coll::importColl(sourceMgr, &context, options, timing, &unused);
+  if (!parsed && !unused.empty() && source.file) {
+    // -D ranks=N is implied for files; one without that parameter takes none.
+    coll::ElaborateOptions without = options;
+    llvm::erase_if(without.defines, [](const auto &d) { return d.first == "ranks"; });
+    parsed = coll::importColl(sourceMgr, &context, without, timing, &unused);
+    if (!parsed && !unused.empty())
+      return error(source.name + ": no algorithm has a parameter named '" + unused + "'");
+  }
+  if (!parsed)
+    return error(source.name + " does not compile");
+  for (auto alg : parsed->getOps<coll::AlgorithmOp>()) {
+    if (!collective)
+      collective = alg.getCollective();
+    else if (*collective != alg.getCollective())
+      return error(source.name + ": algorithm '" + alg.getSymName() + "' is " +
+                   stringifyCollective(alg.getCollective()) + ", the other candidates " +
+                   stringifyCollective(*collective));
+    if (int64_t(alg.getRanks()) != ranks)
+      return error(source.name + ": algorithm '" + alg.getSymName() + "' has " +
+                   llvm::Twine(int64_t(alg.getRanks())) + " ranks, not " + llvm::Twine(ranks));
+  }
+
+  std::string firstRefusal;
+  size_t before = candidates.size();
+  bool verified = false;
+  for (coll::Protocol protocol : grid.protocols)
+    for (int64_t instances : grid.instances)
+      for (int64_t pipeline : grid.pipeline) {
+        OwningOpRef<ModuleOp> module = parsed->clone();
+        std::string refusal;
+        {
+          ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &d) {
+            if (refusal.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+              refusal = d.str();
+            return success();
+          });
+          coll::CollLoweringOptions lowering;
+          lowering.verifyAlgorithms = !verified; // the same algorithm each time
+          lowering.topology = topologySpec;
+          lowering.protocol = protocol;
+          lowering.instances = instances;
+          lowering.pipeline = pipeline;
+          PassManager pm(&context);
+          coll::buildCollLoweringPipeline(pm, lowering);
+          if (failed(pm.run(*module))) {
+            if (firstRefusal.empty())
+              firstRefusal = refusal.empty() ? "the lowering failed" : refusal;
+            continue;
+          }
+        }
+        verified = true;
+        std::string tag = (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" +
+                           llvm::Twine(instances) + "/p" + llvm::Twine(pipeline))
+                              .str();
+        llvm::MapVector<llvm::StringRef, size_t> byAlgorithm;
+        for (auto plan : module->getOps<coll::PlanOp>()) {
+          llvm::StringRef alg = plan.getAlgorithm().value_or(plan.getSymName());
+          auto [it, fresh] = byAlgorithm.insert({alg, candidates.size()});
+          if (fresh) {
+            Candidate &c = candidates.emplace_back();
+            c.algorithm = alg.str();
+            c.name = alg.str() + tag;
+          }
+          llvm::Expected<coll::SimPlan> sim = coll::buildSimPlan(plan);
+          if (!sim)
+            return sim.takeError();
+          candidates[it->second].plans.push_back(plan);
+          candidates[it->second].sims.push_back(std::move(*sim));
+          candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
+        }
+        modules.push_back(std::move(module));
+      }
+  if (candidates.size() == before)
+    return error(source.name + ": no lowering succeeded; the first said: " + firstRefusal);
+  return llvm::Error::success();
+}
+
+/// Sizes M from 8 B to 4 GiB, doubling: collc sim's default sweep.
+std::vector<double> sweep() {
+  std::vector<double> sizes;
+  for (double s = 8; s <= double(int64_t(1) << 32); s *= 2)
+    sizes.push_back(s);
+  return sizes;
+}
+
+llvm::Error simulateAll(std::vector<Candidate> &candidates, const coll::Topology &topo,
+                        llvm::ArrayRef<double> sizes) {
+  for (Candidate &c : candidates) {
+    c.micros.assign(sizes.size(), 0);
+    c.variant.assign(sizes.size(), 0);
+  }
+  std::vector<std::string> errors(candidates.size() * sizes.size());
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+  for (size_t k = 0; k < candidates.size(); ++k)
+    for (size_t i = 0; i < sizes.size(); ++i)
+      pool.async([&, k, i] {
+        Candidate &c = candidates[k];
+        double in = c.sims.front().inputBytes(sizes[i]);
+        size_t v = c.sims.size() - 1;
+        for (size_t j = 0; j < c.sims.size(); ++j)
+          if (double(c.sims[j].minBytes) <= in && in < double(c.sims[j].maxBytes)) {
+            v = j;
+            break;
+          }
+        coll::SimOptions options;
+        options.periods = c.periods[v].get();
+        llvm::Expected<coll::SimResult> r = coll::simulate(c.sims[v], topo, sizes[i], options);
+        if (!r) {
+          errors[k * sizes.size() + i] = c.name + ": " + llvm::toString(r.takeError());
+          return;
+        }
+        c.variant[i] = v;
+        c.micros[i] = r->micros;
+      });
+  pool.wait();
+  for (const std::string &e : errors)
+    if (!e.empty())
+      return error(e);
+  return llvm::Error::success();
+}
+
+/// The fastest candidate at size `i`; on a tie the earlier one, so that
+/// the choice is stable.
+size_t fastest(llvm::ArrayRef<Candidate> candidates, size_t i) {
+  size_t best = 0;
+  for (size_t k = 1; k < candidates.size(); ++k)
+    if (candidates[k].micros[i] < candidates[best].micros[i])
+      best = k;
+  return best;
+}
+
+/// The fastest candidate of another algorithm than `winner`'s (the variants
+/// of the winner's own program differ by a few percent and say little),
+/// or of any other candidate when there is no other algorithm.
+std::optional<size_t> runnerUp(llvm::ArrayRef<Candidate> candidates, size_t i, size_t winner) {
+  std::optional<size_t> other, any;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    if (k == winner)
+      continue;
+    if (!any || candidates[k].micros[i] < candidates[*any].micros[i])
+      any = k;
+    if (candidates[k].algorithm != candidates[winner].algorithm &&
+        (!other || candidates[k].micros[i] < candidates[*other].micros[i]))
+      other = k;
+  }
+  return other ? other : any;
+}
+
+/// Ranges of adjacent sizes with one winner (and one variant of it), in
+/// input bytes: from 0, each up to the next range's first size, the last
+/// to the emitter's end of sizes.
+std::vector<Range> pickRanges(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<double> sizes) {
+  constexpr int64_t kNoLimit = int64_t(1) << 62; // as coll-select-protocol ends
+  std::vector<Range> ranges;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    size_t w = fastest(candidates, i);
+    if (!ranges.empty() && ranges.back().winner == w &&
+        candidates[w].variant[i] == candidates[w].variant[ranges.back().last]) {
+      ranges.back().last = i;
+      continue;
+    }
+    int64_t lo = 0;
+    if (!ranges.empty()) {
+      lo = std::llround(candidates[w].sims.front().inputBytes(sizes[i]));
+      ranges.back().maxBytes = lo;
+    }
+    ranges.push_back({i, i, w, lo, kNoLimit});
+  }
+  return ranges;
+}
+
+/// One library: each range's winning plan, cloned under a name of its own,
+/// as a variant of algorithm `name` for that range's sizes.
+OwningOpRef<ModuleOp> buildLibrary(MLIRContext &context, llvm::ArrayRef<Candidate> candidates,
+                                   llvm::ArrayRef<Range> ranges, llvm::StringRef name) {
+  OpBuilder b(&context);
+  OwningOpRef<ModuleOp> library = ModuleOp::create(b.getUnknownLoc());
+  b.setInsertionPointToEnd(library->getBody());
+  for (auto [k, r] : llvm::enumerate(ranges)) {
+    const Candidate &c = candidates[r.winner];
+    auto plan = llvm::cast<coll::PlanOp>(b.clone(*c.plans[c.variant[r.first]]));
+    plan.setSymName(coll::cIdent((name + "_" + llvm::Twine(k) + "_" + c.name).str()));
+    plan.setAlgorithmAttr(b.getStringAttr(name));
+    plan.setMinBytesAttr(b.getI64IntegerAttr(r.minBytes));
+    plan.setMaxBytesAttr(b.getI64IntegerAttr(r.maxBytes));
+  }
+  return library;
+}
+
+/// What the table prints of one range, at its largest size.
+struct Row {
+  double bytes, micros, busbw;
+  std::optional<size_t> second;
+  double margin = 0; // the runner-up's time over the winner's, minus 1
+  std::optional<double> ncclBusbw, boundBusbw;
+};
+
+std::vector<Row> describe(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<Range> ranges,
+                          llvm::ArrayRef<double> sizes, const coll::Topology &topo,
+                          coll::Collective collective, int64_t ranks) {
+  const coll::SimPlan &first = candidates.front().sims.front();
+  coll::NcclModel model(topo, first.gpus);
+  double bus = coll::busBandwidthFactor(collective, ranks);
+  bool bounded = ranks >= 2 && ranks <= topo.size();
+  coll::CollectiveBound perByte;
+  if (bounded)
+    perByte = coll::computeBound(collective, topo, int(ranks), 1.0);
+  auto busbw = [&](double micros, double bytes) { return bytes / (micros * 1e3) * bus; };
+  std::vector<Row> rows;
+  for (const Range &r : ranges) {
+    size_t i = r.last;
+    Row row;
+    row.bytes = sizes[i];
+    row.micros = candidates[r.winner].micros[i];
+    row.busbw = busbw(row.micros, row.bytes);
+    row.second = runnerUp(candidates, i, r.winner);
+    if (row.second)
+      row.margin = candidates[*row.second].micros[i] / row.micros - 1;
+    if (std::optional<coll::NcclChoice> n = model.choose(collective, row.bytes))
+      row.ncclBusbw = busbw(n->micros, row.bytes);
+    if (bounded)
+      row.boundBusbw = busbw(std::max(perByte.bandwidthUs * row.bytes, perByte.fanoutLatencyUs),
+                             row.bytes);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string sizeSpan(llvm::ArrayRef<double> sizes, const Range &r) {
+  return formatBytes(sizes[r.first]) + ".." + formatBytes(sizes[r.last]);
+}
+
+void printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
+                llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
+                llvm::ArrayRef<double> sizes, llvm::StringRef heading) {
+  os << heading << "\n";
+  auto cell = [&](const llvm::Twine &text, unsigned width) {
+    os << llvm::right_justify(text.str(), width);
+  };
+  os << llvm::left_justify("sizes", 22) << llvm::left_justify("winner", 36);
+  cell("time", 10);
+  cell("busbw", 9);
+  os << "  " << llvm::left_justify("runner-up", 36);
+  cell("margin", 8);
+  cell("nccl", 9);
+  cell("bound", 9);
+  os << "\n";
+  for (auto [r, row] : llvm::zip(ranges, rows)) {
+    os << llvm::left_justify(sizeSpan(sizes, r), 22)
+       << llvm::left_justify(candidates[r.winner].name, 36);
+    cell(fixed(row.micros), 10);
+    cell(fixed(row.busbw), 9);
+    os << "  " << llvm::left_justify(row.second ? candidates[*row.second].name : "-", 36);
+    cell(row.second ? fixed(row.margin * 100, 1) + "%" : "-", 8);
+    cell(row.ncclBusbw ? fixed(*row.ncclBusbw) : "-", 9);
+    cell(row.boundBusbw ? fixed(*row.boundBusbw) : "-", 9);
+    os << "\n";
+  }
+  os << "time (us), busbw (GB/s), runner-up (the fastest other algorithm) and margin at "
+        "each range's largest size; nccl: busbw of NCCL's tuning formulas (a model); "
+        "bound: busbw at collc bound's lower bound\n";
+}
+
+void printJson(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
+               llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes) {
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attributeArray("sizes", [&] {
+      for (double s : sizes)
+        j.value(s);
+    });
+    j.attributeArray("candidates", [&] {
+      for (const Candidate &c : candidates)
+        j.object([&] {
+          j.attribute("name", c.name);
+          j.attributeArray("micros", [&] {
+            for (double t : c.micros)
+              j.value(t);
+          });
+        });
+    });
+    j.attributeArray("ranges", [&] {
+      for (const Range &r : ranges)
+        j.object([&] {
+          j.attribute("winner", candidates[r.winner].name);
+          j.attribute("first", int64_t(r.first));
+          j.attribute("last", int64_t(r.last));
+          j.attribute("min_bytes", r.minBytes);
+          j.attribute("max_bytes", r.maxBytes);
+        });
+    });
+  });
+  os << "\n";
+}
+
+} // namespace
+
+bool collc::tuneRequested() { return bool(tuneCommand); }
+
+int collc::runTune() {
+  if (topologySpec.empty())
+    return fail("--topology is required: a preset (" + llvm::join(coll::presetNames(), ", ") +
+                ") or a JSON file");
+  llvm::Expected<coll::Topology> topo = coll::loadTopology(topologySpec);
+  if (!topo)
+    return fail("topology: " + llvm::toString(topo.takeError()));
+  llvm::Expected<Grid> grid = readGrid();
+  if (!grid)
+    return fail(llvm::toString(grid.takeError()));
+  int64_t ranks = rankCount.getNumOccurrences() ? int64_t(rankCount) : topo->size();
+  if (ranks < 2 || ranks > topo->size())
+    return fail("--ranks " + llvm::Twine(ranks) + " is not in 2 .. " +
+                llvm::Twine(topo->size()) + ", the GPUs of " + topo->name);
+  if (files.empty() && synthName.empty())
+    return fail("no candidates: give .coll files, --synth COLLECTIVE, or both");
+  if (libraryName.empty() || llvm::isDigit(libraryName[0]) ||
+      coll::cIdent(libraryName) != libraryName)
+    return fail("--name '" + libraryName + "' is not a C identifier");
+
+  coll::ElaborateOptions fileOptions;
+  for (const std::string &d : defines) {
+    auto [name, value] = llvm::StringRef(d).split('=');
+    int64_t v;
+    if (name.trim().empty() || value.trim().getAsInteger(0, v))
+      return fail("-D expects name=integer, got '" + d + "'");
+    fileOptions.defines.emplace_back(name.trim().str(), v);
+  }
+  if (!llvm::any_of(fileOptions.defines, [](const auto &d) { return d.first == "ranks"; }))
+    fileOptions.defines.emplace_back("ranks", ranks);
+
+  std::vector<Source> sources;
+  for (const std::string &f : files) {
+    std::string message;
+    std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(f, &message);
+    if (!buffer)
+      return fail(message);
+    sources.push_back({f, buffer->getBuffer().str(), true});
+  }
+  std::optional<coll::Collective> synthCollective;
+  if (!synthName.empty()) {
+    synthCollective = coll::synth::parseCollective(synthName);
+    if (!synthCollective)
+      return fail("unknown collective '" + synthName + "'");
+    coll::synth::Target target;
+    target.collective = *synthCollective;
+    target.ranks = ranks;
+    target.gpusPerNode = topo->nvlink == coll::Topology::NVLinkKind::None
+                             ? topo->gpusPerNode
+                             : std::max(topo->gpusPerNode, topo->nvlinkDomain);
+    for (const coll::synth::Generator &g : coll::synth::generators())
+      if (g.serves(*synthCollective) && g.refuse(target).empty())
+        sources.push_back({("synth:" + g.name).str(), g.generate(target), false});
+  }
+
+  DialectRegistry registry;
+  registry.insert<coll::CollDialect>();
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  Tuner tuner{context, *topo, *grid, ranks};
+  tuner.collective = synthCollective;
+  for (const Source &s : sources)
+    if (llvm::Error e = tuner.add(s, s.file ? fileOptions : coll::ElaborateOptions{}))
+      return fail(llvm::toString(std::move(e)));
+  if (tuner.candidates.empty())
+    return fail("no candidates: no generator serves " + synthName + " on " +
+                llvm::Twine(ranks) + " ranks");
+
+  std::vector<double> sizes = sweep();
+  if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes))
+    return fail(llvm::toString(std::move(e)));
+  std::vector<Range> ranges = pickRanges(tuner.candidates, sizes);
+  std::vector<Row> rows =
+      describe(tuner.candidates, ranges, sizes, *topo, *tuner.collective, ranks);
+
+  std::string heading;
+  llvm::raw_string_ostream(heading)
+      << libraryName << ": " << stringifyCollective(*tuner.collective) << " on " << topo->name
+      << ", " << ranks << " ranks; " << tuner.candidates.size()
+      << " candidates simulated at " << sizes.size() << " sizes; " << ranges.size()
+      << (ranges.size() == 1 ? " range" : " ranges");
+  if (asJson)
+    printJson(llvm::outs(), tuner.candidates, ranges, sizes);
+  else
+    printTable(tableOnStdout ? llvm::outs() : llvm::errs(), tuner.candidates, ranges, rows,
+               sizes, heading);
+  if (outputPath.empty())
+    return 0;
+
+  OwningOpRef<ModuleOp> library = buildLibrary(context, tuner.candidates, ranges, libraryName);
+  std::string message;
+  auto output = openOutputFile(outputPath, &message);
+  if (!output)
+    return fail(message);
+  llvm::raw_ostream &os = output->os();
+  os << "// " << heading << ".\n// Winners by size (M, time at the range's largest size, "
+     << "the fastest other algorithm and its margin):\n";
+  for (auto [r, row] : llvm::zip(ranges, rows)) {
+    os << "//   input bytes [" << r.minBytes << ", " << r.maxBytes << "), M " << sizeSpan(sizes, r)
+       << ": " << tuner.candidates[r.winner].name << ", " << fixed(row.micros) << " us";
+    if (row.second)
+      os << "; runner-up " << tuner.candidates[*row.second].name << ", +"
+         << fixed(row.margin * 100, 1) << "%";
+    os << "\n";
+  }
+  std::string source = ("tune of " + stringifyCollective(*tuner.collective) + " on " +
+                        topo->name)
+                           .str();
+  if (failed(coll::writeKernels(*library, source, os)))
+    return 1;
+  output->keep();
+  return 0;
+}
