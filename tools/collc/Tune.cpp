@@ -405,6 +405,8 @@ std::vector<Row> describe(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<R
 }
 
 std::string sizeSpan(llvm::ArrayRef<double> sizes, const Range &r) {
+  if (r.first == r.last)
+    return formatBytes(sizes[r.first]);
   return formatBytes(sizes[r.first]) + ".." + formatBytes(sizes[r.last]);
 }
 
@@ -415,20 +417,20 @@ void printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
   auto cell = [&](const llvm::Twine &text, unsigned width) {
     os << llvm::right_justify(text.str(), width);
   };
-  os << llvm::left_justify("sizes", 22) << llvm::left_justify("winner", 36);
+  os << llvm::left_justify("sizes", 22) << llvm::left_justify("winner", 42);
   cell("time", 10);
   cell("busbw", 9);
-  os << "  " << llvm::left_justify("runner-up", 36);
+  os << "  " << llvm::left_justify("runner-up", 42);
   cell("margin", 8);
   cell("nccl", 9);
   cell("bound", 9);
   os << "\n";
   for (auto [r, row] : llvm::zip(ranges, rows)) {
     os << llvm::left_justify(sizeSpan(sizes, r), 22)
-       << llvm::left_justify(candidates[r.winner].name, 36);
+       << llvm::left_justify(candidates[r.winner].name, 42);
     cell(fixed(row.micros), 10);
     cell(fixed(row.busbw), 9);
-    os << "  " << llvm::left_justify(row.second ? candidates[*row.second].name : "-", 36);
+    os << "  " << llvm::left_justify(row.second ? candidates[*row.second].name : "-", 42);
     cell(row.second ? fixed(row.margin * 100, 1) + "%" : "-", 8);
     cell(row.ncclBusbw ? fixed(*row.ncclBusbw) : "-", 9);
     cell(row.boundBusbw ? fixed(*row.boundBusbw) : "-", 9);

@@ -2,15 +2,17 @@
 """Checks `collc tune --json` against the library it wrote: the ranges start
 at 0 and each ends where the next begins; each range's winner is no slower
 in the simulator than every other candidate at every size of the range; the
-library's plans carry exactly these ranges, in order. Prints OK or why not.
-Usage: check_tune.py TUNE.json LIBRARY.cpp
+library's plans carry exactly these ranges, in order. Given `collc sim
+--json` of the same single candidate, its times are the tuner's (which
+reuses each plan's steady loop period across sizes). Prints OK or why not.
+Usage: check_tune.py TUNE.json LIBRARY.cpp [SIM.json]
 """
 import json
 import re
 import sys
 
 
-def main(json_path, library_path):
+def main(json_path, library_path, sim_path=None):
     with open(json_path) as f:
         tune = json.load(f)
     times = {c["name"]: c["micros"] for c in tune["candidates"]}
@@ -38,6 +40,13 @@ def main(json_path, library_path):
     wanted = [(r["min_bytes"], r["max_bytes"]) for r in ranges]
     if emitted != wanted:
         errors.append(f"the library's ranges {emitted} are not the tuned {wanted}")
+    if sim_path:
+        with open(sim_path) as f:
+            sim = [row["time_us"] for row in json.load(f)[0]["sizes"]]
+        (tuned,) = times.values()
+        for size, a, b in zip(tune["sizes"], tuned, sim):
+            if abs(a - b) > 1e-9 * b:
+                errors.append(f"at {size} B the tuner says {a} us, collc sim {b} us")
     print("\n".join(errors) if errors else f"OK {len(ranges)} ranges")
     return 1 if errors else 0
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `collc tune`'s library builds with the host compiler and runs bit-exactly
+# on emulated ranks at a size inside each of its ranges (collc-launch checks
+# every element), so the runtime's dispatch by size runs every winner.
+# Usage: tune.sh COLLC LAUNCH CXX RUNTIME_INCLUDE DEVICE_INCLUDE LIBDIR
+set -uo pipefail
+collc=$1 launch=$2 cxx=$3 include=$4 device=$5 libdir=$6
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+
+# tune NAME RANKS COLLECTIVE: the library of every generator on RANKS GPUs
+# of hgx-h100, as NAME.so, and its ranges in NAME.json
+tune() {
+  local name=$1 ranks=$2 collective=$3
+  if ! out=$("$collc" tune --synth "$collective" --topology hgx-h100 --ranks "$ranks" \
+               --name "$name" --json -o "$work/$name.cpp" 2>&1 > "$work/$name.json") ||
+     ! out=$("$cxx" -std=c++17 -O1 -fPIC -shared -I"$include" -I"$device" "$work/$name.cpp" \
+               -o "$work/$name.so" -L"$libdir" -lcollrt -Wl,-rpath,"$libdir" 2>&1); then
+    echo "FAIL: the $name library does not build"
+    echo "$out"
+    failed=$((failed + 1))
+    return 1
+  fi
+}
+
+# run NAME RANKS DTYPE BYTES_PER_ELEMENT: a count at the start and near the
+# end of each range (input bytes per rank), at most 4 Mi elements
+run() {
+  local name=$1 ranks=$2 dtype=$3 size=$4
+  local counts
+  counts=$(python3 - "$work/$name.json" "$size" <<'PY'
+import json, sys
+ranges = json.load(open(sys.argv[1]))["ranges"]
+size = int(sys.argv[2])
+counts = set()
+for r in ranges:
+    for b in (r["min_bytes"], r["max_bytes"] - 1):
+        c = max(1, -(-b // size))
+        if c * size < r["max_bytes"] and c <= 4 << 20:
+            counts.add(c)
+print(" ".join(map(str, sorted(counts))))
+PY
+)
+  for count in $counts; do
+    out=$("$launch" "$work/$name.so" --algorithm "$name" --ranks "$ranks" --count "$count" \
+            --dtype "$dtype" 2>&1)
+    if [ $? = 0 ] && [[ "$out" == *PASS* ]]; then
+      passed=$((passed + 1))
+    else
+      echo "FAIL: $name on $ranks ranks, $count x $dtype"
+      echo "$out"
+      failed=$((failed + 1))
+    fi
+  done
+}
+
+tune tuned_allreduce 4 allreduce && run tuned_allreduce 4 int32 4
+tune tuned_allgather 4 allgather && run tuned_allgather 4 float 4
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
