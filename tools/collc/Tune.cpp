@@ -43,9 +43,10 @@ using collc::formatBytes;
 
 namespace {
 
-cl::SubCommand tuneCommand(
-    "tune", "Simulate every candidate plan (the files, and with --synth every generator) "
-            "per size and write one library that runs the fastest at each size");
+cl::SubCommand
+    tuneCommand("tune",
+                "Simulate every candidate plan (the files, and with --synth every generator) "
+                "per size and write one library that runs the fastest at each size");
 cl::list<std::string> files(cl::Positional, cl::desc("<file.coll>..."), cl::sub(tuneCommand));
 cl::opt<std::string> synthName("synth",
                                cl::desc("Add every generator's program for this collective"),
@@ -61,8 +62,7 @@ cl::opt<int64_t> rankCount("ranks", cl::value_desc("N"),
                            cl::desc("Ranks (default: every GPU of the topology)"), cl::init(0),
                            cl::sub(tuneCommand));
 cl::opt<std::string> libraryName("name", cl::desc("The library's algorithm name"),
-                                 cl::value_desc("name"), cl::init("tuned"),
-                                 cl::sub(tuneCommand));
+                                 cl::value_desc("name"), cl::init("tuned"), cl::sub(tuneCommand));
 cl::list<std::string> protocols("protocols", cl::CommaSeparated,
                                 cl::desc("Protocols to try (default Simple,LL,LL128)"),
                                 cl::sub(tuneCommand));
@@ -109,8 +109,8 @@ struct Candidate {
   std::vector<coll::PlanOp> plans;
   std::vector<coll::SimPlan> sims;
   std::vector<std::unique_ptr<coll::SimPeriods>> periods; // per plan, kept across sizes
-  std::vector<size_t> variant; // per size: which plan ran
-  std::vector<double> micros;  // per size
+  std::vector<size_t> variant;                            // per size: which plan ran
+  std::vector<double> micros;                             // per size
 };
 
 /// Adjacent sizes [first, last] with one winner.
@@ -193,6 +193,11 @@ llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &optio
       return error(source.name + ": algorithm '" + alg.getSymName() + "' is " +
                    stringifyCollective(alg.getCollective()) + ", the other candidates " +
                    stringifyCollective(*collective));
+    // Candidates and the table are named by algorithm.
+    if (llvm::any_of(candidates,
+                     [&](const Candidate &c) { return c.algorithm == alg.getSymName(); }))
+      return error(source.name + ": algorithm '" + alg.getSymName() +
+                   "' has the name of an earlier candidate; rename one");
     if (int64_t(alg.getRanks()) != ranks)
       return error(source.name + ": algorithm '" + alg.getSymName() + "' has " +
                    llvm::Twine(int64_t(alg.getRanks())) + " ranks, not " + llvm::Twine(ranks));
@@ -397,8 +402,8 @@ std::vector<Row> describe(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<R
     if (std::optional<coll::NcclChoice> n = model.choose(collective, row.bytes))
       row.ncclBusbw = busbw(n->micros, row.bytes);
     if (bounded)
-      row.boundBusbw = busbw(std::max(perByte.bandwidthUs * row.bytes, perByte.fanoutLatencyUs),
-                             row.bytes);
+      row.boundBusbw =
+          busbw(std::max(perByte.bandwidthUs * row.bytes, perByte.fanoutLatencyUs), row.bytes);
     rows.push_back(row);
   }
   return rows;
@@ -489,8 +494,8 @@ int collc::runTune() {
     return fail(llvm::toString(grid.takeError()));
   int64_t ranks = rankCount.getNumOccurrences() ? int64_t(rankCount) : topo->size();
   if (ranks < 2 || ranks > topo->size())
-    return fail("--ranks " + llvm::Twine(ranks) + " is not in 2 .. " +
-                llvm::Twine(topo->size()) + ", the GPUs of " + topo->name);
+    return fail("--ranks " + llvm::Twine(ranks) + " is not in 2 .. " + llvm::Twine(topo->size()) +
+                ", the GPUs of " + topo->name);
   if (files.empty() && synthName.empty())
     return fail("no candidates: give .coll files, --synth COLLECTIVE, or both");
   if (libraryName.empty() || llvm::isDigit(libraryName[0]) ||
@@ -543,8 +548,8 @@ int collc::runTune() {
     if (llvm::Error e = tuner.add(s, s.file ? fileOptions : coll::ElaborateOptions{}))
       return fail(llvm::toString(std::move(e)));
   if (tuner.candidates.empty())
-    return fail("no candidates: no generator serves " + synthName + " on " +
-                llvm::Twine(ranks) + " ranks");
+    return fail("no candidates: no generator serves " + synthName + " on " + llvm::Twine(ranks) +
+                " ranks");
 
   std::vector<double> sizes = sweep();
   if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes))
@@ -556,14 +561,13 @@ int collc::runTune() {
   std::string heading;
   llvm::raw_string_ostream(heading)
       << libraryName << ": " << stringifyCollective(*tuner.collective) << " on " << topo->name
-      << ", " << ranks << " ranks; " << tuner.candidates.size()
-      << " candidates simulated at " << sizes.size() << " sizes; " << ranges.size()
-      << (ranges.size() == 1 ? " range" : " ranges");
+      << ", " << ranks << " ranks; " << tuner.candidates.size() << " candidates simulated at "
+      << sizes.size() << " sizes; " << ranges.size() << (ranges.size() == 1 ? " range" : " ranges");
   if (asJson)
     printJson(llvm::outs(), tuner.candidates, ranges, sizes);
   else
-    printTable(tableOnStdout ? llvm::outs() : llvm::errs(), tuner.candidates, ranges, rows,
-               sizes, heading);
+    printTable(tableOnStdout ? llvm::outs() : llvm::errs(), tuner.candidates, ranges, rows, sizes,
+               heading);
   if (outputPath.empty())
     return 0;
 
@@ -583,9 +587,8 @@ int collc::runTune() {
          << fixed(row.margin * 100, 1) << "%";
     os << "\n";
   }
-  std::string source = ("tune of " + stringifyCollective(*tuner.collective) + " on " +
-                        topo->name)
-                           .str();
+  std::string source =
+      ("tune of " + stringifyCollective(*tuner.collective) + " on " + topo->name).str();
   if (failed(coll::writeKernels(*library, source, os)))
     return 1;
   output->keep();
