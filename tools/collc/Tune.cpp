@@ -9,13 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Tune.h"
+#include "TuneTable.h"
 
-#include "Bytes.h"
 #include "lib/Frontend/Elaborate.h"
 #include "lib/Lowering/Pipelines.h"
-#include "lib/Synthesis/Bound.h"
 #include "lib/Synthesis/Generators.h"
-#include "lib/Synthesis/NcclModel.h"
 #include "lib/Synthesis/SimPlan.h"
 #include "lib/Synthesis/Simulator.h"
 #include "lib/Synthesis/Topology.h"
@@ -29,8 +27,6 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -39,7 +35,7 @@
 
 using namespace mlir;
 namespace cl = llvm::cl;
-using collc::formatBytes;
+using namespace collc::tune;
 
 namespace {
 
@@ -91,32 +87,10 @@ llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-std::string fixed(double v, int digits = 2) {
-  std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.*f", digits, v);
-  return s;
-}
-
 /// A program to tune: a file or a generator's output.
 struct Source {
   std::string name, text;
   bool file = false;
-};
-
-/// One lowering of one algorithm: its plan variants and their times.
-struct Candidate {
-  std::string name, algorithm;
-  std::vector<coll::PlanOp> plans;
-  std::vector<coll::SimPlan> sims;
-  std::vector<std::unique_ptr<coll::SimPeriods>> periods; // per plan, kept across sizes
-  std::vector<size_t> variant;                            // per size: which plan ran
-  std::vector<double> micros;                             // per size
-};
-
-/// Adjacent sizes [first, last] with one winner.
-struct Range {
-  size_t first, last, winner;
-  int64_t minBytes, maxBytes; // input bytes per rank
 };
 
 /// The grid each source is lowered over: few enough that 8 ranks tune in
@@ -312,23 +286,6 @@ size_t fastest(llvm::ArrayRef<Candidate> candidates, size_t i) {
   return best;
 }
 
-/// The fastest candidate of another algorithm than `winner`'s (the variants
-/// of the winner's own program differ by a few percent and say little),
-/// or of any other candidate when there is no other algorithm.
-std::optional<size_t> runnerUp(llvm::ArrayRef<Candidate> candidates, size_t i, size_t winner) {
-  std::optional<size_t> other, any;
-  for (size_t k = 0; k < candidates.size(); ++k) {
-    if (k == winner)
-      continue;
-    if (!any || candidates[k].micros[i] < candidates[*any].micros[i])
-      any = k;
-    if (candidates[k].algorithm != candidates[winner].algorithm &&
-        (!other || candidates[k].micros[i] < candidates[*other].micros[i]))
-      other = k;
-  }
-  return other ? other : any;
-}
-
 /// Ranges of adjacent sizes with one winner (and one variant of it), in
 /// input bytes: from 0, each up to the next range's first size, the last
 /// to the emitter's end of sizes.
@@ -368,114 +325,6 @@ OwningOpRef<ModuleOp> buildLibrary(MLIRContext &context, llvm::ArrayRef<Candidat
     plan.setMaxBytesAttr(b.getI64IntegerAttr(r.maxBytes));
   }
   return library;
-}
-
-/// What the table prints of one range, at its largest size.
-struct Row {
-  double bytes, micros, busbw;
-  std::optional<size_t> second;
-  double margin = 0; // the runner-up's time over the winner's, minus 1
-  std::optional<double> ncclBusbw, boundBusbw;
-};
-
-std::vector<Row> describe(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<Range> ranges,
-                          llvm::ArrayRef<double> sizes, const coll::Topology &topo,
-                          coll::Collective collective, int64_t ranks) {
-  const coll::SimPlan &first = candidates.front().sims.front();
-  coll::NcclModel model(topo, first.gpus);
-  double bus = coll::busBandwidthFactor(collective, ranks);
-  bool bounded = ranks >= 2 && ranks <= topo.size();
-  coll::CollectiveBound perByte;
-  if (bounded)
-    perByte = coll::computeBound(collective, topo, int(ranks), 1.0);
-  auto busbw = [&](double micros, double bytes) { return bytes / (micros * 1e3) * bus; };
-  std::vector<Row> rows;
-  for (const Range &r : ranges) {
-    size_t i = r.last;
-    Row row;
-    row.bytes = sizes[i];
-    row.micros = candidates[r.winner].micros[i];
-    row.busbw = busbw(row.micros, row.bytes);
-    row.second = runnerUp(candidates, i, r.winner);
-    if (row.second)
-      row.margin = candidates[*row.second].micros[i] / row.micros - 1;
-    if (std::optional<coll::NcclChoice> n = model.choose(collective, row.bytes))
-      row.ncclBusbw = busbw(n->micros, row.bytes);
-    if (bounded)
-      row.boundBusbw =
-          busbw(std::max(perByte.bandwidthUs * row.bytes, perByte.fanoutLatencyUs), row.bytes);
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-std::string sizeSpan(llvm::ArrayRef<double> sizes, const Range &r) {
-  if (r.first == r.last)
-    return formatBytes(sizes[r.first]);
-  return formatBytes(sizes[r.first]) + ".." + formatBytes(sizes[r.last]);
-}
-
-void printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
-                llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
-                llvm::ArrayRef<double> sizes, llvm::StringRef heading) {
-  os << heading << "\n";
-  auto cell = [&](const llvm::Twine &text, unsigned width) {
-    os << llvm::right_justify(text.str(), width);
-  };
-  os << llvm::left_justify("sizes", 22) << llvm::left_justify("winner", 42);
-  cell("time", 10);
-  cell("busbw", 9);
-  os << "  " << llvm::left_justify("runner-up", 42);
-  cell("margin", 8);
-  cell("nccl", 9);
-  cell("bound", 9);
-  os << "\n";
-  for (auto [r, row] : llvm::zip(ranges, rows)) {
-    os << llvm::left_justify(sizeSpan(sizes, r), 22)
-       << llvm::left_justify(candidates[r.winner].name, 42);
-    cell(fixed(row.micros), 10);
-    cell(fixed(row.busbw), 9);
-    os << "  " << llvm::left_justify(row.second ? candidates[*row.second].name : "-", 42);
-    cell(row.second ? fixed(row.margin * 100, 1) + "%" : "-", 8);
-    cell(row.ncclBusbw ? fixed(*row.ncclBusbw) : "-", 9);
-    cell(row.boundBusbw ? fixed(*row.boundBusbw) : "-", 9);
-    os << "\n";
-  }
-  os << "time (us), busbw (GB/s), runner-up (the fastest other algorithm) and margin at "
-        "each range's largest size; nccl: busbw of NCCL's tuning formulas (a model); "
-        "bound: busbw at collc bound's lower bound\n";
-}
-
-void printJson(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
-               llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes) {
-  llvm::json::OStream j(os, 2);
-  j.object([&] {
-    j.attributeArray("sizes", [&] {
-      for (double s : sizes)
-        j.value(s);
-    });
-    j.attributeArray("candidates", [&] {
-      for (const Candidate &c : candidates)
-        j.object([&] {
-          j.attribute("name", c.name);
-          j.attributeArray("micros", [&] {
-            for (double t : c.micros)
-              j.value(t);
-          });
-        });
-    });
-    j.attributeArray("ranges", [&] {
-      for (const Range &r : ranges)
-        j.object([&] {
-          j.attribute("winner", candidates[r.winner].name);
-          j.attribute("first", int64_t(r.first));
-          j.attribute("last", int64_t(r.last));
-          j.attribute("min_bytes", r.minBytes);
-          j.attribute("max_bytes", r.maxBytes);
-        });
-    });
-  });
-  os << "\n";
 }
 
 } // namespace
@@ -577,16 +426,7 @@ int collc::runTune() {
   if (!output)
     return fail(message);
   llvm::raw_ostream &os = output->os();
-  os << "// " << heading << ".\n// Winners by size (M, time at the range's largest size, "
-     << "the fastest other algorithm and its margin):\n";
-  for (auto [r, row] : llvm::zip(ranges, rows)) {
-    os << "//   input bytes [" << r.minBytes << ", " << r.maxBytes << "), M " << sizeSpan(sizes, r)
-       << ": " << tuner.candidates[r.winner].name << ", " << fixed(row.micros) << " us";
-    if (row.second)
-      os << "; runner-up " << tuner.candidates[*row.second].name << ", +"
-         << fixed(row.margin * 100, 1) << "%";
-    os << "\n";
-  }
+  printWinners(os, tuner.candidates, ranges, rows, sizes, heading);
   std::string source =
       ("tune of " + stringifyCollective(*tuner.collective) + " on " + topo->name).str();
   if (failed(coll::writeKernels(*library, source, os)))

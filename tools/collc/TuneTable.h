@@ -1,0 +1,61 @@
+//===- TuneTable.h - What `collc tune` says about its choice --------------===//
+#ifndef COLLC_TOOLS_TUNETABLE_H
+#define COLLC_TOOLS_TUNETABLE_H
+
+#include "lib/Synthesis/SimPlan.h"
+#include "lib/Synthesis/Simulator.h"
+#include "lib/Synthesis/Topology.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace collc::tune {
+
+/// One lowering of one algorithm: its plan variants and their times.
+struct Candidate {
+  std::string name, algorithm;
+  std::vector<coll::PlanOp> plans;
+  std::vector<coll::SimPlan> sims;
+  std::vector<std::unique_ptr<coll::SimPeriods>> periods; // per plan, kept across sizes
+  std::vector<size_t> variant;                            // per size: which plan ran
+  std::vector<double> micros;                             // per size
+};
+
+/// Adjacent sizes [first, last] with one winner.
+struct Range {
+  size_t first, last, winner;
+  int64_t minBytes, maxBytes; // input bytes per rank
+};
+
+/// What the table prints of one range, at its largest size.
+struct Row {
+  double bytes, micros, busbw;
+  std::optional<size_t> second;
+  double margin = 0; // the runner-up's time over the winner's, minus 1
+  std::optional<double> ncclBusbw, boundBusbw;
+};
+
+/// The rows of the table, one per range.
+std::vector<Row> describe(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<Range> ranges,
+                          llvm::ArrayRef<double> sizes, const coll::Topology &topo,
+                          coll::Collective collective, int64_t ranks);
+/// "8 B..4 KiB": the sizes M of range `r`.
+std::string sizeSpan(llvm::ArrayRef<double> sizes, const Range &r);
+void printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
+                llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
+                llvm::ArrayRef<double> sizes, llvm::StringRef heading);
+/// Every candidate's time per size and the ranges.
+void printJson(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
+               llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes);
+/// The comment at the top of the library: each range's winner and margin.
+void printWinners(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
+                  llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
+                  llvm::ArrayRef<double> sizes, llvm::StringRef heading);
+
+} // namespace collc::tune
+
+#endif // COLLC_TOOLS_TUNETABLE_H
