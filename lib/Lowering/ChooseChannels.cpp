@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/CollOps.h"
+#include "dialect/PeerSteps.h"
 #include "lib/Lowering/Passes.h"
 #include "lib/Lowering/PlanTopology.h"
 
@@ -45,12 +46,6 @@ constexpr int64_t kMaxBlocksPerRank = 64, kMaxReplicas = 32;
 // Bytes each thread must have per step before another replica or more
 // threads pay off (NCCL_SIMPLE/LL/LL128_THREAD_THRESHOLD).
 int64_t threshold(Protocol p) { return p == Protocol::Simple ? 64 : 8; }
-
-bool usesPeers(ThreadblockOp tb) {
-  return llvm::any_of(tb.getBody().front(), [](Operation &op) {
-    return llvm::isa<MultimemLdReduceOp, MultimemStOp, ReadReduceOp, PutOp, GetOp>(op);
-  });
-}
 
 struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChooseChannelsPass> {
   using Base::Base;

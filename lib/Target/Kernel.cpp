@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Target/Kernel.h"
+#include "dialect/PeerSteps.h"
 #include "lib/Target/KernelAbi.h"
 
 #include "mlir/IR/Location.h"
@@ -37,20 +38,6 @@ std::string sourceLine(Location loc) {
             Twine(file.getLine()))
         .str();
   return "";
-}
-
-bool usesMultimem(ThreadblockOp tb) {
-  return llvm::any_of(tb.getBody().front(), [](Operation &op) {
-    return llvm::isa<MultimemLdReduceOp, MultimemStOp>(op);
-  });
-}
-
-/// Whether a threadblock reaches other ranks' buffers: multimem or
-/// peer-window steps.
-bool usesPeers(ThreadblockOp tb) {
-  return llvm::any_of(tb.getBody().front(), [](Operation &op) {
-    return llvm::isa<MultimemLdReduceOp, MultimemStOp, ReadReduceOp, PutOp, GetOp>(op);
-  });
 }
 
 /// The ThreadblockFlag bits of a threadblock's table entry.

@@ -5,6 +5,7 @@
 // as JSON.
 //
 //===----------------------------------------------------------------------===//
+#include "Help.h"
 #include "Bound.h"
 
 #include "Bytes.h"
@@ -32,8 +33,7 @@ cl::opt<std::string> collectiveName(cl::Positional, cl::desc("<collective>"), cl
                                     cl::sub(boundCommand));
 cl::opt<std::string> topologySpec(
     "topology",
-    cl::desc("The machine: a preset (hgx-h100, hgx-h200, dgx-a100, pcie-8, gb200-nvl72, "
-             "optionally :nodes=N) or a JSON file"),
+    cl::desc("The machine: " COLLC_TOPOLOGY_HELP),
     cl::value_desc("name|file"), cl::sub(boundCommand));
 cl::opt<std::string> messageSize(
     "message-size",

@@ -6,6 +6,7 @@
 // for which machine and rank count, and what it costs.
 //
 //===----------------------------------------------------------------------===//
+#include "Help.h"
 #include "Synth.h"
 
 #include "lib/Frontend/Elaborate.h"
@@ -37,8 +38,7 @@ cl::opt<std::string> collectiveName(cl::Positional, cl::desc("<collective>"), cl
                                     cl::sub(synthCommand));
 cl::opt<std::string> topologySpec(
     "topology",
-    cl::desc("The machine: a preset (hgx-h100, hgx-h200, dgx-a100, pcie-8, gb200-nvl72, "
-             "optionally :nodes=N) or a JSON file"),
+    cl::desc("The machine: " COLLC_TOPOLOGY_HELP),
     cl::value_desc("name|file"), cl::sub(synthCommand));
 cl::opt<std::string> algorithmName("algorithm",
                                    cl::desc("The algorithm (default: the cheapest)"),

@@ -8,6 +8,7 @@
 // kernel emitter, whose per-size dispatch then runs the winner.
 //
 //===----------------------------------------------------------------------===//
+#include "Help.h"
 #include "Tune.h"
 #include "TuneTable.h"
 
@@ -49,8 +50,7 @@ cl::opt<std::string> synthName("synth",
                                cl::value_desc("collective"), cl::sub(tuneCommand));
 cl::opt<std::string> topologySpec(
     "topology",
-    cl::desc("The machine: a preset (hgx-h100, hgx-h200, dgx-a100, pcie-8, gb200-nvl72, "
-             "optionally :nodes=N) or a JSON file"),
+    cl::desc("The machine: " COLLC_TOPOLOGY_HELP),
     cl::value_desc("name|file"), cl::sub(tuneCommand));
 cl::list<std::string> defines("D", cl::Prefix, cl::desc("Set a parameter of the files"),
                               cl::value_desc("name=value"), cl::sub(tuneCommand));

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Help.h"
 #include "dialect/CollOps.h"
 #include "lib/Analysis/Traffic.h"
 #include "lib/Frontend/Elaborate.h"
@@ -75,8 +76,7 @@ cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::None),
                    cl::cat(category));
 cl::opt<std::string> topology(
     "topology",
-    cl::desc("Place ranks on this machine: a preset (hgx-h100, hgx-h200, dgx-a100, "
-             "pcie-8, gb200-nvl72, optionally :nodes=N) or a JSON file"),
+    cl::desc("Place ranks on this machine: " COLLC_TOPOLOGY_HELP),
     cl::value_desc("name|file"), cl::cat(category));
 cl::opt<std::optional<coll::Protocol>> protocol(
     "protocol", cl::desc("Force the wire protocol: Simple, LL or LL128"), cl::cat(category));
