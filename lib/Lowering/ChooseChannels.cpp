@@ -55,14 +55,13 @@ struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChoos
       getOperation().emitError() << "max-replicas must be in 1 .. " << kMaxReplicas;
       return signalPassFailure();
     }
+    // The variants of one algorithm differ in protocols, not in who sends
+    // to whom: they fill their links with the same replicas.
+    llvm::StringMap<int64_t> fillOf;
     for (auto plan : getOperation().getOps<PlanOp>())
-      if (failed(choose(plan)))
+      if (failed(choose(plan, fillOf)))
         return signalPassFailure();
   }
-
-  // The variants of one algorithm differ in protocols, not in who sends to
-  // whom: they fill their links with the same replicas.
-  llvm::StringMap<int64_t> fillOf;
 
   /// Replicas that fill the busiest link: each sending threadblock gets its
   /// share of its GPU's link of that class.
@@ -90,11 +89,12 @@ struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChoos
       need = std::max(need, topo.bandwidth(a, b) /
                                 (sharing[{a, topo.linkClass(a, b)}] * kThreadblockGBps));
     int64_t fill = int64_t(llvm::PowerOf2Ceil(uint64_t(std::ceil(need))));
-    int64_t room = std::max<int64_t>(1, int64_t(llvm::bit_floor(uint64_t(kMaxBlocksPerRank / perRank))));
+    int64_t room =
+        std::max<int64_t>(1, int64_t(llvm::bit_floor(uint64_t(kMaxBlocksPerRank / perRank))));
     return std::min({fill, room, int64_t(maxReplicas)});
   }
 
-  LogicalResult choose(PlanOp plan) {
+  LogicalResult choose(PlanOp plan, llvm::StringMap<int64_t> &fillOf) {
     SmallVector<int64_t> map;
     const Topology *topo = planTopology(plan, topology, getAnalysis<TopologyAnalysis>(), map);
     if (!topo)
