@@ -65,6 +65,21 @@ collResult_t collCommAbort(collComm_t comm);
 collResult_t collCommCount(collComm_t comm, int *count);
 collResult_t collCommUserRank(collComm_t comm, int *rank);
 
+/* Memory that symmetric windows are made of: shared memory that peers on
+ * this machine can map (the host build), or CUDA VMM memory (the GPU). */
+collResult_t collMemAlloc(void **ptr, size_t size);
+collResult_t collMemFree(void *ptr);
+
+/* A symmetric window: a buffer of collMemAlloc memory that every rank of
+ * the communicator maps. Plans with steps on other ranks' buffers (peer
+ * windows, multimem) run on the user's buffers themselves when every rank's
+ * input and output lie in registered windows, and on copies otherwise.
+ * Both calls are collective; deregister before freeing the memory. */
+typedef struct collWindow *collWindow_t;
+collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size,
+                                    collWindow_t *win);
+collResult_t collCommWindowDeregister(collComm_t comm, collWindow_t win);
+
 /* Element size in bytes; 0 for an unknown type. */
 size_t collTypeSize(collDataType_t datatype);
 

@@ -1,5 +1,6 @@
 //===- Comm.cpp - Communicators: init, destroy, abort, errors --------------===//
 #include "src/Comm.h"
+#include "src/Windows.h"
 
 #include "src/Env.h"
 #include "src/EnvRendezvous.h"
@@ -135,6 +136,10 @@ collResult_t collCommDestroy(collComm_t comm) {
     comm->transport->release(setup.window);
   if (comm->symmetricBytes)
     comm->transport->release(comm->symmetric);
+  for (collWindow *w : comm->windows) {
+    comm->transport->unshare(w->window);
+    delete w;
+  }
   delete comm;
   return collSuccess;
 }

@@ -26,6 +26,8 @@ struct AlgorithmSetup {
 
 } // namespace collrt
 
+struct collWindow;
+
 struct collComm {
   int rank = 0, nranks = 0;
   collrt::Bootstrap bootstrap;
@@ -39,6 +41,7 @@ struct collComm {
   collrt::Window symmetric;               // peer-step plans: every rank's buffers
   size_t symmetricBytes = 0;
   std::vector<char> staging;              // input copies for in-place mismatches
+  std::vector<collWindow *> windows;      // registered by the user, owned here
 
   collResult_t fail(collResult_t r, std::string message) {
     lastError = std::move(message);

@@ -12,6 +12,7 @@
 #include "src/Env.h"
 #include "src/Numeric.h"
 #include "src/Replicas.h"
+#include "src/Windows.h"
 
 #include <cstdio>
 #include <cstring>
@@ -257,20 +258,50 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   }
 
   // Multimem and peer-window steps, and direct senders, reach other ranks'
-  // buffers: they run on copies in one symmetric window per rank, between
-  // barriers, like NCCL's NVLS and LSA kernels. Direct connections use
+  // buffers, between barriers, like NCCL's NVLS and LSA kernels: the user's
+  // own where every rank's input and output lie in registered windows,
+  // else copies in one symmetric window per rank. Direct connections use
   // their FIFOs instead over sockets, or unless COLL_DIRECT=1 asks for the
-  // copies.
+  // windows.
   const bool windows = peerSteps || (direct && shm && Env::get().direct);
   std::vector<char *> peers;
   std::vector<char *> scratchOf(plan->numScratch);
   for (int32_t k = 0; k < plan->numScratch; ++k)
     scratchOf[k] = comm->scratch[k].data();
   char *userOut = out;
+  bool registered = false;
   if (windows) {
+    std::string err;
+    std::vector<WindowPlace> inOf(R), outOf(R);
+    std::string why = "no window is registered";
+    if (!comm->windows.empty()) { // the same on every rank: registration is collective
+      const WindowPlace mine[2] = {placeOf(comm, in, size_t(inBytes)),
+                                   placeOf(comm, out, size_t(outBytes))};
+      std::vector<std::string> all;
+      if (collResult_t r = comm->bootstrap.allgather(
+              std::string(reinterpret_cast<const char *>(mine), sizeof mine), all, err))
+        return comm->fail(r, err);
+      registered = true;
+      for (int q = 0; q < R && registered; ++q) {
+        WindowPlace theirs[2];
+        if (all[q].size() != sizeof theirs)
+          return comm->fail(collInternalError, "rank " + std::to_string(q) +
+                                                   " sent no window places");
+        memcpy(theirs, all[q].data(), sizeof theirs);
+        inOf[q] = theirs[0];
+        outOf[q] = theirs[1];
+        registered = inOf[q].id >= 0 && outOf[q].id >= 0;
+        if (!registered)
+          why = "rank " + std::to_string(q) + "'s " + (inOf[q].id < 0 ? "input" : "output") +
+                " is not in a registered window";
+      }
+    }
+    if (Env::get().debug && me == 0)
+      fprintf(stderr, "collc INFO plan %s: steps on other ranks' buffers run %s\n", plan->name,
+              registered ? "on the registered windows, without copies"
+                         : ("on copies in the runtime's window: " + why).c_str());
     auto align = [](int64_t b) { return (b + 63) & ~int64_t(63); };
     std::vector<int64_t> inAt(R, 0), outAt(R, 0);
-    int64_t data;
     for (int q = 0; q < R; ++q) {
       if (plan->inplace && coll == collc::kAllGather)
         inAt[q] = q * unit;
@@ -279,15 +310,16 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       else if (!plan->inplace)
         outAt[q] = align(inBytes);
     }
-    data = plan->inplace ? align(std::max(inBytes, outBytes)) : align(inBytes) + align(outBytes);
+    const int64_t data = registered ? 0
+                         : plan->inplace ? align(std::max(inBytes, outBytes))
+                                         : align(inBytes) + align(outBytes);
     std::vector<int64_t> scratchAt(plan->numScratch);
     int64_t total = data;
     for (int32_t k = 0; k < plan->numScratch; ++k) {
       scratchAt[k] = total;
       total += align(loops * plan->scratchChunks[k] * slice * es);
     }
-    std::string err;
-    if (comm->symmetricBytes < size_t(total)) {
+    if (total && comm->symmetricBytes < size_t(total)) {
       if (comm->symmetricBytes)
         comm->transport->release(comm->symmetric);
       comm->symmetricBytes = 0;
@@ -298,20 +330,32 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     const std::vector<char *> &base = comm->symmetric.base;
     peers.assign(size_t(R) * collc::kMaxBuffers, nullptr);
     for (int q = 0; q < R; ++q) {
-      peers[q * collc::kMaxBuffers + collc::kIn] = base[q] + inAt[q];
-      peers[q * collc::kMaxBuffers + collc::kOut] = base[q] + outAt[q];
+      char **of = &peers[size_t(q) * collc::kMaxBuffers];
+      if (registered) {
+        of[collc::kIn] = peerAddress(comm, q, inOf[q]);
+        of[collc::kOut] = peerAddress(comm, q, outOf[q]);
+        if (!of[collc::kIn] || !of[collc::kOut])
+          return comm->fail(collInvalidUsage,
+                            "rank " + std::to_string(q) + " launched on a window that this "
+                            "rank has deregistered");
+      } else {
+        of[collc::kIn] = base[q] + inAt[q];
+        of[collc::kOut] = base[q] + outAt[q];
+      }
       for (int32_t k = 0; k < plan->numScratch; ++k)
-        peers[q * collc::kMaxBuffers + collc::kScratch0 + k] = base[q] + scratchAt[k];
+        of[collc::kScratch0 + k] = base[q] + scratchAt[k];
     }
-    if (!plan->inplace) // what the plan leaves alone comes back unchanged
-      memcpy(base[me] + outAt[me], out, outBytes);
-    memcpy(base[me] + inAt[me], in, inBytes);
-    in = base[me] + inAt[me];
-    out = base[me] + outAt[me];
     for (int32_t k = 0; k < plan->numScratch; ++k)
       scratchOf[k] = base[me] + scratchAt[k];
-    if (collResult_t r = comm->bootstrap.barrier(err)) // every rank's input is in place
-      return comm->fail(r, err);
+    if (!registered) {
+      if (!plan->inplace) // what the plan leaves alone comes back unchanged
+        memcpy(base[me] + outAt[me], out, outBytes);
+      memcpy(base[me] + inAt[me], in, inBytes);
+      in = base[me] + inAt[me];
+      out = base[me] + outAt[me];
+      if (collResult_t r = comm->bootstrap.barrier(err)) // every rank's input is in place
+        return comm->fail(r, err);
+    }
   }
 
   const int32_t p = int32_t(plan - alg->plans);
@@ -373,7 +417,8 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     std::string err;
     if (collResult_t r = comm->bootstrap.barrier(err)) // every rank's stores are done
       return comm->fail(r, err);
-    memcpy(userOut, out, outBytes);
+    if (!registered)
+      memcpy(userOut, out, outBytes);
     out = userOut;
   }
 

@@ -140,19 +140,33 @@ std::string PeerTransports::describe() const {
 }
 
 collResult_t PeerTransports::exchangeWindow(size_t bytes, Window &w, std::string &error) {
-  const int id = windows++;
-  if (collResult_t r = allocateWindow(bytes, rank, int(of.size()), w, error))
+  if (collResult_t r = allocateWindow(bytes, rank, int(of.size()), w, error)) {
+    ++windows; // as every other rank counts it
     return r;
-  w.id = id;
-  collResult_t r = collSuccess;
-  for (auto &t : made)
-    if (t && r == collSuccess)
-      r = t->shareWindow(w, error);
+  }
+  collResult_t r = shareWindow(w, error);
   close(w.fd);
   w.fd = -1;
   if (r != collSuccess)
     release(w);
   return r;
+}
+
+collResult_t PeerTransports::shareWindow(Window &w, std::string &error) {
+  w.id = windows++;
+  collResult_t r = collSuccess;
+  for (auto &t : made)
+    if (t && r == collSuccess)
+      r = t->shareWindow(w, error);
+  if (r != collSuccess)
+    unshare(w);
+  return r;
+}
+
+void PeerTransports::unshare(Window &w) {
+  for (auto &t : made)
+    if (t)
+      t->release(w);
 }
 
 collResult_t PeerTransports::sendFifo(Window &w, int owner, size_t offset, int32_t slots,

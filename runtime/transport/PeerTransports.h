@@ -58,6 +58,11 @@ public:
   /// Collective: this rank's part of a new window of `bytes`, and each
   /// peer's where its transport maps it.
   collResult_t exchangeWindow(size_t bytes, Window &window, std::string &error);
+  /// Collective: gives the peers this rank's part of `window` (`base[rank]`,
+  /// `size[rank]`, `fd`), memory the caller owns, and maps theirs.
+  collResult_t shareWindow(Window &window, std::string &error);
+  /// Unmaps the peers' parts of a shared window; this rank's part stays.
+  void unshare(Window &window);
   collResult_t sendFifo(Window &window, int owner, size_t offset, int32_t slots,
                         int64_t slotBytes, int32_t protocol, collc::Fifo &fifo,
                         std::string &error);

@@ -45,6 +45,8 @@ struct Options {
   // another root (-1: the plan's) checks that dispatch refuses them.
   bool api = false;
   int apiCollective = -1, apiRoot = -1;
+  // Input and output in collMemAlloc memory registered as a window.
+  bool registered = false;
   // Child only.
   int child = -1;
   int idFd = -1;
@@ -67,11 +69,14 @@ int usage(const char *why) {
           "usage: collc-launch KERNEL.so --ranks R [--algorithm NAME] [--count N]\n"
           "         [--dtype T] [--op OP] [--inplace] [--iters K] [--repeat K]\n"
           "         [--transport shm|socket] [--api [--api-as COLL] [--api-root R]]\n"
+          "         [--registered]\n"
           "  T: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
           "     (float16, float32, float64 too); OP: sum prod max min avg\n"
           "  --api: register the algorithm, call collAllReduce, collBroadcast ... (the\n"
           "     collective's entry point) instead of collLaunch; --api-as COLL calls\n"
-          "     another collective's, --api-root R passes another root\n",
+          "     another collective's, --api-root R passes another root\n"
+          "  --registered: input and output in collMemAlloc memory registered as a\n"
+          "     window (collCommWindowRegister)\n",
           why);
   return 2;
 }
@@ -111,6 +116,8 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       o.inplace = true;
     else if (a == "--api")
       o.api = true;
+    else if (a == "--registered")
+      o.registered = true;
     else if (a == "--api-root") {
       o.api = true;
       ok = in.integer(o.apiRoot, 0, 4095);
@@ -141,6 +148,33 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
   return error.empty();
 }
 
+/// --registered: memory from collMemAlloc, registered as a window of the
+/// communicator for as long as this lives.
+struct Window {
+  explicit Window(collComm_t comm) : comm(comm) {}
+  ~Window() {
+    if (window)
+      collCommWindowDeregister(comm, window);
+    collMemFree(memory);
+  }
+  bool make(size_t bytes, Report &rep) {
+    int rank = -1;
+    collCommUserRank(comm, &rank);
+    collResult_t res = collMemAlloc(&memory, bytes);
+    if (res == collSuccess)
+      res = collCommWindowRegister(comm, memory, bytes, &window);
+    if (res != collSuccess) {
+      rep.result = res;
+      snprintf(rep.message, sizeof rep.message, "rank %d: window: %s: %s", rank,
+               collGetErrorString(res), collGetLastError(comm));
+    }
+    return res == collSuccess;
+  }
+  collComm_t comm;
+  void *memory = nullptr;
+  collWindow_t window = nullptr;
+};
+
 template <typename T>
 void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm, Report &rep) {
   const collc::PlanDesc &plan = alg->plans[0];
@@ -148,9 +182,23 @@ void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm,
   const int64_t E = o.count, inN = inUnits(coll, R) * E, outN = outUnits(coll, R) * E;
   // In place follows NCCL: allgather's input is this rank's block of the
   // output, reducescatter's output this rank's block of the input.
-  std::vector<T> a(std::max<int64_t>(o.inplace ? std::max(inN, outN) : inN, 1));
-  std::vector<T> b(o.inplace ? 1 : std::max<int64_t>(outN, 1));
-  T *send = a.data(), *recv = o.inplace ? a.data() : b.data();
+  const size_t aN = size_t(std::max<int64_t>(o.inplace ? std::max(inN, outN) : inN, 1));
+  const size_t bN = size_t(o.inplace ? 1 : std::max<int64_t>(outN, 1));
+  std::vector<T> heapA, heapB;
+  T *a, *b;
+  Window window(comm);
+  if (o.registered) {
+    if (!window.make((aN + bN) * sizeof(T), rep))
+      return;
+    a = static_cast<T *>(window.memory);
+    b = a + aN;
+  } else {
+    heapA.resize(aN);
+    heapB.resize(bN);
+    a = heapA.data();
+    b = heapB.data();
+  }
+  T *send = a, *recv = o.inplace ? a : b;
   if (o.inplace && coll == collc::kAllGather)
     send = recv + r * E;
   if (o.inplace && coll == collc::kReduceScatter)
@@ -184,8 +232,7 @@ void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm,
   }
   double best = 1e30;
   for (int it = 0; it < o.iters; ++it) {
-    memset(static_cast<void *>(o.inplace ? a.data() : b.data()), 0xA5,
-           (o.inplace ? a.size() : b.size()) * sizeof(T));
+    memset(static_cast<void *>(o.inplace ? a : b), 0xA5, (o.inplace ? aN : bN) * sizeof(T));
     fillInput(send, r, inN, o.op);
     auto start = std::chrono::steady_clock::now();
     collResult_t res = launch(send, recv);
