@@ -10,6 +10,7 @@
 #include "src/Comm.h"
 
 #include "src/Env.h"
+#include "src/Multicast.h"
 #include "src/Numeric.h"
 #include "src/Replicas.h"
 #include "src/Windows.h"
@@ -180,10 +181,18 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
             protocolName(plan->protocol), (long long)plan->minBytes, (long long)plan->maxBytes,
             shape.replicas);
   bool peerSteps = false, direct = false; // multimem or peer-window steps; direct connections
+  bool multimem = false;
   for (int32_t i = 0; i < plan->numThreadblocks; ++i) {
     peerSteps |= (plan->threadblocks[i].direct & collc::kTbPeerSteps) != 0;
     direct |= (plan->threadblocks[i].direct & (collc::kTbDirectRecv | collc::kTbDirectSend)) != 0;
+    multimem |= (plan->threadblocks[i].direct & collc::kTbMultimem) != 0;
   }
+  // The host emulation has no multicast: its multimem steps are the unicast
+  // ones, over shared memory.
+  if (multimem && Env::get().debug && me == 0)
+    fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the peer "
+            "windows: %s\n", plan->name,
+            unicastReason(false, datatype, op, reduces(coll)).c_str());
   const bool shm = comm->transport->mapsEveryRank();
   if (peerSteps && !shm)
     return comm->fail(collInvalidUsage,

@@ -176,31 +176,45 @@ private:
   }
 
   // dst = src reduced over every rank (into this rank's dst), or src stored
-  // to dst on every rank; stores of 1- and 2-byte elements need chunk edges
-  // on 4-byte boundaries.
+  // to dst on every rank: through the multicast address where the runtime
+  // gave one and multimem has the (type, op), else as the same step over
+  // the peer windows (unicast), as NCCL falls back from NVLS. Stores of 1-
+  // and 2-byte elements whose chunk edges miss 4-byte boundaries take the
+  // unicast path chunk by chunk.
   __device__ __noinline__ void multimem(bool reduce, Ref src, Ref dst) {
     if (dead)
       return;
     const Args &A = *a;
     const int32_t es = A.elemSize;
     const cuda::Geometry g = geometry();
+    char *const mc = A.multicast[reduce ? src.buffer : dst.buffer];
 #if __CUDA_ARCH__ >= 900
-    bool ok = !reduce || (es > 1 && cuda::multimemReduces(A.datatype, A.op));
+    const bool hw = mc && (!reduce || (es > 1 && multimemReduces(A.datatype, A.op)));
 #else
-    bool ok = false; // no multimem before sm_90
+    const bool hw = false; // no multimem before sm_90
 #endif
+    const char *what = reduce ? "multimem_ld_reduce" : "multimem_st";
+    if (!hw) {
+      if (!peersMapped(what))
+        return;
+      peerRun(src, dst, -1, reduce);
+      peerDone();
+      return;
+    }
+    bool ok = true;
     for (int32_t k = 0; k < dst.count && ok; ++k) {
       cuda::Chunk s = cuda::chunkOf(g, row(src), src.buffer >= kScratch0, src.index + k, es);
       cuda::Chunk d = cuda::chunkOf(g, row(dst), dst.buffer >= kScratch0, dst.index + k, es);
-      if (reduce)
-        cuda::multimemReduceChunk(A, A.multicast[src.buffer] + (s.p - A.buffers[src.buffer]), s,
-                                  d);
-      else
-        ok = cuda::multimemStoreChunk(A, A.multicast[dst.buffer] + (d.p - A.buffers[dst.buffer]),
-                                      s, d.valid);
+      if (reduce) {
+        cuda::multimemReduceChunk(A, mc + (s.p - A.buffers[src.buffer]), s, d);
+      } else if (!cuda::multimemStoreChunk(A, mc + (d.p - A.buffers[dst.buffer]), s, d.valid)) {
+        ok = A.peers != nullptr;
+        if (ok)
+          peerChunk(src, dst, -1, false, k);
+      }
     }
     if (!ok && threadIdx.x == 0)
-      cuda::refuse(A, reduce ? "multimem_ld_reduce" : "multimem_st");
+      cuda::refuse(A, what);
     if ((dead = __syncthreads_or(!ok)))
       return;
     if (poster()) {
@@ -251,50 +265,54 @@ private:
     }
   }
   // Chunk by chunk: dst = src reduced over every rank (reduce), src stored
-  // to dst on every rank (from < 0), or dst = src of rank `from`; past the
-  // source's valid elements, zeros. Runs of more ranks than a Run holds go
-  // in batches, the destination a source of the next.
-  __device__ __noinline__ void peerRun(Ref src, Ref dst, int32_t from, bool reduce) {
+  // to dst on every rank (from < 0), or dst = src of rank `from`.
+  __device__ void peerRun(Ref src, Ref dst, int32_t from, bool reduce) {
+    for (int32_t k = 0; k < dst.count; ++k)
+      peerChunk(src, dst, from, reduce, k);
+  }
+  // Chunk k of such a step; past the source's valid elements, zeros. Runs
+  // of more ranks than a Run holds go in batches, the destination a source
+  // of the next.
+  __device__ __noinline__ void peerChunk(Ref src, Ref dst, int32_t from, bool reduce,
+                                         int32_t k) {
     const Args &A = *a;
     const int32_t es = A.elemSize, n = A.nranks;
     const cuda::Geometry g = geometry();
     const bool sc = src.buffer >= kScratch0, dc = dst.buffer >= kScratch0;
-    for (int32_t k = 0; k < dst.count; ++k) {
-      const uint32_t ks = uint32_t(src.index + k), kd = uint32_t(dst.index + k);
-      const cuda::Chunk s = cuda::chunkOf(g, row(src, reduce ? 0 : from), sc, ks, es);
-      const cuda::Chunk d = cuda::chunkOf(g, row(dst, reduce || from >= 0 ? -1 : 0), dc, kd, es);
-      const uint32_t whole = s.valid < d.valid ? s.valid : d.valid;
-      const int32_t ranks = reduce || from < 0 ? n : 1;
-      for (int32_t p0 = 0; p0 < ranks && whole;) {
-        cuda::Run run;
-        run.nsrc = run.ndst = 0;
-        if (reduce) {
-          if (p0)
-            run.src[run.nsrc++] = d.p;
-          for (; p0 < ranks && run.nsrc < cuda::kMaxPtrs; ++p0)
-            run.src[run.nsrc++] = cuda::chunkOf(g, row(src, p0), sc, ks, es).p;
+    const uint32_t ks = uint32_t(src.index + k), kd = uint32_t(dst.index + k);
+    const cuda::Chunk s = cuda::chunkOf(g, row(src, reduce ? 0 : from), sc, ks, es);
+    const cuda::Chunk d = cuda::chunkOf(g, row(dst, reduce || from >= 0 ? -1 : 0), dc, kd, es);
+    const uint32_t whole = s.valid < d.valid ? s.valid : d.valid;
+    const int32_t ranks = reduce || from < 0 ? n : 1;
+    for (int32_t p0 = 0; p0 < ranks && whole;) {
+      cuda::Run run;
+      run.nsrc = run.ndst = 0;
+      if (reduce) {
+        if (p0)
+          run.src[run.nsrc++] = d.p;
+        for (; p0 < ranks && run.nsrc < cuda::kMaxPtrs; ++p0)
+          run.src[run.nsrc++] = cuda::chunkOf(g, row(src, p0), sc, ks, es).p;
+        run.dst[run.ndst++] = d.p;
+        if (p0 > run.nsrc) // a batch after the first reads what the last stored
+          __syncthreads();
+      } else {
+        run.src[run.nsrc++] = s.p;
+        if (from >= 0) {
           run.dst[run.ndst++] = d.p;
-          if (p0 > run.nsrc) // a batch after the first reads what the last stored
-            __syncthreads();
-        } else {
-          run.src[run.nsrc++] = s.p;
-          if (from >= 0) {
-            run.dst[run.ndst++] = d.p;
-            p0 = ranks;
-          }
-          for (; p0 < ranks && run.ndst < cuda::kMaxPtrs; ++p0)
-            run.dst[run.ndst++] = cuda::chunkOf(g, row(dst, p0), dc, kd, es).p;
+          p0 = ranks;
         }
-        cuda::withSize(es, [&](auto size) {
-          cuda::reduceCopy<decltype(size)::value>(A.datatype, A.op, run, whole);
-        });
+        for (; p0 < ranks && run.ndst < cuda::kMaxPtrs; ++p0)
+          run.dst[run.ndst++] = cuda::chunkOf(g, row(dst, p0), dc, kd, es).p;
       }
-      // Zeros where the source has no elements: what any op makes of them.
-      for (int32_t p = 0; p < (reduce || from >= 0 ? 1 : n) && whole < d.valid; ++p) {
-        char *to = reduce || from >= 0 ? d.p : cuda::chunkOf(g, row(dst, p), dc, kd, es).p;
-        for (uint32_t j = whole + threadIdx.x; j < d.valid; j += blockDim.x)
-          memset(to + size_t(j) * es, 0, es);
-      }
+      cuda::withSize(es, [&](auto size) {
+        cuda::reduceCopy<decltype(size)::value>(A.datatype, A.op, run, whole);
+      });
+    }
+    // Zeros where the source has no elements: what any op makes of them.
+    for (int32_t p = 0; p < (reduce || from >= 0 ? 1 : n) && whole < d.valid; ++p) {
+      char *to = reduce || from >= 0 ? d.p : cuda::chunkOf(g, row(dst, p), dc, kd, es).p;
+      for (uint32_t j = whole + threadIdx.x; j < d.valid; j += blockDim.x)
+        memset(to + size_t(j) * es, 0, es);
     }
   }
 

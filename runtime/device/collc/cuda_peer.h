@@ -13,22 +13,11 @@
 #define COLLC_DEVICE_CUDA_PEER_H
 
 #include "collc/cuda_chunks.h"
+#include "collc/multimem.h"
 
 namespace collc {
 namespace cuda {
 
-// NVLink multicast (NVLS, sm_90 and later). The reductions multimem has:
-// sums of fp32, fp64, fp16 and bf16 (these two in pairs, summed in fp32) and
-// of 32- and 64-bit integers, min and max of the integers, fp16 and bf16.
-COLLC_DI bool multimemReduces(int32_t type, int32_t op) {
-  const bool sum = op == collSum || op == collAvg, order = op == collMin || op == collMax;
-  switch (type) {
-  case collFloat32: case collFloat64: return sum;
-  case collFloat16: case collBfloat16: case collInt32: case collUint32: case collInt64:
-  case collUint64: return sum || order;
-  default: return false;
-  }
-}
 // The element (the aligned 4-byte pair of 2-byte ones) at multicast
 // address x, reduced over every rank.
 COLLC_DI uint64_t multimemLoad(int32_t type, int32_t op, const char *x) {
@@ -65,12 +54,7 @@ COLLC_DI uint64_t multimemLoad(int32_t type, int32_t op, const char *x) {
   return v;
 }
 // 16 bytes at multicast address x (16-byte aligned) reduced over every
-// rank, for the types and ops with a .v4 form: fp32 sums, fp16 and bf16
-// sums, min and max. False for the others.
-COLLC_DI bool multimemReduces16(int32_t type, int32_t op) {
-  return (type == collFloat32 && (op == collSum || op == collAvg)) || type == collFloat16 ||
-         type == collBfloat16;
-}
+// rank, for the types and ops of multimemReduces16.
 COLLC_DI U128 multimemLoad16(int32_t type, int32_t op, const char *x) {
   uint32_t r[4] = {0, 0, 0, 0};
 #if __CUDA_ARCH__ >= 900
