@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "src/Comm.h"
 
+#include "src/CudaDriver.h"
 #include "src/Env.h"
 #include "src/Multicast.h"
 #include "src/Numeric.h"
@@ -154,13 +155,18 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   if (alg->numPlans < 1)
     return comm->fail(collInvalidArgument, std::string("algorithm ") + alg->name + " has no plan");
   for (int32_t p = 0; p < alg->numPlans; ++p)
-    if (!alg->plans[p].hostKernel)
+    if (!alg->plans[p].hostKernel) {
+      std::string why;
+      if (cudaDriver(why))
+        why = "this runtime does not launch GPU kernels yet";
+      else
+        why = "this machine has no usable GPU: " + why;
       return comm->fail(collInvalidUsage,
                         std::string("plan ") + alg->plans[p].name + " has no host kernel: it was "
-                        "built by nvcc for the GPU, and this runtime has no usable GPU (it has "
-                        "no GPU support yet); to run the algorithm on the host, link the host "
-                        "build instead (the output of collc --emit=cuda compiled with a C++ "
-                        "compiler)");
+                        "built by nvcc for the GPU, and " + why + ". To run the algorithm on "
+                        "the host, link the host build instead (the output of collc "
+                        "--emit=cuda compiled with a C++ compiler)");
+    }
   const int32_t coll = alg->plans[0].collective;
   const int64_t E = int64_t(count);
   if (E < 0 || E > (int64_t(1) << 40) / (R * es))

@@ -2,13 +2,12 @@
 #include "src/Memory.h"
 
 #include "collrt.h"
+#include "transport/MemoryBackend.h"
 
 #include <cstdint>
 #include <iterator>
 #include <map>
 #include <mutex>
-#include <sys/mman.h>
-#include <unistd.h>
 
 using namespace collrt;
 
@@ -44,21 +43,15 @@ collResult_t collMemAlloc(void **ptr, size_t size) {
   if (!ptr || !size)
     return collInvalidArgument;
   *ptr = nullptr;
-  const size_t bytes = (size + 4095) & ~size_t(4095);
-  if (bytes < size)
+  if (size > (size_t(1) << 48))
     return collInvalidArgument;
-  int fd = memfd_create("collc-memory", MFD_CLOEXEC);
-  void *p = MAP_FAILED;
-  if (fd >= 0 && !ftruncate(fd, off_t(bytes)))
-    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    if (fd >= 0)
-      close(fd);
-    return collSystemError;
-  }
+  Region region;
+  std::string error;
+  if (collResult_t r = hostMemory().allocate(size, region, error))
+    return r;
   std::lock_guard<std::mutex> hold(lock);
-  allocations()[reinterpret_cast<uintptr_t>(p)] = {static_cast<char *>(p), bytes, fd};
-  *ptr = p;
+  allocations()[reinterpret_cast<uintptr_t>(region.base)] = {region.base, region.size, region.fd};
+  *ptr = region.base;
   return collSuccess;
 }
 
@@ -74,8 +67,8 @@ collResult_t collMemFree(void *ptr) {
     a = found->second;
     allocations().erase(found);
   }
-  munmap(a.base, a.size);
-  close(a.fd);
+  Region region{a.base, a.size, a.fd, 0};
+  hostMemory().unmap(region);
   return collSuccess;
 }
 

@@ -6,6 +6,7 @@
 // into (socket), so one allocation serves every transport of a rank.
 //
 //===----------------------------------------------------------------------===//
+#include "transport/MemoryBackend.h"
 #include "transport/Transport.h"
 
 #include <sys/mman.h>
@@ -13,34 +14,101 @@
 
 using namespace collrt;
 
+namespace {
+
+class HostMemory : public MemoryBackend {
+public:
+  const char *name() const override { return "host"; }
+
+  collResult_t allocate(size_t bytes, Region &out, std::string &error) const override {
+    bytes = bytes ? (bytes + 4095) & ~size_t(4095) : 4096;
+    int fd = memfd_create("collc-window", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, off_t(bytes))) {
+      error = "cannot create a window of " + std::to_string(bytes) + " bytes";
+      if (fd >= 0)
+        close(fd);
+      return collSystemError;
+    }
+    collResult_t r = import(fd, bytes, out, error);
+    if (r != collSuccess)
+      close(fd);
+    else
+      out.fd = fd;
+    return r;
+  }
+
+  collResult_t import(int fd, size_t bytes, Region &out, std::string &error) const override {
+    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      error = "cannot map " + std::to_string(bytes) + " bytes of shared memory";
+      return collSystemError;
+    }
+    out = Region{static_cast<char *>(p), bytes, -1, 0};
+    return collSuccess;
+  }
+
+  void unmap(Region &r) const override {
+    if (r.base)
+      munmap(r.base, r.size);
+    if (r.fd >= 0)
+      close(r.fd);
+    r = Region{};
+  }
+};
+
+} // namespace
+
+const MemoryBackend &collrt::hostMemory() {
+  static const HostMemory host;
+  return host;
+}
+
+namespace {
+const MemoryBackend &backendOf(const Window &w) { return w.memory ? *w.memory : hostMemory(); }
+} // namespace
+
 collResult_t collrt::allocateWindow(size_t bytes, int rank, int nranks, Window &w,
-                                    std::string &error) {
+                                    std::string &error, const MemoryBackend *memory) {
   w.base.assign(nranks, nullptr);
   w.size.assign(nranks, 0);
-  bytes = bytes ? (bytes + 4095) & ~size_t(4095) : 4096;
-  w.fd = memfd_create("collc-window", MFD_CLOEXEC);
-  void *p = MAP_FAILED;
-  if (w.fd >= 0 && !ftruncate(w.fd, off_t(bytes)))
-    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w.fd, 0);
-  if (p == MAP_FAILED) {
-    error = "cannot create a window of " + std::to_string(bytes) + " bytes";
-    if (w.fd >= 0)
-      close(w.fd);
-    w.fd = -1;
-    return collSystemError;
-  }
-  w.base[rank] = static_cast<char *>(p);
-  w.size[rank] = bytes;
+  w.handle.assign(nranks, 0);
+  w.memory = memory;
+  Region mine;
+  if (collResult_t r = backendOf(w).allocate(bytes, mine, error))
+    return r;
+  w.base[rank] = mine.base;
+  w.size[rank] = mine.size;
+  w.handle[rank] = mine.handle;
+  w.fd = mine.fd;
   return collSuccess;
 }
 
 void collrt::freeWindow(Window &w, int rank) {
-  if (size_t(rank) < w.base.size() && w.base[rank]) {
-    munmap(w.base[rank], w.size[rank]);
-    w.base[rank] = nullptr;
-    w.size[rank] = 0;
-  }
-  if (w.fd >= 0)
-    close(w.fd);
+  releasePart(w, rank);
+  Region descriptor;
+  descriptor.fd = w.fd;
   w.fd = -1;
+  backendOf(w).unmap(descriptor);
+}
+
+collResult_t collrt::importPart(Window &w, int owner, int fd, size_t bytes, std::string &error) {
+  Region theirs;
+  if (collResult_t r = backendOf(w).import(fd, bytes, theirs, error))
+    return r;
+  if (w.handle.size() < w.base.size())
+    w.handle.resize(w.base.size(), 0);
+  w.base[owner] = theirs.base;
+  w.size[owner] = theirs.size;
+  w.handle[owner] = theirs.handle;
+  return collSuccess;
+}
+
+void collrt::releasePart(Window &w, int owner) {
+  if (size_t(owner) >= w.base.size() || !w.base[owner])
+    return;
+  Region part{w.base[owner], w.size[owner], -1,
+              size_t(owner) < w.handle.size() ? w.handle[owner] : 0};
+  backendOf(w).unmap(part);
+  w.base[owner] = nullptr;
+  w.size[owner] = 0;
 }

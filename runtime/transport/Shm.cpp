@@ -15,8 +15,6 @@
 #include "src/Socket.h"
 
 #include <cerrno>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace collrt;
@@ -82,10 +80,14 @@ public:
     return collSuccess;
   }
 
+  // Each peer gets this rank's descriptor, then its size (a CUDA handle's
+  // descriptor, unlike a memfd, does not tell it).
   collResult_t shareWindow(Window &w, std::string &error) override {
     collResult_t res = collSuccess;
+    const uint64_t bytes = w.size[rank];
     for (int p = 0; p < nranks && res == collSuccess; ++p)
-      if (peers[p] && !sendFd(out[p], w.fd, rank, error)) {
+      if (peers[p] && (!sendFd(out[p], w.fd, rank, error) ||
+                       !writeFull(out[p], &bytes, sizeof bytes, error))) {
         res = errno == EPIPE || errno == ECONNRESET ? collRemoteError : collSystemError;
         error = "shm: cannot pass this rank's window to rank " + std::to_string(p) + ": " + error;
       }
@@ -93,13 +95,18 @@ public:
       if (!peers[p])
         continue;
       int32_t tag;
+      uint64_t theirs = 0;
       int peerFd = recvFd(in[p], tag, timeout, error);
-      if (peerFd < 0 || tag != p) {
+      if (peerFd < 0 || tag != p || !readFull(in[p], &theirs, sizeof theirs, timeout, error)) {
+        if (peerFd >= 0)
+          close(peerFd);
         error = "shm: no window from rank " + std::to_string(p) + " (" + error + ")";
         res = collRemoteError;
         break;
       }
-      res = map(peerFd, p, w, error);
+      res = importPart(w, p, peerFd, size_t(theirs), error);
+      if (res != collSuccess)
+        error = "shm: cannot map the window of rank " + std::to_string(p) + ": " + error;
       close(peerFd);
     }
     if (res != collSuccess)
@@ -108,31 +115,12 @@ public:
   }
 
   void release(Window &w) override {
-    for (int p = 0; p < nranks && size_t(p) < w.base.size(); ++p)
-      if (peers[p] && w.base[p]) {
-        munmap(w.base[p], w.size[p]);
-        w.base[p] = nullptr;
-        w.size[p] = 0;
-      }
+    for (int p = 0; p < nranks; ++p)
+      if (peers[p])
+        releasePart(w, p);
   }
 
 private:
-  collResult_t map(int fd, int owner, Window &w, std::string &error) {
-    struct stat st;
-    if (fstat(fd, &st)) {
-      error = "shm: fstat failed";
-      return collSystemError;
-    }
-    void *p = mmap(nullptr, size_t(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-      error = "shm: cannot map the window of rank " + std::to_string(owner);
-      return collSystemError;
-    }
-    w.base[owner] = static_cast<char *>(p);
-    w.size[owner] = size_t(st.st_size);
-    return collSuccess;
-  }
-
   int rank, nranks;
   double timeout;
   std::vector<bool> peers;  // the ranks this transport serves

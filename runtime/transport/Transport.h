@@ -31,19 +31,28 @@ namespace collrt {
 
 class Bootstrap;
 
+class MemoryBackend;
+
 struct Window {
   int id = -1;              // the same on every rank: windows are made collectively
   std::vector<char *> base; // every rank's window where mapped here, else null
   std::vector<size_t> size;
-  int fd = -1;              // this rank's part as a memfd while it is being shared
+  std::vector<uint64_t> handle; // the memory backend's, per rank mapped here
+  int fd = -1;              // this rank's part as a descriptor while it is being shared
+  const MemoryBackend *memory = nullptr; // what every part is made of; null: host
 };
 
-/// This rank's part of a new window in host memory: `bytes` of zeroed memory,
-/// rounded up to whole pages, in a memfd that shm passes to its peers.
+/// This rank's part of a new window: `bytes` of zeroed memory, rounded up to
+/// whole pages, with a descriptor that shm passes to its peers; host memory
+/// unless `memory` says otherwise.
 collResult_t allocateWindow(size_t bytes, int rank, int nranks, Window &window,
-                            std::string &error);
+                            std::string &error, const MemoryBackend *memory = nullptr);
 /// Unmaps this rank's part of `window` and closes its descriptor.
 void freeWindow(Window &window, int rank);
+/// Maps rank `owner`'s part of `window` from the descriptor it passed.
+collResult_t importPart(Window &window, int owner, int fd, size_t bytes, std::string &error);
+/// Unmaps rank `owner`'s part of `window`, imported by importPart.
+void releasePart(Window &window, int owner);
 
 /// What a rank tells every other at init, so that each can work out which
 /// transport joins every pair of ranks: the same answer on every rank.

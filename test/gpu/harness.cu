@@ -388,7 +388,7 @@ std::string cannotRun(const collc::PlanDesc &plan, int threads) {
   CHECK_CUDA(cudaGetDevice(&dev));
   CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &perSm, reinterpret_cast<const void *>(plan.cudaKernel), threads ? threads : 512, 0));
+      &perSm, plan.cuda.kernel, threads ? threads : 512, 0));
   const int64_t blocks = int64_t(plan.numThreadblocks) * collrt::maxReplicas(plan);
   if (perSm * sms < blocks)
     return std::to_string(blocks) + " threadblocks (of every replica) do not fit at once (" +
@@ -507,7 +507,7 @@ public:
       CHECK_CUDA(cudaEventRecord(start));
       // Every rank's threadblocks wait for each other: a cooperative launch
       // fails, instead of hanging, where they cannot all be resident.
-      CHECK_CUDA(cudaLaunchCooperativeKernel(plan.cudaKernel,
+      CHECK_CUDA(cudaLaunchCooperativeKernel(plan.cuda.kernel,
                                              dim3(plan.numThreadblocks * shape.replicas),
                                              dim3(blockThreads()), params, 0, nullptr));
       CHECK_CUDA(cudaEventRecord(stop));

@@ -35,7 +35,7 @@ struct CudaOnlyAlgorithm {
     plan.numThreadblocks = 1;
     plan.threadblocks = &tb;
     plan.hostKernel = nullptr;
-    plan.cudaKernel = reinterpret_cast<const void *>(&cudaOnly);
+    plan.cuda.kernel = reinterpret_cast<const void *>(&cudaOnly);
     alg = {"solo", "LaunchTest.cpp", 1, &plan};
   }
   collc::ThreadblockDesc tb;
@@ -58,6 +58,10 @@ TEST(Launch, PlanWithoutHostKernelIsRefusedBeforeAnySetup) {
   std::string why = collGetLastError(comm);
   EXPECT_NE(why.find("plan solo_Simple has no host kernel"), std::string::npos) << why;
   EXPECT_NE(why.find("built by nvcc for the GPU"), std::string::npos) << why;
+  // Why the GPU cannot run it: the driver's own reason where there is none.
+  EXPECT_TRUE(why.find("this machine has no usable GPU: ") != std::string::npos ||
+              why.find("this runtime does not launch GPU kernels yet") != std::string::npos)
+      << why;
   EXPECT_NE(why.find("collc --emit=cuda compiled with a C++ compiler"), std::string::npos) << why;
   // Nothing was connected, and the output is untouched.
   EXPECT_TRUE(comm->setups.empty());

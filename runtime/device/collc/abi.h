@@ -57,6 +57,24 @@ struct ThreadblockDesc {
 struct Args;
 using KernelFn = void (*)(const Args *);
 
+// One launch of a plan's kernel on the GPU: `blocks` threadblocks of
+// `threads`, each reading its Args from `args` (device memory), on a CUDA
+// stream; cooperative where every block must be resident at once.
+struct DeviceLaunch {
+  const Args *args;
+  int32_t blocks, threads;
+  void *stream;             // a cudaStream_t
+  int32_t cooperative;
+};
+// Launches on the GPU from code that nvcc compiled, so that the runtime
+// needs no CUDA runtime library of its own; returns null, or the name of
+// CUDA's error.
+using DeviceLaunchFn = const char *(*)(const DeviceLaunch &);
+struct CudaEntry {
+  const void *kernel;       // the __global__ function
+  DeviceLaunchFn launch;
+};
+
 // How many copies of its threadblocks a plan runs, and with how many
 // threads each, for inputs of at least `minBytes` per rank (up to the next
 // entry's). Replica i of a threadblock runs loops i, i + n, i + 2n, ... of
@@ -83,7 +101,7 @@ struct PlanDesc {
   int32_t numThreadblocks;      // over all ranks
   const ThreadblockDesc *threadblocks;
   KernelFn hostKernel;          // null in CUDA builds
-  const void *cudaKernel;       // null in host builds
+  CudaEntry cuda;               // nulls in host builds
   int32_t wholeChunks;          // counts must be multiples of `chunks`: the
                                 // plan moves chunks between positions
   int32_t numLaunches;          // by size, increasing; none: 1 replica

@@ -40,10 +40,23 @@
       name(const ::collc::Args *collcArgs)
 #define COLLC_BLOCK_ARGS (collcArgs + blockIdx.x)
 #define COLLC_HOST_FN(name) nullptr
-#define COLLC_CUDA_FN(name) ((const void *)&name)
+#define COLLC_CUDA_FN(name)                                                                  \
+  (::collc::CudaEntry{(const void *)&name, &::collc::cuda::launch<&name>})
 
 namespace collc {
 namespace cuda {
+// DeviceLaunchFn for kernel K.
+template <void (*K)(const Args *)> const char *launch(const DeviceLaunch &l) {
+  const Args *args = l.args;
+  void *params[] = {&args};
+  const cudaStream_t stream = static_cast<cudaStream_t>(l.stream);
+  const cudaError_t e =
+      l.cooperative
+          ? cudaLaunchCooperativeKernel((const void *)K, dim3(l.blocks), dim3(l.threads), params,
+                                        0, stream)
+          : cudaLaunchKernel((const void *)K, dim3(l.blocks), dim3(l.threads), params, 0, stream);
+  return e == cudaSuccess ? nullptr : cudaGetErrorName(e);
+}
 // Calls f(Size<kEs>{}) for the element size: the loops are compiled per size.
 template <int kEs> struct Size {
   static constexpr int value = kEs;

@@ -24,7 +24,7 @@
 #define COLLC_KERNEL(name) void name(const ::collc::Args *collcArgs)
 #define COLLC_BLOCK_ARGS collcArgs
 #define COLLC_HOST_FN(name) &name
-#define COLLC_CUDA_FN(name) nullptr
+#define COLLC_CUDA_FN(name) (::collc::CudaEntry{nullptr, nullptr})
 
 extern "C" {
 // Implemented in collrt: acc[i] = acc[i] (op) src[i] for n elements.

@@ -1,0 +1,43 @@
+//===- CudaApi.h - The CUDA driver calls collrt makes, loaded at run time --===//
+//
+// collrt never links libcuda: it opens it with dlopen on first use, so that
+// the library loads, and the host emulation runs, on machines without an
+// NVIDIA driver. Only the files that make CUDA calls include this header
+// (it brings <cuda.h>); the rest of the runtime sees CudaDriver.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLRT_CUDAAPI_H
+#define COLLRT_CUDAAPI_H
+
+#include <cuda.h>
+
+#include <string>
+
+// Every call, by the name <cuda.h> gives it (cuMemsetD8 is cuMemsetD8_v2
+// there, and so in libcuda's symbol table).
+#define COLLRT_CUDA_CALLS(X)                                                                 \
+  X(cuInit) X(cuGetErrorName) X(cuDriverGetVersion) X(cuDeviceGetCount)                     \
+  X(cuCtxGetDevice) X(cuDeviceGetAttribute) X(cuDeviceCanAccessPeer)                         \
+  X(cuMemGetAllocationGranularity) X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve)     \
+  X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess)                            \
+  X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle) X(cuMemsetD8)
+
+namespace collrt {
+
+struct CudaApi {
+#define COLLRT_CUDA_FIELD(name) decltype(&::name) name = nullptr;
+  COLLRT_CUDA_CALLS(COLLRT_CUDA_FIELD)
+#undef COLLRT_CUDA_FIELD
+
+  /// "cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY", for collUnhandledCudaError.
+  std::string describe(const char *call, CUresult r) const {
+    const char *name = nullptr;
+    if (!cuGetErrorName || cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
+      return std::string(call) + ": CUDA error " + std::to_string(int(r));
+    return std::string(call) + ": " + name;
+  }
+};
+
+} // namespace collrt
+
+#endif // COLLRT_CUDAAPI_H

@@ -1,0 +1,23 @@
+//===- CudaDriver.h - Whether this machine has a usable CUDA driver -------===//
+#ifndef COLLRT_CUDADRIVER_H
+#define COLLRT_CUDADRIVER_H
+
+#include <string>
+
+namespace collrt {
+
+struct CudaApi;
+
+/// Opens the driver library at `path` (libcuda.so.1 where empty), resolves
+/// every call collrt makes and initialises it. Null where any of that
+/// fails, with the reason in `error`; the caller owns the result.
+const CudaApi *loadCudaDriver(const std::string &path, std::string &error);
+
+/// The process's driver, loaded once from COLL_CUDA_LIBRARY (or
+/// libcuda.so.1); null, with the same reason at every call, where none is
+/// usable.
+const CudaApi *cudaDriver(std::string &error);
+
+} // namespace collrt
+
+#endif // COLLRT_CUDADRIVER_H

@@ -1,0 +1,159 @@
+//===- CudaMemory.cpp - Windows in GPU memory (CUDA VMM) ------------------===//
+//
+// cuMemCreate with POSIX-fd handles, mapped at an address range of our own
+// and opened to this device; exported as a descriptor that shm passes to
+// peers over its Unix sockets, as it passes memfds, and imported there
+// with cuMemImportFromShareableHandle. A peer maps the allocation for its
+// own device: over NVLink or PCIe P2P where the GPUs differ, plainly where
+// ranks share one GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "transport/MemoryBackend.h"
+
+#include "src/CudaDriver.h"
+
+#include <algorithm>
+#include <unistd.h>
+
+#if __has_include(<cuda.h>)
+#include "src/CudaApi.h"
+
+using namespace collrt;
+
+namespace {
+
+class CudaMemory : public MemoryBackend {
+public:
+  explicit CudaMemory(const CudaApi &cu) : cu(cu) {}
+  const char *name() const override { return "cuda"; }
+
+  collResult_t allocate(size_t bytes, Region &out, std::string &error) const override {
+    CUmemAllocationProp prop;
+    size_t granularity;
+    if (collResult_t r = properties(prop, granularity, error))
+      return r;
+    bytes = (std::max<size_t>(bytes, 1) + granularity - 1) / granularity * granularity;
+    CUmemGenericAllocationHandle handle;
+    if (CUresult c = cu.cuMemCreate(&handle, bytes, &prop, 0))
+      return failed("cuMemCreate", c, error);
+    int fd = -1;
+    if (CUresult c = cu.cuMemExportToShareableHandle(
+            &fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) {
+      cu.cuMemRelease(handle);
+      return failed("cuMemExportToShareableHandle", c, error);
+    }
+    collResult_t r = map(handle, bytes, prop.location, granularity, out, error);
+    if (r == collSuccess) {
+      if (CUresult c = cu.cuMemsetD8(CUdeviceptr(out.base), 0, bytes)) {
+        unmap(out);
+        r = failed("cuMemsetD8", c, error);
+      }
+    }
+    if (r != collSuccess) {
+      close(fd);
+      return r;
+    }
+    out.fd = fd;
+    return collSuccess;
+  }
+
+  collResult_t import(int fd, size_t bytes, Region &out, std::string &error) const override {
+    CUmemAllocationProp prop;
+    size_t granularity;
+    if (collResult_t r = properties(prop, granularity, error))
+      return r;
+    CUmemGenericAllocationHandle handle;
+    if (CUresult c = cu.cuMemImportFromShareableHandle(
+            &handle, reinterpret_cast<void *>(intptr_t(fd)),
+            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+      return failed("cuMemImportFromShareableHandle", c, error);
+    return map(handle, bytes, prop.location, granularity, out, error);
+  }
+
+  void unmap(Region &r) const override {
+    if (r.base) {
+      cu.cuMemUnmap(CUdeviceptr(r.base), r.size);
+      cu.cuMemAddressFree(CUdeviceptr(r.base), r.size);
+    }
+    if (r.handle)
+      cu.cuMemRelease(CUmemGenericAllocationHandle(r.handle));
+    if (r.fd >= 0)
+      close(r.fd);
+    r = Region{};
+  }
+
+private:
+  collResult_t failed(const char *call, CUresult c, std::string &error) const {
+    error = cu.describe(call, c);
+    return collUnhandledCudaError;
+  }
+
+  // Device memory of the current context's device, exportable as an fd.
+  collResult_t properties(CUmemAllocationProp &prop, size_t &granularity,
+                          std::string &error) const {
+    CUdevice device;
+    if (CUresult c = cu.cuCtxGetDevice(&device)) {
+      error = cu.describe("cuCtxGetDevice", c) + " (call cudaSetDevice before collrt)";
+      return collUnhandledCudaError;
+    }
+    prop = CUmemAllocationProp{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    if (CUresult c = cu.cuMemGetAllocationGranularity(&granularity, &prop,
+                                                      CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
+      return failed("cuMemGetAllocationGranularity", c, error);
+    return collSuccess;
+  }
+
+  // Maps `handle` (which the region then owns) at an address range of its
+  // own, readable and writable from `device`.
+  collResult_t map(CUmemGenericAllocationHandle handle, size_t bytes, CUmemLocation device,
+                   size_t granularity, Region &out, std::string &error) const {
+    CUdeviceptr at = 0;
+    if (CUresult c = cu.cuMemAddressReserve(&at, bytes, granularity, 0, 0)) {
+      cu.cuMemRelease(handle);
+      return failed("cuMemAddressReserve", c, error);
+    }
+    CUresult c = cu.cuMemMap(at, bytes, 0, handle, 0);
+    const char *call = "cuMemMap";
+    if (c == CUDA_SUCCESS) {
+      CUmemAccessDesc access{};
+      access.location = device;
+      access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      c = cu.cuMemSetAccess(at, bytes, &access, 1);
+      call = "cuMemSetAccess";
+      if (c != CUDA_SUCCESS)
+        cu.cuMemUnmap(at, bytes);
+    }
+    if (c != CUDA_SUCCESS) {
+      cu.cuMemAddressFree(at, bytes);
+      cu.cuMemRelease(handle);
+      return failed(call, c, error);
+    }
+    out = Region{reinterpret_cast<char *>(at), bytes, -1, uint64_t(handle)};
+    return collSuccess;
+  }
+
+  const CudaApi &cu;
+};
+
+} // namespace
+
+const MemoryBackend *collrt::cudaMemory(std::string &error) {
+  const CudaApi *cu = cudaDriver(error);
+  if (!cu)
+    return nullptr;
+  static const CudaMemory memory(*cu);
+  return &memory;
+}
+
+#else
+
+const collrt::MemoryBackend *collrt::cudaMemory(std::string &error) {
+  collrt::cudaDriver(error); // says why: built without the CUDA headers
+  return nullptr;
+}
+
+#endif

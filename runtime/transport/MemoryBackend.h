@@ -1,0 +1,51 @@
+//===- MemoryBackend.h - What windows are made of -------------------------===//
+//
+// One interface for the memory of windows, and two implementations: host
+// memfds (HostMemory.cpp) and CUDA VMM allocations exported as POSIX fds
+// (CudaMemory.cpp). Both hand a peer on the same machine a descriptor that
+// it imports and maps, so the transports' connection logic is one, and the
+// host runs it in every test.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLRT_MEMORYBACKEND_H
+#define COLLRT_MEMORYBACKEND_H
+
+#include "collrt.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace collrt {
+
+/// Memory mapped in this process: an allocation of this rank's or one
+/// imported from a peer.
+struct Region {
+  char *base = nullptr;
+  size_t size = 0;
+  int fd = -1;         // what a peer imports; -1 once closed
+  uint64_t handle = 0; // the backend's own (a CUDA allocation handle)
+};
+
+class MemoryBackend {
+public:
+  virtual ~MemoryBackend() = default;
+  virtual const char *name() const = 0;
+  /// At least `bytes` of zeroed memory, mapped here, and its descriptor.
+  virtual collResult_t allocate(size_t bytes, Region &out, std::string &error) const = 0;
+  /// Maps the `bytes` of a peer's allocation that `fd` names; the caller
+  /// keeps `fd`.
+  virtual collResult_t import(int fd, size_t bytes, Region &out, std::string &error) const = 0;
+  /// Unmaps a region, closes its descriptor, and leaves it empty.
+  virtual void unmap(Region &region) const = 0;
+};
+
+/// memfds and mmap.
+const MemoryBackend &hostMemory();
+/// CUDA VMM memory on the calling thread's current device; null, with the
+/// reason, where the driver is not usable.
+const MemoryBackend *cudaMemory(std::string &error);
+
+} // namespace collrt
+
+#endif // COLLRT_MEMORYBACKEND_H
