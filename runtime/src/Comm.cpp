@@ -1,5 +1,6 @@
 //===- Comm.cpp - Communicators: init, destroy, abort, errors --------------===//
 #include "src/Comm.h"
+#include "src/GpuLaunch.h"
 #include "src/Windows.h"
 
 #include "src/Env.h"
@@ -132,6 +133,7 @@ collResult_t collCommInitEnv(collComm_t *out) {
 collResult_t collCommDestroy(collComm_t comm) {
   if (!comm)
     return collInvalidArgument;
+  collrt::releaseGpu(comm); // first: its kernels use the FIFOs
   for (auto &[alg, setup] : comm->setups)
     comm->transport->release(setup.window);
   if (comm->symmetricBytes)
@@ -150,6 +152,7 @@ collResult_t collCommAbort(collComm_t comm) {
   // Threadblocks of a running launch read the flag while they wait.
   __atomic_store_n(&comm->abortFlag, 1, __ATOMIC_RELEASE);
   { std::lock_guard<std::mutex> wait(comm->launching); }
+  collrt::abortGpu(comm); // queued kernels stop at their next wait
   return collCommDestroy(comm);
 }
 

@@ -24,6 +24,8 @@ struct AlgorithmSetup {
   std::vector<std::vector<collc::Fifo>> recv, send;
 };
 
+struct GpuState; // GpuLaunch.cpp
+
 } // namespace collrt
 
 struct collWindow;
@@ -42,6 +44,7 @@ struct collComm {
   size_t symmetricBytes = 0;
   std::vector<char> staging;              // input copies for in-place mismatches
   std::vector<collWindow *> windows;      // registered by the user, owned here
+  collrt::GpuState *gpu = nullptr;        // made by the first GPU launch
 
   collResult_t fail(collResult_t r, std::string message) {
     lastError = std::move(message);

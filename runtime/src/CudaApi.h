@@ -20,7 +20,11 @@
   X(cuCtxGetDevice) X(cuDeviceGetAttribute) X(cuDeviceCanAccessPeer)                         \
   X(cuMemGetAllocationGranularity) X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve)     \
   X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess)                            \
-  X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle) X(cuMemsetD8)
+  X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle) X(cuMemsetD8)          \
+  X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost) \
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuCtxSynchronize)          \
+  X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventDestroy)                 \
+  X(cuStreamIsCapturing)
 
 namespace collrt {
 

@@ -11,10 +11,12 @@
 
 #include "src/CudaDriver.h"
 #include "src/Env.h"
+#include "src/GpuLaunch.h"
 #include "src/Multicast.h"
 #include "src/Numeric.h"
 #include "src/Replicas.h"
 #include "src/Windows.h"
+#include "transport/MemoryBackend.h"
 
 #include <cstdio>
 #include <cstring>
@@ -42,7 +44,8 @@ int64_t inUnits(int32_t c, int r) { return c == collc::kReduceScatter || c == co
 int64_t outUnits(int32_t c, int r) { return c == collc::kAllGather || c == collc::kAllToAll ? r : 1; }
 bool reduces(int32_t c) { return c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce; }
 
-collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&out) {
+collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&out,
+                   const MemoryBackend *memory) {
   auto found = comm->setups.find(alg);
   if (found != comm->setups.end()) {
     out = &found->second;
@@ -72,7 +75,7 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
   AlgorithmSetup setup;
   std::string error;
   PeerTransports &net = *comm->transport;
-  if (collResult_t r = net.exchangeWindow(size[comm->rank], setup.window, error))
+  if (collResult_t r = net.exchangeWindow(size[comm->rank], setup.window, error, memory))
     return comm->fail(r, error);
   setup.recv.resize(alg->numPlans);
   setup.send.resize(alg->numPlans);
@@ -137,7 +140,7 @@ void divideBy(collDataType_t type, void *data, int64_t n, int d) {
 
 extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const void *sendbuff,
                                    void *recvbuff, size_t count, collDataType_t datatype,
-                                   collRedOp_t op, collStream_t) {
+                                   collRedOp_t op, collStream_t stream) {
   if (!comm || !algorithm)
     return collInvalidArgument;
   std::lock_guard<std::mutex> running(comm->launching);
@@ -148,25 +151,27 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   const int64_t es = int64_t(collTypeSize(datatype));
   if (!es)
     return comm->fail(collInvalidArgument, "unknown data type " + std::to_string(int(datatype)));
-  if (!dispatchType(datatype, [](auto) {}))
-    return comm->fail(collInvalidArgument, "fp8 types need a GPU; the host emulation has none");
   if (op < 0 || op >= collNumOps)
     return comm->fail(collInvalidArgument, "unknown reduction op " + std::to_string(int(op)));
   if (alg->numPlans < 1)
     return comm->fail(collInvalidArgument, std::string("algorithm ") + alg->name + " has no plan");
+  // Built by a C++ compiler (host kernels) or by nvcc (GPU kernels), never both.
+  const bool gpu = !alg->plans[0].hostKernel;
   for (int32_t p = 0; p < alg->numPlans; ++p)
-    if (!alg->plans[p].hostKernel) {
-      std::string why;
-      if (cudaDriver(why))
-        why = "this runtime does not launch GPU kernels yet";
-      else
-        why = "this machine has no usable GPU: " + why;
+    if (!alg->plans[p].hostKernel != gpu || (gpu && !alg->plans[p].cuda.launch))
+      return comm->fail(collInvalidArgument, std::string("plan ") + alg->plans[p].name +
+                                                 " has no kernel of its algorithm's build");
+  if (gpu) {
+    std::string why;
+    if (!cudaDriver(why))
       return comm->fail(collInvalidUsage,
-                        std::string("plan ") + alg->plans[p].name + " has no host kernel: it was "
-                        "built by nvcc for the GPU, and " + why + ". To run the algorithm on "
-                        "the host, link the host build instead (the output of collc "
-                        "--emit=cuda compiled with a C++ compiler)");
-    }
+                        std::string("plan ") + alg->plans[0].name + " has no host kernel: it was "
+                        "built by nvcc for the GPU, and this machine has no usable GPU: " + why +
+                        ". To run the algorithm on the host, link the host build instead (the "
+                        "output of collc --emit=cuda compiled with a C++ compiler)");
+  } else if (!dispatchType(datatype, [](auto) {})) {
+    return comm->fail(collInvalidArgument, "fp8 types need a GPU; the host emulation has none");
+  }
   const int32_t coll = alg->plans[0].collective;
   const int64_t E = int64_t(count);
   if (E < 0 || E > (int64_t(1) << 40) / (R * es))
@@ -200,6 +205,16 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
             "windows: %s\n", plan->name,
             unicastReason(false, datatype, op, reduces(coll)).c_str());
   const bool shm = comm->transport->mapsEveryRank();
+  if (gpu && peerSteps)
+    return comm->fail(collInvalidUsage,
+                      std::string("plan ") + plan->name + " reaches other ranks' buffers "
+                      "(multimem or peer windows), which collrt does not run on the GPU yet; "
+                      "compile the algorithm without --topology, or for a machine without "
+                      "NVLink, for plans whose steps go through FIFOs");
+  if (gpu && !shm)
+    return comm->fail(collInvalidUsage, "GPU plans need every rank on this machine (their "
+                                        "FIFOs are GPU memory shared between processes), and "
+                                        "this group is not: " + comm->transport->describe());
   if (peerSteps && !shm)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " reaches other ranks' buffers "
@@ -211,7 +226,13 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
                       "it needs a count divisible by its " + std::to_string(plan->chunks) +
                       " chunks, not " + std::to_string(E));
   AlgorithmSetup *setup;
-  if (collResult_t r = setUp(comm, alg, setup))
+  const MemoryBackend *memory = nullptr; // host memory
+  if (gpu) {
+    std::string why;
+    if (!(memory = cudaMemory(why)))
+      return comm->fail(collUnhandledCudaError, why);
+  }
+  if (collResult_t r = setUp(comm, alg, setup, memory))
     return r;
   if (E == 0)
     return collSuccess;
@@ -226,6 +247,9 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
                                             std::to_string(plan->widest) +
                                             " chunks in one step, more than a FIFO slot holds");
   slice = replicaSlice(slice, E, plan->chunks, shape.replicas, es);
+  if (gpu)
+    return launchOnGpu(comm, GpuLaunch{alg, plan, setup, shape, sendbuff, recvbuff, E, slice,
+                                       datatype, op, stream});
 
   // Lay the buffers out as the plan expects.
   char *send = const_cast<char *>(static_cast<const char *>(sendbuff));

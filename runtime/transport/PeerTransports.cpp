@@ -139,8 +139,9 @@ std::string PeerTransports::describe() const {
   return line.empty() ? "no peers" : line;
 }
 
-collResult_t PeerTransports::exchangeWindow(size_t bytes, Window &w, std::string &error) {
-  if (collResult_t r = allocateWindow(bytes, rank, int(of.size()), w, error)) {
+collResult_t PeerTransports::exchangeWindow(size_t bytes, Window &w, std::string &error,
+                                            const MemoryBackend *memory) {
+  if (collResult_t r = allocateWindow(bytes, rank, int(of.size()), w, error, memory)) {
     ++windows; // as every other rank counts it
     return r;
   }

@@ -56,8 +56,9 @@ public:
   bool mapsEveryRank() const { return everyRankMapped; }
 
   /// Collective: this rank's part of a new window of `bytes`, and each
-  /// peer's where its transport maps it.
-  collResult_t exchangeWindow(size_t bytes, Window &window, std::string &error);
+  /// peer's where its transport maps it; host memory unless `memory` says.
+  collResult_t exchangeWindow(size_t bytes, Window &window, std::string &error,
+                              const MemoryBackend *memory = nullptr);
   /// Collective: gives the peers this rank's part of `window` (`base[rank]`,
   /// `size[rank]`, `fd`), memory the caller owns, and maps theirs.
   collResult_t shareWindow(Window &window, std::string &error);

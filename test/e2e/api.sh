@@ -10,39 +10,7 @@
 # Usage: api.sh COLLC LAUNCH CXX RUNTIME_INCLUDE DEVICE_INCLUDE LIBDIR EXAMPLES
 set -uo pipefail
 collc=$1 launch=$2 cxx=$3 include=$4 device=$5 libdir=$6 examples=$7
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-
-# build NAME FLAGS...: the host build of examples/NAME.coll as NAME.so, or
-# as $as.so where `as` is set
-build() {
-  local name=$1 so=${as:-$1}
-  shift
-  if ! out=$("$collc" "$examples/$name.coll" "$@" --emit=cuda -o "$work/$so.cpp" 2>&1) ||
-     ! out=$("$cxx" -std=c++17 -O1 -fPIC -shared -I"$include" -I"$device" "$work/$so.cpp" \
-               -o "$work/$so.so" -L"$libdir" -lcollrt -Wl,-rpath,"$libdir" 2>&1); then
-    echo "FAIL: $name $* does not build"
-    echo "$out"
-    failed=$((failed + 1))
-  fi
-}
-
-# expect STATUS TEXT NAME ALGORITHM ARGS...: collc-launch on NAME.so exits
-# with STATUS and prints TEXT
-expect() {
-  local status=$1 text=$2 name=$3 algorithm=$4
-  shift 4
-  out=$("$launch" "$work/$name.so" --algorithm "$algorithm" --ranks 4 "$@" 2>&1)
-  local rc=$?
-  if [ "$rc" = "$status" ] && [[ "$out" == *"$text"* ]]; then
-    passed=$((passed + 1))
-  else
-    echo "FAIL: $name $*: expected exit status $status and '$text', got $rc"
-    echo "$out"
-    failed=$((failed + 1))
-  fi
-}
+. "$(dirname "$0")/launch-lib.sh"
 
 build ring_allreduce -D ranks=4
 build ring_reducescatter -D ranks=4

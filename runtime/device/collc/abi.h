@@ -70,9 +70,14 @@ struct DeviceLaunch {
 // needs no CUDA runtime library of its own; returns null, or the name of
 // CUDA's error.
 using DeviceLaunchFn = const char *(*)(const DeviceLaunch &);
+// avg on the GPU: the kernels sum, then this divides the `count` elements
+// of `type` at `data` by `divisor` on the stream; null, or CUDA's error.
+using DeviceDivideFn = const char *(*)(void *data, int64_t count, int32_t type,
+                                       int32_t divisor, void *stream);
 struct CudaEntry {
   const void *kernel;       // the __global__ function
   DeviceLaunchFn launch;
+  DeviceDivideFn divide;
 };
 
 // How many copies of its threadblocks a plan runs, and with how many

@@ -27,6 +27,7 @@
 #define COLLC_DEVICE_CUDA_H
 
 #include "collc/cuda_ll128.h"
+#include "collc/cuda_divide.h"
 #include "collc/cuda_peer.h"
 #include "collc/cuda_simple.h"
 
@@ -41,7 +42,7 @@
 #define COLLC_BLOCK_ARGS (collcArgs + blockIdx.x)
 #define COLLC_HOST_FN(name) nullptr
 #define COLLC_CUDA_FN(name)                                                                  \
-  (::collc::CudaEntry{(const void *)&name, &::collc::cuda::launch<&name>})
+  (::collc::CudaEntry{(const void *)&name, &::collc::cuda::launch<&name>, &::collc::cuda::divide})
 
 namespace collc {
 namespace cuda {

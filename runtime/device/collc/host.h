@@ -23,8 +23,14 @@
 #define COLLC_DEVICE static inline
 #define COLLC_KERNEL(name) void name(const ::collc::Args *collcArgs)
 #define COLLC_BLOCK_ARGS collcArgs
+// A test may define these first, to run the host kernels through the
+// runtime's GPU path (test/e2e/fakecuda).
+#ifndef COLLC_HOST_FN
 #define COLLC_HOST_FN(name) &name
-#define COLLC_CUDA_FN(name) (::collc::CudaEntry{nullptr, nullptr})
+#endif
+#ifndef COLLC_CUDA_FN
+#define COLLC_CUDA_FN(name) (::collc::CudaEntry{nullptr, nullptr, nullptr})
+#endif
 
 extern "C" {
 // Implemented in collrt: acc[i] = acc[i] (op) src[i] for n elements.

@@ -1,0 +1,47 @@
+//===- GpuLaunch.h - Running an nvcc-built plan on the caller's GPU -------===//
+//
+// The GPU half of collLaunch: the plan's FIFOs are CUDA VMM memory shared
+// between the ranks' GPUs (Launch.cpp's setUp), and each launch hands the
+// kernel its threadblocks' Args in device memory and returns at once, as
+// NCCL does. Errors that the kernels report (timeouts, refusals) reach the
+// host through host-mapped memory and fail the next call.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLRT_GPULAUNCH_H
+#define COLLRT_GPULAUNCH_H
+
+#include "collc/abi.h"
+#include "collrt.h"
+
+#include <cstdint>
+
+struct collComm;
+
+namespace collrt {
+
+struct AlgorithmSetup;
+
+struct GpuLaunch {
+  const collc::AlgorithmDesc *algorithm;
+  const collc::PlanDesc *plan;
+  const AlgorithmSetup *setup;
+  collc::LaunchShape shape;
+  const void *send;
+  void *recv;
+  int64_t count, slice;      // elements per unit, per chunk per loop
+  collDataType_t type;
+  collRedOp_t op;
+  void *stream;
+};
+
+/// Runs `launch` on the current device. The caller has checked the
+/// arguments and made the FIFOs.
+collResult_t launchOnGpu(collComm *comm, const GpuLaunch &launch);
+/// Tells this communicator's running kernels to stop (collCommAbort).
+void abortGpu(collComm *comm);
+/// Frees what launchOnGpu made, after the kernels have ended.
+void releaseGpu(collComm *comm);
+
+} // namespace collrt
+
+#endif // COLLRT_GPULAUNCH_H

@@ -1,0 +1,51 @@
+//===- FakeGpu.h - A host build that presents itself as nvcc's ------------===//
+//
+// Included first (-include) into the host build of a generated file: its
+// plans then have no host kernel and a "CUDA" launcher that runs each
+// block of the launch as a thread, at once, on the Args it is given. With
+// the fake driver (FakeCuda.cpp) in place of libcuda, collrt's GPU path
+// (device memory, VMM windows, Args upload, avg, in-place layouts) runs
+// end to end on a machine without a GPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_FAKEGPU_H
+#define COLLC_FAKEGPU_H
+
+#include "collc/abi.h"
+#include "collrt.h"
+#include "src/Numeric.h" // collrt's host arithmetic (-I runtime)
+
+#include <thread>
+#include <vector>
+
+namespace collc_fake {
+
+template <void (*K)(const collc::Args *)> const char *launch(const collc::DeviceLaunch &l) {
+  std::vector<std::thread> blocks;
+  for (int32_t b = 1; b < l.blocks; ++b)
+    blocks.emplace_back(K, l.args + b);
+  if (l.blocks > 0)
+    K(l.args);
+  for (std::thread &t : blocks)
+    t.join();
+  return nullptr;
+}
+
+// avg's division, as the host build does it.
+inline const char *divide(void *data, int64_t count, int32_t type, int32_t divisor, void *) {
+  bool known = collrt::dispatchType(collDataType_t(type), [&](auto tag) {
+    using T = decltype(tag);
+    T *p = static_cast<T *>(data);
+    for (int64_t i = 0; i < count; ++i)
+      p[i] = collrt::Arith<T>::div(p[i], divisor);
+  });
+  return known ? nullptr : "cudaErrorInvalidValue";
+}
+
+} // namespace collc_fake
+
+#define COLLC_HOST_FN(name) nullptr
+#define COLLC_CUDA_FN(name)                                                                  \
+  (::collc::CudaEntry{nullptr, &::collc_fake::launch<&name>, &::collc_fake::divide})
+
+#endif // COLLC_FAKEGPU_H
