@@ -19,3 +19,21 @@ if grep -q 'harness\.cu.*warning' "$work/log"; then
   exit 1
 fi
 "$work/harness" --self-test
+
+# collrt_check: the ring allreduce of 2 ranks through collrt.
+"$collc" "$root/examples/ring_allreduce.coll" -D ranks=2 --emit=cuda -o "$work/ring_allreduce.cu"
+"$collc" "$root/examples/ring_allreduce.coll" -D ranks=2 --emit=header -o "$work/ring_allreduce.h"
+"$nvcc" -std=c++17 -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra -I"$root/runtime/include" \
+  -I"$root/runtime/device" -I"$work" "$root/test/gpu/collrt_check.cu" "$work/ring_allreduce.cu" \
+  -o "$work/collrt_check" -L"$libdir" -lcollrt -Xlinker -rpath="$libdir" 2>&1 | tee "$work/log"
+if grep -q 'collrt_check\.cu.*warning' "$work/log"; then
+  echo "collrt_check.cu compiles with warnings"
+  exit 1
+fi
+# Where there is a GPU, test/gpu/run.sh runs it.
+if ! command -v nvidia-smi > /dev/null &&
+   { "$work/collrt_check" --threads 2 > "$work/out" 2>&1 || ! grep -q "no usable GPU" "$work/out"; }; then
+  echo "collrt_check did not stop at the missing GPU:"
+  cat "$work/out"
+  exit 1
+fi

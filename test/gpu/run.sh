@@ -17,7 +17,9 @@
 # bandwidth at that size and busbw over it: with all ranks on one GPU every
 # link is HBM) and ends with `N passed, N failed, N skipped`, a row each; a
 # kernel that does not build, a harness that crashes or hangs and a
-# requested plan with no row fail, as does a SKIP without a reason.
+# requested plan with no row fail, as does a SKIP without a reason. Then
+# collrt's own GPU path (section_collrt): an nvcc-built allreduce called
+# through the runtime, by threads and by processes sharing the GPU.
 #
 # Knobs: ARCH=sm_90  RANKS=8  KERNELS=dir-of-.cu (made elsewhere by
 # kernels.sh; used as they are)  OUT_DIR=build-gpu  JOBS=8  SWEEP=8:1G:4
@@ -31,6 +33,7 @@ jobs=${JOBS:-8}
 sweep=${SWEEP:-8:1G:4}
 limit=${TIMEOUT:-300}
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+cuda=${CUDA_HOME:-$(dirname "$(dirname "$nvcc")")}
 export COLLC=${COLLC:-$root/build/bin/collc}
 bin=$out/bin logs=$out/logs
 cases=(1000003:float:sum 7:int32:max 65537:bfloat16:sum 262144:half:min 1:double:prod
@@ -79,8 +82,9 @@ section_build() {
   rm -rf "$bin"
   mkdir -p "$bin"
   if ! c++ -std=c++17 -O2 -fPIC -shared -I"$root/runtime" -I"$root/runtime/include" \
-      -I"$root/runtime/device" "$root"/runtime/src/*.cpp "$root"/runtime/transport/*.cpp \
-      -o "$bin/libcollrt.so" -pthread > "$logs/libcollrt.log" 2>&1; then
+      -I"$root/runtime/device" -isystem "$cuda/include" "$root"/runtime/src/*.cpp \
+      "$root"/runtime/transport/*.cpp -o "$bin/libcollrt.so" -pthread -ldl \
+      > "$logs/libcollrt.log" 2>&1; then
     fail libcollrt "the runtime does not build" "$logs/libcollrt.log"
     return
   fi
@@ -147,13 +151,59 @@ section_one_launch() {
   done
 }
 
-# Sections of issue 10 that need the runtime's CUDA support, which does not
-# exist yet. Each becomes a function like section_one_launch when it does.
-not_built() { echo "not built yet: $1 (the runtime has no CUDA support)"; }
-section_threads() { not_built "(a) every rank a thread of one process, each with its own communicator"; }
-section_vmm() { not_built "(b) one process per rank, buffers shared through CUDA VMM handles"; }
-section_graph() { not_built "(d) collectives captured in a CUDA graph and replayed"; }
-section_abort() { not_built "(e) a communicator aborted while its kernel waits"; }
+# collrt's GPU path: test/gpu/collrt_check.cu calls collc_ring (the ring
+# allreduce of COLLRT_RANKS ranks, 2 by default, FIFO steps only) through
+# collrt on this GPU, (a) every rank a thread of one process, (b) a process
+# per rank over CUDA VMM handles, under MPS where this machine has it; each
+# also checks (d) that a CUDA graph capture is refused cleanly.
+collrt_rows() { # LOG NAME EXIT
+  local p f
+  read -r p f < <(awk '$2 == "PASS" { p++ } $2 == "FAIL" { f++ } END { print p + 0, f + 0 }' "$1")
+  grep -E '^collrt/' "$1"
+  passed=$((passed + p)) failed=$((failed + f))
+  if [ "$((p + f))" -eq 0 ]; then
+    fail "$2" "exit $3, no row" "$1"
+  elif [ "$f" -gt 0 ]; then
+    details+=("$1")
+  fi
+}
+section_collrt() {
+  local gen=$out/collrt n=${COLLRT_RANKS:-2} port rc r mps=""
+  mkdir -p "$gen"
+  if ! { "$COLLC" "$root/examples/ring_allreduce.coll" -D ranks="$n" --emit=cuda \
+           -o "$gen/ring_allreduce.cu" &&
+         "$COLLC" "$root/examples/ring_allreduce.coll" -D ranks="$n" --emit=header \
+           -o "$gen/ring_allreduce.h" &&
+         "$nvcc" -std=c++17 -O3 -arch="$arch" -I"$root/runtime/include" -I"$root/runtime/device" \
+           -I"$gen" "$root/test/gpu/collrt_check.cu" "$gen/ring_allreduce.cu" \
+           -o "$bin/collrt_check" -L"$bin" -lcollrt -Xlinker -rpath="$bin"; } \
+       > "$logs/collrt.build.log" 2>&1; then
+    fail collrt "does not build" "$logs/collrt.build.log"
+    return
+  fi
+  timeout -k 10 120 "$bin/collrt_check" --threads "$n" > "$logs/collrt.threads.log" 2>&1
+  collrt_rows "$logs/collrt.threads.log" "collrt/threads" $?
+  if command -v nvidia-cuda-mps-control > /dev/null && nvidia-cuda-mps-control -d 2> /dev/null; then
+    mps=started
+  fi
+  echo "MPS: ${mps:-not available}"
+  port=$((20000 + RANDOM % 20000))
+  for ((r = 0; r < n; r++)); do
+    RANK=$r WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      timeout -k 10 120 "$bin/collrt_check" > "$logs/collrt.rank$r.log" 2>&1 &
+  done
+  for ((r = 0; r < n; r++)); do
+    wait -n
+    rc=$?
+  done
+  for ((r = 0; r < n; r++)); do
+    if [ "$r" -eq 0 ] || grep -q FAIL "$logs/collrt.rank$r.log"; then
+      collrt_rows "$logs/collrt.rank$r.log" "collrt/processes rank $r" "$rc"
+    fi
+  done
+  [ -z "$mps" ] || echo quit | nvidia-cuda-mps-control
+}
+section_abort() { echo "not built yet: (e) a communicator aborted while its kernel waits"; }
 
 rm -rf "$logs"
 mkdir -p "$logs"
@@ -168,6 +218,7 @@ printf '%-46s %-6s %-6s %-14s %7s %10s %8s %8s %8s %6s  %s\n' plan result proto 
 report_kernels
 section_build
 section_one_launch
+section_collrt
 declare -A shown
 for log in ${details[@]+"${details[@]}"}; do
   if [ -f "$log" ] && [ -z "${shown[$log]:-}" ]; then
@@ -176,9 +227,6 @@ for log in ${details[@]+"${details[@]}"}; do
     head -n 40 "$log"
   fi
 done
-section_threads
-section_vmm
-section_graph
 section_abort
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

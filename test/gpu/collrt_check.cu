@@ -1,0 +1,217 @@
+//===- collrt_check.cu - The ring allreduce through collrt on a real GPU --===//
+//
+// What an application does, checked: collc_ring (ring_allreduce.coll,
+// built by nvcc) on cudaMalloc'd buffers, through collrt's GPU path, with
+// every rank a thread of this process (--threads N: each its own
+// communicator and stream on the one GPU) or a process of its own
+// (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, collCommInitEnv). Each case
+// runs in and out of place, checked bit-exactly; then a timed 64 MiB
+// allreduce, and a capture into a CUDA graph, which collrt must refuse
+// cleanly for now. One row per rank 0 result, in run.sh's columns.
+//
+//===----------------------------------------------------------------------===//
+#include "ring_allreduce.h"
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Case {
+  size_t count;
+  collDataType_t type;
+  collRedOp_t op;
+  const char *name;
+};
+// Sums of small integers are exact in every type and order.
+const Case cases[] = {{1000003, collFloat32, collSum, "float/sum"},
+                      {7, collInt32, collMax, "int32/max"},
+                      {65537, collFloat64, collAvg, "double/avg"},
+                      {4194304, collInt64, collMin, "int64/min"}};
+
+double value(collDataType_t, int rank, size_t i) { return double(rank + int(i % 7)); }
+double expected(const Case &c, int n, size_t i) {
+  switch (c.op) {
+  case collMax: return n - 1 + int(i % 7);
+  case collMin: return int(i % 7);
+  case collAvg: return double(n * (n - 1) / 2 + n * int(i % 7)) / n;
+  default: return n * (n - 1) / 2 + n * int(i % 7);
+  }
+}
+
+template <typename T> std::vector<char> fill(const Case &c, int rank) {
+  std::vector<char> b(c.count * sizeof(T));
+  T *p = reinterpret_cast<T *>(b.data());
+  for (size_t i = 0; i < c.count; ++i)
+    p[i] = T(value(c.type, rank, i));
+  return b;
+}
+template <typename T> std::string check(const Case &c, int n, const std::vector<char> &b) {
+  const T *p = reinterpret_cast<const T *>(b.data());
+  for (size_t i = 0; i < c.count; ++i)
+    if (p[i] != T(expected(c, n, i)))
+      return "element " + std::to_string(i) + " is " + std::to_string(double(p[i])) +
+             ", not " + std::to_string(double(T(expected(c, n, i))));
+  return "";
+}
+
+size_t sizeOf(collDataType_t t) { return collTypeSize(t); }
+
+// One rank's part: every case, in place and not; empty if all passed.
+std::string runCases(collComm_t comm, int rank, int n, cudaStream_t stream) {
+  for (const Case &c : cases) {
+    for (int inplace = 0; inplace < 2; ++inplace) {
+      const size_t bytes = c.count * sizeOf(c.type);
+      std::vector<char> host = c.type == collFloat32   ? fill<float>(c, rank)
+                               : c.type == collInt32   ? fill<int32_t>(c, rank)
+                               : c.type == collFloat64 ? fill<double>(c, rank)
+                                                       : fill<int64_t>(c, rank);
+      char *in = nullptr, *out = nullptr;
+      if (cudaMalloc(&in, bytes) || cudaMalloc(&out, bytes))
+        return "cudaMalloc failed";
+      cudaMemcpy(in, host.data(), bytes, cudaMemcpyHostToDevice);
+      cudaMemset(out, 0xA5, bytes);
+      char *dst = inplace ? in : out;
+      collResult_t r = collc_ring(in, dst, c.count, c.type, c.op, comm, stream);
+      std::string why;
+      if (r != collSuccess)
+        why = std::string("collc_ring: ") + collGetErrorString(r) + ": " + collGetLastError(comm);
+      else if (cudaError_t e = cudaStreamSynchronize(stream))
+        why = std::string("the allreduce: ") + cudaGetErrorString(e);
+      if (why.empty()) {
+        cudaMemcpy(host.data(), dst, bytes, cudaMemcpyDeviceToHost);
+        why = c.type == collFloat32   ? check<float>(c, n, host)
+              : c.type == collInt32   ? check<int32_t>(c, n, host)
+              : c.type == collFloat64 ? check<double>(c, n, host)
+                                      : check<int64_t>(c, n, host);
+      }
+      cudaFree(in);
+      cudaFree(out);
+      if (!why.empty())
+        return std::string(c.name) + (inplace ? " in place: " : ": ") + why;
+    }
+  }
+  return "";
+}
+
+// Best of 5 timed 64 MiB float sums, in microseconds; < 0 on failure.
+double timeLarge(collComm_t comm, cudaStream_t stream) {
+  const size_t count = size_t(16) << 20;
+  float *buf = nullptr;
+  if (cudaMalloc(&buf, count * sizeof(float)))
+    return -1;
+  cudaMemset(buf, 0, count * sizeof(float));
+  double best = 1e30;
+  for (int k = 0; k < 6; ++k) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (collc_ring(buf, buf, count, collFloat32, collSum, comm, stream) ||
+        cudaStreamSynchronize(stream))
+      return -1;
+    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    if (k)
+      best = std::min(best, us);
+  }
+  cudaFree(buf);
+  return best;
+}
+
+// A capture of collc_ring must fail with collInvalidUsage and leave the
+// stream usable.
+std::string captureRefused(collComm_t comm, cudaStream_t stream) {
+  float *buf = nullptr;
+  cudaMalloc(&buf, 1024 * sizeof(float));
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed);
+  collResult_t r = collc_ring(buf, buf, 1024, collFloat32, collSum, comm, stream);
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture(stream, &graph);
+  if (graph)
+    cudaGraphDestroy(graph);
+  cudaFree(buf);
+  if (r != collInvalidUsage)
+    return std::string("capture not refused: ") + collGetErrorString(r);
+  return "";
+}
+
+void row(const char *plan, bool ok, double us, int n, const std::string &note) {
+  const double bytes = double(size_t(64) << 20);
+  const double algbw = us > 0 ? bytes / us / 1e3 : 0, busbw = algbw * 2 * (n - 1) / n;
+  printf("%-46s %-6s %-6s %-14s %7s %10.1f %8.2f %8.2f %8s %6s  %s\n", plan, ok ? "PASS" : "FAIL",
+         "-", "float/sum", "64M", us, algbw, busbw, "-", "-", note.c_str());
+}
+
+struct Outcome {
+  std::string why;
+  double us = -1;
+};
+
+Outcome rank(collComm_t comm, int r, int n) {
+  Outcome o;
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  o.why = runCases(comm, r, n, stream);
+  if (o.why.empty() && (o.us = timeLarge(comm, stream)) < 0)
+    o.why = std::string("timed run: ") + collGetLastError(comm);
+  if (o.why.empty())
+    o.why = captureRefused(comm, stream);
+  cudaStreamDestroy(stream);
+  return o;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (cudaSetDevice(0)) {
+    printf("collrt: no usable GPU\n");
+    return 1;
+  }
+  if (argc == 3 && !strcmp(argv[1], "--threads")) {
+    const int n = atoi(argv[2]);
+    collUniqueId id;
+    if (collGetUniqueId(&id))
+      return 1;
+    std::vector<Outcome> outcomes(n);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+      threads.emplace_back([&, r] {
+        cudaSetDevice(0);
+        collComm_t comm = nullptr;
+        if (collCommInitRank(&comm, n, id, r)) {
+          outcomes[r].why = std::string("init: ") + collGetLastError(nullptr);
+          return;
+        }
+        outcomes[r] = rank(comm, r, n);
+        collCommDestroy(comm);
+      });
+    for (std::thread &t : threads)
+      t.join();
+    std::string why;
+    for (int r = 0; r < n && why.empty(); ++r)
+      if (!outcomes[r].why.empty())
+        why = "rank " + std::to_string(r) + ": " + outcomes[r].why;
+    row(("collrt/threads x" + std::to_string(n)).c_str(), why.empty(), outcomes[0].us, n,
+        why.empty() ? "every rank a thread, one GPU; graph capture refused" : why);
+    return why.empty() ? 0 : 1;
+  }
+  collComm_t comm = nullptr;
+  if (collCommInitEnv(&comm)) {
+    printf("init: %s\n", collGetLastError(nullptr));
+    return 1;
+  }
+  int r = 0, n = 1;
+  collCommUserRank(comm, &r);
+  collCommCount(comm, &n);
+  Outcome o = rank(comm, r, n);
+  collCommDestroy(comm);
+  if (r == 0 || !o.why.empty())
+    row(("collrt/processes x" + std::to_string(n) + (r ? " rank " + std::to_string(r) : ""))
+            .c_str(),
+        o.why.empty(), o.us, n, o.why.empty() ? "a process per rank, one GPU, VMM handles" : o.why);
+  return o.why.empty() ? 0 : 1;
+}
