@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "src/GpuLaunch.h"
 
+#include "src/BlockArgs.h"
 #include "src/Comm.h"
 #include "src/CudaDriver.h"
 #include "src/Env.h"
@@ -257,36 +258,18 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
     COLLRT_CU(cuEventSynchronize, (slot.done));
   slot.pending = false;
   const auto flag = [&](size_t offset) { return s->deviceFlags + offset; };
+  char *scratch[collc::kMaxScratch];
+  for (int32_t k = 0; k < collc::kMaxScratch; ++k)
+    scratch[k] = reinterpret_cast<char *>(s->scratch[k]);
   for (int32_t e = 0; e < tbs * l.shape.replicas; ++e) {
     const int32_t i = e % tbs, replica = e / tbs;
     const collc::ThreadblockDesc &tb = plan.threadblocks[i];
     if (tb.rank != me)
       continue;
-    collc::Args a{};
-    a.rank = me;
-    a.nranks = R;
-    a.tb = i;
-    a.shape = tb.shape;
+    collc::Args a = blockArgs(*comm, plan, *l.setup, p, e, l.shape.replicas, l.type, l.op, E,
+                              l.slice, reinterpret_cast<char *>(in),
+                              reinterpret_cast<char *>(out), scratch);
     a.table = (*tables)[p][i];
-    a.replica = replica;
-    a.replicas = l.shape.replicas;
-    a.recvPeer = tb.recvPeer;
-    a.sendPeer = tb.sendPeer;
-    a.datatype = l.type;
-    a.op = l.op;
-    a.elemSize = int32_t(es);
-    a.count = E;
-    a.slice = l.slice;
-    a.chunks = plan.chunks;
-    a.numScratch = plan.numScratch;
-    a.buffers[collc::kIn] = reinterpret_cast<char *>(in);
-    a.buffers[collc::kOut] = reinterpret_cast<char *>(out);
-    for (int32_t k = 0; k < plan.numScratch; ++k) {
-      a.scratchChunks[k] = plan.scratchChunks[k];
-      a.buffers[collc::kScratch0 + k] = reinterpret_cast<char *>(s->scratch[k]);
-    }
-    a.recv = l.setup->recv[p][e];
-    a.send = l.setup->send[p][e];
     // Filled in below, once the slot's address is known.
     a.progress = reinterpret_cast<uint64_t *>(uintptr_t(replica) * tbs * 8);
     a.abort = reinterpret_cast<volatile int32_t *>(flag(offsetof(GpuState::Flags, abort)));

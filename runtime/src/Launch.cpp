@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "src/Comm.h"
 
+#include "src/BlockArgs.h"
 #include "src/CudaDriver.h"
 #include "src/Env.h"
 #include "src/GpuLaunch.h"
@@ -408,31 +409,9 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     const collc::ThreadblockDesc &tb = plan->threadblocks[i];
     if (tb.rank != me)
       continue;
-    collc::Args a{};
-    a.rank = me;
-    a.nranks = R;
-    a.tb = i;
-    a.shape = tb.shape;
+    collc::Args a = blockArgs(*comm, *plan, *setup, p, e, shape.replicas, datatype, op, E,
+                              slice, in, out, scratchOf.data());
     a.table = tb.table; // the host emulation reads host memory
-    a.replica = replica;
-    a.replicas = shape.replicas;
-    a.recvPeer = tb.recvPeer;
-    a.sendPeer = tb.sendPeer;
-    a.datatype = datatype;
-    a.op = op;
-    a.elemSize = int32_t(es);
-    a.count = E;
-    a.slice = slice;
-    a.chunks = plan->chunks;
-    a.numScratch = plan->numScratch;
-    a.buffers[collc::kIn] = in;
-    a.buffers[collc::kOut] = out;
-    for (int32_t k = 0; k < plan->numScratch; ++k) {
-      a.scratchChunks[k] = plan->scratchChunks[k];
-      a.buffers[collc::kScratch0 + k] = scratchOf[k];
-    }
-    a.recv = setup->recv[p][e];
-    a.send = setup->send[p][e];
     a.progress = progress.data() + size_t(replica) * tbs;
     a.peers = peers.empty() ? nullptr : peers.data();
     a.abort = &comm->abortFlag;

@@ -12,12 +12,7 @@ set -uo pipefail
 collc=$1 launch=$2 cxx=$3 include=$4 device=$5 libdir=$6 examples=$7
 . "$(dirname "$0")/launch-lib.sh"
 
-build ring_allreduce -D ranks=4
-build ring_reducescatter -D ranks=4
-build ring_allgather -D ranks=4
-build pairwise_alltoall -D ranks=4
-build tree_broadcast -D ranks=4 -D root=2
-build binary_tree_reduce -D ranks=4 -D root=1
+build_collectives
 # Multimem on an H100 node, peer-window loads and stores on an A100 node.
 as=twoshot_h100 build twoshot_allreduce -D ranks=4 --topology=hgx-h100
 as=twoshot_a100 build twoshot_allreduce -D ranks=4 --topology=dgx-a100

@@ -14,12 +14,7 @@ collc=$1 launch=$2 cxx=$3 include=$4 device=$5 libdir=$6 examples=$7 runtime=$8
 cxxflags="-include $(dirname "$0")/fakecuda/FakeGpu.h -I$runtime"
 export COLL_CUDA_LIBRARY=$9 COLL_TIMEOUT=20
 
-build ring_allreduce -D ranks=4
-build ring_reducescatter -D ranks=4
-build ring_allgather -D ranks=4
-build pairwise_alltoall -D ranks=4
-build tree_broadcast -D ranks=4 -D root=2
-build binary_tree_reduce -D ranks=4 -D root=1
+build_collectives
 build rechalving_allreduce -D ranks=4
 build hier_allreduce -D ranks=4 -D gpus=2
 as=twoshot_h100 build twoshot_allreduce -D ranks=4 --topology=hgx-h100

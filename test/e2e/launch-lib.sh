@@ -35,3 +35,15 @@ expect() {
     failed=$((failed + 1))
   fi
 }
+
+# An example of each collective, for 4 ranks: ring_allreduce, ring_reducescatter,
+# ring_allgather, pairwise_alltoall, tree_broadcast (root 2), binary_tree_reduce
+# (root 1).
+build_collectives() {
+  build ring_allreduce -D ranks=4
+  build ring_reducescatter -D ranks=4
+  build ring_allgather -D ranks=4
+  build pairwise_alltoall -D ranks=4
+  build tree_broadcast -D ranks=4 -D root=2
+  build binary_tree_reduce -D ranks=4 -D root=1
+}
