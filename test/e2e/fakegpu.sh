@@ -43,6 +43,11 @@ expect 0 PASS ring_allreduce ring --api --count 4097 --dtype int32
 expect 1 "reaches other ranks' buffers (multimem or peer windows), which collrt does not run on the GPU yet" \
   twoshot_h100 twoshot --count 4096
 expect 1 "GPU plans need every rank on this machine" ring_allreduce ring --transport socket --count 7
+# A failing driver call fails the launch as collUnhandledCudaError, named.
+FAKE_CUDA_FAIL=cuMemCreate expect 1 "unhandled CUDA error: cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY" \
+  ring_allreduce ring --count 1000
+FAKE_CUDA_FAIL=cuMemAlloc expect 1 "unhandled CUDA error: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" \
+  ring_allreduce ring --count 1000
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

@@ -5,6 +5,8 @@
 // allocations are memfds (exported and imported as their descriptors, as
 // POSIX-fd handles are), every copy and memset happens at once, streams
 // and events are in order by construction. Only the calls CudaApi.h lists.
+// FAKE_CUDA_FAIL=NAME makes the call NAME fail with out-of-memory, so that
+// tests see how collrt reports a failing call.
 //
 //===----------------------------------------------------------------------===//
 #include <cuda.h>
@@ -19,13 +21,17 @@ void *at(CUdeviceptr p) { return reinterpret_cast<void *>(uintptr_t(p)); }
 CUdeviceptr of(const void *p) { return CUdeviceptr(reinterpret_cast<uintptr_t>(p)); }
 // A VMM handle is a descriptor of its own, plus one (0 is no handle).
 int fdOf(CUmemGenericAllocationHandle h) { return int(h) - 1; }
+bool failing(const char *call) {
+  const char *which = getenv("FAKE_CUDA_FAIL");
+  return which && !strcmp(which, call);
+}
 } // namespace
 
 extern "C" {
 
 CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
-CUresult cuGetErrorName(CUresult, const char **name) {
-  *name = "CUDA_ERROR_FAKE";
+CUresult cuGetErrorName(CUresult r, const char **name) {
+  *name = r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_FAKE";
   return CUDA_SUCCESS;
 }
 CUresult cuDriverGetVersion(int *v) {
@@ -56,6 +62,8 @@ CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *,
 }
 CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *,
                      unsigned long long) {
+  if (failing("cuMemCreate"))
+    return CUDA_ERROR_OUT_OF_MEMORY;
   int fd = memfd_create("fake-cuda", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, off_t(size)))
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -114,6 +122,8 @@ CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemAlloc(CUdeviceptr *p, size_t n) {
+  if (failing("cuMemAlloc"))
+    return CUDA_ERROR_OUT_OF_MEMORY;
   void *r = aligned_alloc(256, (n + 255) & ~size_t(255));
   if (!r)
     return CUDA_ERROR_OUT_OF_MEMORY;
