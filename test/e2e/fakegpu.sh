@@ -46,6 +46,10 @@ expect 1 "GPU plans need every rank on this machine" ring_allreduce ring --trans
 # A failing driver call fails the launch as collUnhandledCudaError, named.
 FAKE_CUDA_FAIL=cuMemCreate expect 1 "unhandled CUDA error: cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY" \
   ring_allreduce ring --count 1000
+# A kernel's error reaches the host through host-mapped memory and fails
+# the next call on the communicator.
+FAKE_GPU_FAIL=1 expect 1 "timeout: an earlier launch failed on the GPU: rank 0 timed out (a fake kernel)" \
+  ring_allreduce ring --count 1000 --iters 2
 FAKE_CUDA_FAIL=cuMemAlloc expect 1 "unhandled CUDA error: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" \
   ring_allreduce ring --count 1000
 
