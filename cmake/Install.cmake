@@ -1,6 +1,6 @@
 # What `cmake --install` puts under the prefix, for applications that build
 # collc's kernels into themselves:
-#   bin/collc
+#   bin/collc, share/collc/plot.py (its pictures)
 #   lib/libcollrt.so, lib/libcollrt.a
 #   include/collrt.h, include/collrt_mpi.h, include/collc/*.h (device primitives)
 #   lib/pkgconfig/collrt.pc
@@ -33,3 +33,4 @@ file(RELATIVE_PATH COLLC_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig 
 string(REGEX REPLACE "/$" "" COLLC_PC_TO_PREFIX ${COLLC_PC_TO_PREFIX})
 configure_file(cmake/collrt.pc.in ${PROJECT_BINARY_DIR}/collrt.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/collrt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES tools/collc/plot.py DESTINATION ${CMAKE_INSTALL_DATADIR}/collc)

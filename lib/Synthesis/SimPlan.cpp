@@ -61,6 +61,7 @@ llvm::Expected<SimPlan> coll::buildSimPlan(PlanOp plan) {
 
   // Threadblocks and steps; deps are resolved once all are numbered.
   llvm::DenseMap<std::pair<int64_t, int64_t>, int32_t> index; // (rank, tb id)
+  llvm::DenseMap<mlir::OperationName, int32_t> kinds;
   std::vector<llvm::DenseMap<uint64_t, int32_t>> position;    // step id -> position
   std::vector<std::pair<int64_t, StepRef>> pending;           // (rank, dep) per dep slot
   std::map<std::tuple<int64_t, int64_t, int64_t>, int32_t> senders, receivers;
@@ -84,6 +85,11 @@ llvm::Expected<SimPlan> coll::buildSimPlan(PlanOp plan) {
         s.sends = step.sends();
         s.access = accessOf(step.getOperation());
         s.chunks = int32_t(step.getChunkCount());
+        mlir::OperationName name = step->getName();
+        auto [kind, fresh] = kinds.try_emplace(name, int32_t(sim.kinds.size()));
+        if (fresh)
+          sim.kinds.push_back(name.stripDialect().str());
+        s.kind = kind->second;
         sim.widest = std::max<int64_t>(sim.widest, s.chunks);
         if (auto get = llvm::dyn_cast<GetOp>(step.getOperation()))
           s.peer = int32_t(get.getSrc().getRank());

@@ -33,6 +33,7 @@ struct SimPlan {
     bool receives = false, sends = false;
     Access access = Access::None;
     int32_t chunks = 1;
+    int32_t kind = 0;           // its operation, an index into kinds
     int32_t peer = -1;          // get's rank
     int32_t recvOrdinal = -1;   // which receiving step of its threadblock's loop
     int32_t sendOrdinal = -1;
@@ -77,6 +78,7 @@ struct SimPlan {
   std::vector<Dep> deps;
   std::vector<Connection> connections;
   std::vector<Launch> launches; // by increasing minBytes; empty: one replica
+  std::vector<std::string> kinds; // the steps' operations: "recv_reduce_send", ...
 
   /// The protocol of most threadblocks, which names the variant.
   int protocol() const;

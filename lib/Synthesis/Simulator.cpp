@@ -53,7 +53,7 @@ class Engine {
 public:
   Engine(const SimPlan &plan, const Topology &topo, const SimOptions &options)
       : plan(plan), links(plan, topo, options), capacity(links.capacity), paths(links.paths),
-        stepPath(links.stepPath) {}
+        stepPath(links.stepPath), trace(options.trace) {}
 
   llvm::Error build() { return links.build(); }
   /// Runs `loops` loops over `replicas` copies of the threadblocks, each
@@ -81,6 +81,7 @@ private:
   const std::vector<double> &capacity;
   const std::vector<Path> &paths;
   const std::vector<int32_t> &stepPath;
+  std::vector<SimSpan> *trace;
 
   // Per run.
   int64_t loops = 0, replicas = 1;
@@ -90,6 +91,7 @@ private:
   int64_t loopsOf(int64_t j) const { return loops > j ? (loops - 1 - j) / replicas + 1 : 0; }
   std::vector<std::vector<int32_t>> flowsOn;     // per resource: threadblocks
   std::vector<double> remaining, flowRate, since; // per threadblock's flow
+  std::vector<double> began;                      // of its step, when traced
   std::vector<int32_t> flowPath;
   std::vector<uint32_t> version;
   std::vector<int64_t> done;  // steps finished, over all loops
@@ -182,6 +184,8 @@ void Engine::tryStart(int32_t tb, double now) {
                         consumed[j * conns + t.sendConn] + plan.slots)
     return;
   busy[tb] = 1;
+  if (trace)
+    began[tb] = now;
   double bytes = step.chunks * (loop * replicas + j + 1 == loops ? last : slice);
   int32_t p = stepPath[s];
   if (p < 0 || bytes <= 0) {
@@ -201,6 +205,8 @@ void Engine::complete(int32_t tb, double now) {
     int32_t p = stepPath[t.stepBegin + done[tb] % n];
     push(now + (p < 0 ? 0 : paths[p].latency), Arrive, j * conns + t.sendConn);
   }
+  if (trace)
+    trace->push_back({tb % tbs, j, int32_t(done[tb] % n), done[tb] / n, began[tb], now});
   if (step.receives) {
     ++consumed[j * conns + t.recvConn];
     wake(j * tbs + plan.connections[t.recvConn].sender);
@@ -228,6 +234,10 @@ llvm::Expected<double> Engine::run(int64_t loopCount, double sliceBytes, double 
   remaining.assign(all, 0);
   flowRate.assign(all, 0);
   since.assign(all, 0);
+  if (trace) {
+    trace->clear();
+    began.assign(all, 0);
+  }
   flowPath.assign(all, -1);
   version.assign(all, 0);
   done.assign(all, 0);
@@ -325,7 +335,7 @@ llvm::Expected<SimResult> coll::simulate(const SimPlan &plan, const Topology &to
     return engine.run(result.loops, slice, chunk - (loops - 1) * slice, launch.replicas, share);
   };
   int64_t k = std::max<int64_t>(options.exactLoops, 2) * launch.replicas;
-  if (result.loops <= k) {
+  if (result.loops <= k || options.trace) {
     llvm::Expected<double> t = all();
     if (!t)
       return t.takeError();

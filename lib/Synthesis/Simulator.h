@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 namespace coll {
 
@@ -56,6 +57,15 @@ private:
   std::map<Key, Steady> steady;
 };
 
+/// One step of one threadblock as the simulator ran it (collc viz).
+struct SimSpan {
+  int32_t threadblock = 0; // index into SimPlan::threadblocks
+  int32_t replica = 0;
+  int32_t step = 0;        // position in its threadblock
+  int64_t loop = 0;        // of its replica's loops
+  double start = 0, end = 0; // us from the first step
+};
+
 struct SimOptions {
   /// Bytes on the wire of one FIFO slot per protocol (Simple, LL, LL128):
   /// the runtime's defaults, which are NCCL's step sizes.
@@ -76,6 +86,9 @@ struct SimOptions {
   /// Where the plan's steady periods are kept between sizes; none: found
   /// anew at each size.
   SimPeriods *periods = nullptr;
+  /// Where every step's span goes, if anywhere; then every loop runs, none
+  /// is extrapolated.
+  std::vector<SimSpan> *trace = nullptr;
 };
 
 struct SimResult {

@@ -8,7 +8,9 @@
 // kernel emitter, whose per-size dispatch then runs the winner.
 //
 //===----------------------------------------------------------------------===//
+#include "Bytes.h"
 #include "Help.h"
+#include "Plot.h"
 #include "Tune.h"
 #include "TuneTable.h"
 
@@ -28,6 +30,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -74,6 +77,10 @@ cl::opt<bool> tableOnStdout("table",
                             cl::desc("Print the table on standard output (else on "
                                      "standard error)"),
                             cl::sub(tuneCommand));
+cl::opt<std::string> plotPath("plot",
+                              cl::desc("Draw busbw against size (every candidate, the winner, "
+                                       "NCCL's model, the bound) here: .svg, .png or .pdf"),
+                              cl::value_desc("file"), cl::sub(tuneCommand));
 cl::opt<bool> asJson("json",
                      cl::desc("Print every candidate's time per size and the ranges as JSON"),
                      cl::sub(tuneCommand));
@@ -309,10 +316,26 @@ std::vector<Range> pickRanges(llvm::ArrayRef<Candidate> candidates, llvm::ArrayR
   return ranges;
 }
 
+/// What the runtime says of a range's plan under COLL_DEBUG: the winner
+/// and its margin over the runner-up.
+std::string why(llvm::ArrayRef<Candidate> candidates, const Range &r, const Row &row,
+                llvm::ArrayRef<double> sizes, llvm::StringRef topology) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "collc tune's winner for M " << sizeSpan(sizes, r) << " on " << topology << " among "
+     << candidates.size() << " candidates: " << candidates[r.winner].name;
+  if (row.second)
+    os << ", " << llvm::format("%.1f", row.margin * 100) << "% ahead of "
+       << candidates[*row.second].name << " at " << collc::formatBytes(row.bytes);
+  return s;
+}
+
 /// One library: each range's winning plan, cloned under a name of its own,
 /// as a variant of algorithm `name` for that range's sizes.
 OwningOpRef<ModuleOp> buildLibrary(MLIRContext &context, llvm::ArrayRef<Candidate> candidates,
-                                   llvm::ArrayRef<Range> ranges, llvm::StringRef name) {
+                                   llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
+                                   llvm::ArrayRef<double> sizes, llvm::StringRef name,
+                                   llvm::StringRef topology) {
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> library = ModuleOp::create(b.getUnknownLoc());
   b.setInsertionPointToEnd(library->getBody());
@@ -323,6 +346,7 @@ OwningOpRef<ModuleOp> buildLibrary(MLIRContext &context, llvm::ArrayRef<Candidat
     plan.setAlgorithmAttr(b.getStringAttr(name));
     plan.setMinBytesAttr(b.getI64IntegerAttr(r.minBytes));
     plan.setMaxBytesAttr(b.getI64IntegerAttr(r.maxBytes));
+    plan->setAttr(coll::kWhyAttr, b.getStringAttr(why(candidates, r, rows[k], sizes, topology)));
   }
   return library;
 }
@@ -347,6 +371,8 @@ int collc::runTune() {
                 ", the GPUs of " + topo->name);
   if (files.empty() && synthName.empty())
     return fail("no candidates: give .coll files, --synth COLLECTIVE, or both");
+  if (!plotPath.empty() && !collc::plotFormatKnown(plotPath))
+    return fail("--plot '" + plotPath + "' does not end in .svg, .png or .pdf");
   if (libraryName.empty() || llvm::isDigit(libraryName[0]) ||
       coll::cIdent(libraryName) != libraryName)
     return fail("--name '" + libraryName + "' is not a C identifier");
@@ -404,8 +430,9 @@ int collc::runTune() {
   if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes))
     return fail(llvm::toString(std::move(e)));
   std::vector<Range> ranges = pickRanges(tuner.candidates, sizes);
-  std::vector<Row> rows =
-      describe(tuner.candidates, ranges, sizes, *topo, *tuner.collective, ranks);
+  References refs = references(tuner.candidates, sizes, *topo, *tuner.collective, ranks);
+  double bus = coll::busBandwidthFactor(*tuner.collective, ranks);
+  std::vector<Row> rows = describe(tuner.candidates, ranges, sizes, refs, bus);
 
   std::string heading;
   llvm::raw_string_ostream(heading)
@@ -417,10 +444,17 @@ int collc::runTune() {
   else
     printTable(tableOnStdout ? llvm::outs() : llvm::errs(), tuner.candidates, ranges, rows, sizes,
                heading);
+  if (!plotPath.empty()) {
+    if (llvm::Error e = collc::drawPlot(
+            plotJson(tuner.candidates, ranges, sizes, refs, bus, heading), plotPath))
+      return fail(llvm::toString(std::move(e)));
+    (tableOnStdout ? llvm::outs() : llvm::errs()) << "busbw by size: " << plotPath << "\n";
+  }
   if (outputPath.empty())
     return 0;
 
-  OwningOpRef<ModuleOp> library = buildLibrary(context, tuner.candidates, ranges, libraryName);
+  OwningOpRef<ModuleOp> library =
+      buildLibrary(context, tuner.candidates, ranges, rows, sizes, libraryName, topo->name);
   std::string message;
   auto output = openOutputFile(outputPath, &message);
   if (!output)

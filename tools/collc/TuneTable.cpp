@@ -23,6 +23,10 @@ static std::string fixed(double v, int digits = 2) {
   return s;
 }
 
+double collc::tune::busbw(double micros, double bytes, double factor) {
+  return bytes / (micros * 1e3) * factor;
+}
+
 /// The fastest candidate of another algorithm than `winner`'s (the variants
 /// of the winner's own program differ by a few percent and say little),
 /// or of any other candidate when there is no other algorithm.
@@ -41,33 +45,43 @@ static std::optional<size_t> runnerUp(llvm::ArrayRef<Candidate> candidates, size
   return other ? other : any;
 }
 
-std::vector<Row> collc::tune::describe(llvm::ArrayRef<Candidate> candidates,
-                                       llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
-                                       const coll::Topology &topo, coll::Collective collective,
-                                       int64_t ranks) {
-  const coll::SimPlan &first = candidates.front().sims.front();
-  coll::NcclModel model(topo, first.gpus);
+References collc::tune::references(llvm::ArrayRef<Candidate> candidates,
+                                   llvm::ArrayRef<double> sizes, const coll::Topology &topo,
+                                   coll::Collective collective, int64_t ranks) {
+  coll::NcclModel model(topo, candidates.front().sims.front().gpus);
   double bus = coll::busBandwidthFactor(collective, ranks);
   bool bounded = ranks >= 2 && ranks <= topo.size();
   coll::CollectiveBound perByte;
   if (bounded)
     perByte = coll::computeBound(collective, topo, int(ranks), 1.0);
-  auto busbw = [&](double micros, double bytes) { return bytes / (micros * 1e3) * bus; };
+  References refs;
+  for (double bytes : sizes) {
+    std::optional<double> nccl, bound;
+    if (std::optional<coll::NcclChoice> n = model.choose(collective, bytes))
+      nccl = busbw(n->micros, bytes, bus);
+    if (bounded)
+      bound = busbw(std::max(perByte.bandwidthUs * bytes, perByte.fanoutLatencyUs), bytes, bus);
+    refs.ncclBusbw.push_back(nccl);
+    refs.boundBusbw.push_back(bound);
+  }
+  return refs;
+}
+
+std::vector<Row> collc::tune::describe(llvm::ArrayRef<Candidate> candidates,
+                                       llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
+                                       const References &refs, double bus) {
   std::vector<Row> rows;
   for (const Range &r : ranges) {
     size_t i = r.last;
     Row row;
     row.bytes = sizes[i];
     row.micros = candidates[r.winner].micros[i];
-    row.busbw = busbw(row.micros, row.bytes);
+    row.busbw = busbw(row.micros, row.bytes, bus);
     row.second = runnerUp(candidates, i, r.winner);
     if (row.second)
       row.margin = candidates[*row.second].micros[i] / row.micros - 1;
-    if (std::optional<coll::NcclChoice> n = model.choose(collective, row.bytes))
-      row.ncclBusbw = busbw(n->micros, row.bytes);
-    if (bounded)
-      row.boundBusbw =
-          busbw(std::max(perByte.bandwidthUs * row.bytes, perByte.fanoutLatencyUs), row.bytes);
+    row.ncclBusbw = refs.ncclBusbw[i];
+    row.boundBusbw = refs.boundBusbw[i];
     rows.push_back(row);
   }
   return rows;
@@ -155,4 +169,55 @@ void collc::tune::printWinners(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> 
          << "%";
     os << "\n";
   }
+}
+
+std::string collc::tune::plotJson(llvm::ArrayRef<Candidate> candidates,
+                                  llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
+                                  const References &refs, double bus, llvm::StringRef title) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream j(os);
+  auto series = [&](llvm::ArrayRef<std::optional<double>> values) {
+    return [&j, values] {
+      for (const std::optional<double> &v : values)
+        if (v)
+          j.value(*v);
+        else
+          j.value(nullptr);
+    };
+  };
+  j.object([&] {
+    j.attribute("kind", "busbw");
+    j.attribute("title", title);
+    j.attributeArray("sizes", [&] {
+      for (double s : sizes)
+        j.value(s);
+    });
+    j.attributeArray("candidates", [&] {
+      for (const Candidate &c : candidates)
+        j.object([&] {
+          j.attribute("name", c.name);
+          j.attributeArray("busbw", [&] {
+            for (size_t i = 0; i < sizes.size(); ++i)
+              j.value(busbw(c.micros[i], sizes[i], bus));
+          });
+        });
+    });
+    j.attributeArray("winner", [&] {
+      for (const Range &r : ranges)
+        for (size_t i = r.first; i <= r.last; ++i)
+          j.value(busbw(candidates[r.winner].micros[i], sizes[i], bus));
+    });
+    j.attributeArray("nccl", series(refs.ncclBusbw));
+    j.attributeArray("bound", series(refs.boundBusbw));
+    j.attributeArray("ranges", [&] {
+      for (const Range &r : ranges)
+        j.object([&] {
+          j.attribute("winner", candidates[r.winner].name);
+          j.attribute("first", int64_t(r.first));
+          j.attribute("last", int64_t(r.last));
+        });
+    });
+  });
+  return text;
 }

@@ -39,10 +39,21 @@ struct Row {
   std::optional<double> ncclBusbw, boundBusbw;
 };
 
+/// What every size is compared with: NCCL's model (none for all-to-all)
+/// and the bound (none past the topology), as busbw.
+struct References {
+  std::vector<std::optional<double>> ncclBusbw, boundBusbw; // per size
+};
+References references(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<double> sizes,
+                      const coll::Topology &topo, coll::Collective collective, int64_t ranks);
+
+/// nccl-tests' busbw (GB/s) of `bytes` in `micros`, `factor` its busbw over
+/// algbw.
+double busbw(double micros, double bytes, double factor);
+
 /// The rows of the table, one per range.
 std::vector<Row> describe(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<Range> ranges,
-                          llvm::ArrayRef<double> sizes, const coll::Topology &topo,
-                          coll::Collective collective, int64_t ranks);
+                          llvm::ArrayRef<double> sizes, const References &refs, double bus);
 /// "8 B..4 KiB": the sizes M of range `r`.
 std::string sizeSpan(llvm::ArrayRef<double> sizes, const Range &r);
 void printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
@@ -51,6 +62,11 @@ void printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
 /// Every candidate's time per size and the ranges.
 void printJson(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
                llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes);
+/// plot.py's input: every candidate's busbw per size, the winner's, NCCL's
+/// model and the bound.
+std::string plotJson(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<Range> ranges,
+                     llvm::ArrayRef<double> sizes, const References &refs, double bus,
+                     llvm::StringRef title);
 /// The comment at the top of the library: each range's winner and margin.
 void printWinners(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
                   llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,

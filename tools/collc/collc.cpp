@@ -19,6 +19,7 @@
 #include "RunLimits.h"
 #include "Bound.h"
 #include "Sim.h"
+#include "Viz.h"
 #include "Synth.h"
 #include "Tune.h"
 
@@ -108,6 +109,8 @@ cl::opt<bool> verifyDiagnostics(
 bool runMode = false;
 // `collc sim FILE ...`: lower to plans and simulate them per size.
 bool simMode = false;
+// `collc viz FILE ...`: lower to plans and trace one size's steps.
+bool vizMode = false;
 cl::OptionCategory runCategory("collc run options");
 cl::opt<int64_t> runRanks("ranks", cl::desc("Ranks to run (sets -D ranks= unless given)"),
                           cl::init(0), cl::cat(runCategory));
@@ -221,7 +224,8 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   lowering.verifyAlgorithms = !noVerify;
   lowering.topology = topology;
   lowering.mapRanks = emit == Emit::RankMap;
-  lowering.lowerToPlans = emit == Emit::Plan || emit == Emit::MscclXml || kernels || simMode;
+  lowering.lowerToPlans =
+      emit == Emit::Plan || emit == Emit::MscclXml || kernels || simMode || vizMode;
   lowering.pipeline = pipelineDepth;
   lowering.instances = instanceCount;
   // NVLink multicast where the machine has it (the host emulates it); MSCCL
@@ -247,6 +251,8 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
 
   if (simMode)
     return collc::runSim(*module, topology);
+  if (vizMode)
+    return collc::runViz(*module, topology);
   if (runMode) {
     collc::RunRequest request;
     request.algorithm = algorithm;
@@ -309,6 +315,9 @@ int main(int argc, char **argv) {
   } else if (args.size() > 1 && llvm::StringRef(args[1]) == "sim") {
     simMode = true;
     args.erase(args.begin() + 1);
+  } else if (args.size() > 1 && llvm::StringRef(args[1]) == "viz") {
+    vizMode = true;
+    args.erase(args.begin() + 1);
   }
   argc = int(args.size());
   argv = args.data();
@@ -318,7 +327,8 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   // libLLVM registers hundreds of code generation options; show only ours
   // and the few MLIR ones that help users.
-  cl::HideUnrelatedOptions({&category, &runCategory, &collc::simCategory()});
+  cl::HideUnrelatedOptions(
+      {&category, &runCategory, &collc::simCategory(), &collc::vizCategory()});
   auto &registered = cl::getRegisteredOptions();
   for (llvm::StringRef name : {"mlir-timing", "mlir-print-debuginfo"})
     if (cl::Option *option = registered.lookup(name)) {
@@ -332,6 +342,7 @@ int main(int argc, char **argv) {
       "       collc synth COLLECTIVE --topology T [...]: write a program for it\n"
       "       collc bound COLLECTIVE --topology T --message-size S: lower bounds\n"
       "       collc sim FILE.coll --topology T [--sizes 8B..4GiB]: simulated time per size\n"
+      "       collc viz FILE.coll --topology T [--size S]: a timeline of one size's steps\n"
       "       collc tune [FILE.coll...] [--synth COLLECTIVE] --topology T [-o LIB.cu]:\n"
       "         the fastest plan per size, as one library\n\n"
       "Parses FILE.coll, evaluates its parameters, loops and conditions, and\n"
@@ -345,6 +356,8 @@ int main(int argc, char **argv) {
     return collc::runTune();
 
   if (simMode && !collc::checkSimOptions(topology))
+    return 1;
+  if (vizMode && !collc::checkVizOptions(topology))
     return 1;
   if (runMode) {
     int64_t count;

@@ -1,0 +1,24 @@
+//===- Viz.h - `collc viz`: where a plan's threadblocks wait ---------------===//
+#ifndef COLLC_TOOLS_VIZ_H
+#define COLLC_TOOLS_VIZ_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/CommandLine.h"
+
+namespace collc {
+
+/// The options `collc viz` adds to collc's own.
+llvm::cl::OptionCategory &vizCategory();
+
+/// Checks the options of `collc viz` before the program is compiled.
+/// Returns false after printing why they are wrong.
+bool checkVizOptions(llvm::StringRef topology);
+
+/// Simulates the plan of `module`'s first algorithm that runs at --size on
+/// `topology`, every step traced; prints which threadblocks wait longest
+/// and draws the timeline. Returns the exit status.
+int runViz(mlir::ModuleOp module, llvm::StringRef topology);
+
+} // namespace collc
+
+#endif // COLLC_TOOLS_VIZ_H
