@@ -388,9 +388,13 @@ void printPlanDesc(raw_indented_ostream &os, PlanOp plan) {
                                                                                            : 0)
      << ", ";
   if (std::optional<ArrayRef<int64_t>> launch = plan.getLaunch())
-    os << launch->size() / 3 << ", " << ns << "::launches},\n";
+    os << launch->size() / 3 << ", " << ns << "::launches, ";
   else
-    os << "0, nullptr},\n";
+    os << "0, nullptr, ";
+  if (auto why = plan->getAttrOfType<StringAttr>(kWhyAttr))
+    os << "\n " << cString(why.getValue()) << "},\n";
+  else
+    os << "nullptr},\n";
 }
 
 /// An algorithm: its plans, their table, its AlgorithmDesc and its entry
@@ -407,7 +411,7 @@ LogicalResult printAlgorithm(KernelEmitter &e, ArrayRef<PlanOp> plans) {
     os << "// name, collective, ranks, chunks, root, inplace, scratch chunks,\n"
        << "// scratch buffers, bytes [min, max), protocol, slots, widest step,\n"
        << "// threadblocks, their table, host kernel, CUDA kernel, whole chunks only,\n"
-       << "// launches by size\n";
+       << "// launches by size, why this plan\n";
     for (PlanOp plan : plans)
       printPlanDesc(os, plan);
   }
@@ -415,7 +419,7 @@ LogicalResult printAlgorithm(KernelEmitter &e, ArrayRef<PlanOp> plans) {
   os << "extern \"C\" const collc::AlgorithmDesc collc_algorithm_" << alg << " = {\n";
   {
     ContinuationScope elements(os);
-    os << "\"" << alg << "\", \"" << e.sourceFile() << "\", " << plans.size() << ", " << alg
+    os << "\"" << alg << "\", " << cString(e.sourceFile()) << ", " << plans.size() << ", " << alg
        << "_plans};\n\n";
   }
   os << "extern \"C\" ";

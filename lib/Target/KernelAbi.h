@@ -14,6 +14,7 @@
 #include "mlir/Support/IndentedOstream.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cstdio>
 #include <string>
 
 namespace coll {
@@ -90,6 +91,28 @@ inline std::string cIdent(llvm::StringRef name) {
     out += llvm::isAlnum(c) ? c : '_';
   return out;
 }
+
+/// `text` as a C string literal, quotes included.
+inline std::string cString(llvm::StringRef text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c < 0x20 || c >= 0x7f) {
+      // Octal, three digits, so that a following digit is not taken in.
+      char octal[5];
+      snprintf(octal, sizeof octal, "\\%03o", c);
+      out += octal;
+      continue;
+    }
+    out += char(c);
+  }
+  return out + "\"";
+}
+
+/// A plan's note of why it runs at its sizes (collc tune's winner and
+/// margin); the runtime prints it under COLL_DEBUG.
+constexpr llvm::StringLiteral kWhyAttr = "why";
 
 /// The plans of `module`, one group per algorithm; coll-select-protocol
 /// leaves an algorithm's variants adjacent, in increasing size ranges.

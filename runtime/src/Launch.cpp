@@ -189,9 +189,9 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   const collc::LaunchShape shape = launchFor(*plan, inBytes);
   if (Env::get().debug && me == 0)
     fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld)), "
-            "%d replica(s)\n", alg->name, (long long)inBytes, plan->name,
+            "%d replica(s)%s%s\n", alg->name, (long long)inBytes, plan->name,
             protocolName(plan->protocol), (long long)plan->minBytes, (long long)plan->maxBytes,
-            shape.replicas);
+            shape.replicas, plan->why ? "; " : "", plan->why ? plan->why : "");
   bool peerSteps = false, direct = false; // multimem or peer-window steps; direct connections
   bool multimem = false;
   for (int32_t i = 0; i < plan->numThreadblocks; ++i) {

@@ -55,7 +55,30 @@ PY
   done
 }
 
-tune tuned_allreduce 4 allreduce && run tuned_allreduce 4 int32 4
+# says NAME RANKS: under COLL_DEBUG=INFO the runtime names, for the smallest
+# and the largest range run, the winner the tuner chose and its margin
+says() {
+  local name=$1 ranks=$2 index winner count out
+  for index in 0 -1; do
+    read -r winner count < <(python3 - "$work/$name.json" "$index" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["ranges"][int(sys.argv[2])]
+print(r["winner"], min(max(1, r["min_bytes"] // 4 + 1), 1 << 20))
+PY
+)
+    out=$(COLL_DEBUG=INFO "$launch" "$work/$name.so" --algorithm "$name" --ranks "$ranks" \
+            --count "$count" --dtype int32 2>&1)
+    if [[ "$out" == *"collc tune's winner for M "*": $winner"* ]]; then
+      passed=$((passed + 1))
+    else
+      echo "FAIL: COLL_DEBUG=INFO does not name $winner, the winner at $count x int32"
+      echo "$out"
+      failed=$((failed + 1))
+    fi
+  done
+}
+
+tune tuned_allreduce 4 allreduce && { run tuned_allreduce 4 int32 4; says tuned_allreduce 4; }
 tune tuned_allgather 4 allgather && run tuned_allgather 4 float 4
 
 echo "$passed passed, $failed failed"

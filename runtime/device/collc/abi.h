@@ -111,6 +111,8 @@ struct PlanDesc {
                                 // plan moves chunks between positions
   int32_t numLaunches;          // by size, increasing; none: 1 replica
   const LaunchShape *launches;
+  const char *why;              // why this plan at these sizes (collc tune's
+                                // winner and margin), for COLL_DEBUG; or null
 };
 
 // An algorithm: its plans, one per size range, in increasing order.

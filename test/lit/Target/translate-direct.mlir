@@ -90,15 +90,15 @@ module {
 // CHECK-NEXT:    // name, collective, ranks, chunks, root, inplace, scratch chunks,
 // CHECK-NEXT:    // scratch buffers, bytes [min, max), protocol, slots, widest step,
 // CHECK-NEXT:    // threadblocks, their table, host kernel, CUDA kernel, whole chunks only,
-// CHECK-NEXT:    // launches by size
+// CHECK-NEXT:    // launches by size, why this plan
 // CHECK-NEXT:    {"small", collc::kAllReduce, 2, 2, -1, 1,
 // CHECK-NEXT:     {}, 0, 0LL, 65536LL, collc::kLL, 8, 1,
 // CHECK-NEXT:     2, small::threadblocks, COLLC_HOST_FN(small::kernel), COLLC_CUDA_FN(small::kernel),
-// CHECK-NEXT:     0, 0, nullptr},
+// CHECK-NEXT:     0, 0, nullptr, nullptr},
 // CHECK-NEXT:    {"large", collc::kAllReduce, 2, 2, -1, 1,
 // CHECK-NEXT:     {}, 0, 65536LL, 4611686018427387904LL, collc::kSimple, 8, 1,
 // CHECK-NEXT:     2, large::threadblocks, COLLC_HOST_FN(large::kernel), COLLC_CUDA_FN(large::kernel),
-// CHECK-NEXT:     0, 2, large::launches},
+// CHECK-NEXT:     0, 2, large::launches, nullptr},
 // CHECK-NEXT:};
 // CHECK-EMPTY:
 // CHECK-NEXT:extern "C" const collc::AlgorithmDesc collc_algorithm_ring = {

@@ -102,7 +102,7 @@ module {
 // CHECK:    {"twoshot_Simple", collc::kAllReduce, 2, 2, -1, 0,
 // CHECK-NEXT:     {1}, 1, 0LL, 4611686018427387904LL, collc::kSimple, 8, 1,
 // CHECK-NEXT:     5, twoshot_Simple::threadblocks, COLLC_HOST_FN(twoshot_Simple::kernel), COLLC_CUDA_FN(twoshot_Simple::kernel),
-// CHECK-NEXT:     0, 0, nullptr},
+// CHECK-NEXT:     0, 0, nullptr, nullptr},
 // CHECK-NEXT:};
 
 // Threadblock ids need not be dense: waits name the table entry.
@@ -126,7 +126,7 @@ module {
 // CHECK:    {"sum", collc::kReduce, 2, 2, 1, 0,
 // CHECK-NEXT:     {2, 1}, 2, 0LL, 9223372036854775807LL, collc::kLL, 10, 2,
 // CHECK-NEXT:     3, sum::threadblocks, COLLC_HOST_FN(sum::kernel), COLLC_CUDA_FN(sum::kernel),
-// CHECK-NEXT:     1, 0, nullptr},
+// CHECK-NEXT:     1, 0, nullptr, nullptr},
 // CHECK-NEXT:};
 // CHECK-EMPTY:
 // CHECK-NEXT:extern "C" const collc::AlgorithmDesc collc_algorithm_sum = {
