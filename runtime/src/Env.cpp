@@ -33,6 +33,8 @@ const Env &Env::get() {
       e.transport = t;
     if (const char *h = std::getenv("COLL_HOSTID"); h && *h)
       e.hostId = h;
+    if (const char *h = std::getenv("COLL_IB_HCA"); h && *h)
+      e.ibHca = h;
     e.direct = readInt("COLL_DIRECT", 0, 0, 1) == 1;
     if (const char *a = std::getenv("COLL_BOOTSTRAP_ADDR"); a && *a)
       e.bootstrapAddr = a;

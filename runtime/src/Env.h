@@ -5,8 +5,11 @@
 //   COLL_SIMPLE_SLOT=524288, COLL_LL_SLOT=65536, COLL_LL128_SLOT=614400
 //                          bytes of one FIFO slot on the wire, per protocol
 //   COLL_TRANSPORT=        unset: each pair of ranks gets the first transport
-//                          that can join it, shm on one host, else socket;
-//                          shm or socket: that one for every pair (tests)
+//                          that can join it, shm on one host, else ib where
+//                          both ranks open an RDMA device, else socket; shm,
+//                          ib or socket: that one for every pair (tests)
+//   COLL_IB_HCA=           unset: ib uses the first RDMA device, port 1; else
+//                          this device, "mlx5_0" or "mlx5_0:2" for port 2
 //   COLL_HOSTID=           unset: a rank's host is its hostname and boot id;
 //                          else this string (ranks with equal ones use shm)
 //   COLL_DIRECT=0          1: direct connections store into the receiver's
@@ -37,6 +40,7 @@ struct Env {
   std::string socketIfname;
   std::string transport; // empty: chosen per pair of ranks
   std::string hostId;
+  std::string ibHca; // empty: the first device
   bool direct = false;
 
   static const Env &get();

@@ -3,7 +3,9 @@
 
 #include "src/Bootstrap.h"
 #include "src/Env.h"
+#include "transport/Verbs.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -11,7 +13,8 @@
 using namespace collrt;
 
 const std::vector<const TransportKind *> &collrt::transportTable() {
-  static const std::vector<const TransportKind *> table = {&shmTransport, &socketTransport};
+  static const std::vector<const TransportKind *> table = {&shmTransport, &ibTransport,
+                                                                 &socketTransport};
   return table;
 }
 
@@ -47,6 +50,8 @@ bool collrt::chooseTransports(const std::vector<const TransportKind *> &table,
         error = (only >= 0 ? "COLL_TRANSPORT=" + forced + " cannot" : "no transport can") +
                 " join rank " + std::to_string(a) + " (host " + ranks[a].host +
                 ") and rank " + std::to_string(b) + " (host " + ranks[b].host + ")";
+        if (only >= 0 && table[only]->whyNot)
+          error += ": " + table[only]->whyNot(ranks[a], ranks[b]);
         return false;
       }
       choice[b][a] = c;
@@ -56,6 +61,7 @@ bool collrt::chooseTransports(const std::vector<const TransportKind *> &table,
 
 PeerInfo collrt::localPeerInfo() {
   PeerInfo info;
+  info.rdma = rdmaDevice(info.noRdma);
   if (!Env::get().hostId.empty()) {
     info.host = Env::get().hostId;
     return info;
@@ -80,12 +86,21 @@ collResult_t PeerTransports::connect(Bootstrap &boot, int rank_, int nranks, con
                                      const std::string &forced, double timeout,
                                      std::string &error) {
   rank = rank_;
-  std::vector<std::string> hosts;
-  if (collResult_t r = boot.allgather(self.host, hosts, error))
+  // Its fields hold no NUL, so NULs can part them.
+  std::vector<std::string> infos;
+  if (collResult_t r = boot.allgather(self.host + '\0' + self.rdma + '\0' + self.noRdma, infos,
+                                      error))
     return r;
   std::vector<PeerInfo> ranks(nranks);
-  for (int p = 0; p < nranks; ++p)
-    ranks[p].host = hosts[p];
+  for (int p = 0; p < nranks; ++p) {
+    std::string *field[] = {&ranks[p].host, &ranks[p].rdma, &ranks[p].noRdma};
+    size_t at = 0;
+    for (std::string *f : field) {
+      size_t end = std::min(infos[p].find('\0', at), infos[p].size());
+      *f = infos[p].substr(std::min(at, end), end - std::min(at, end));
+      at = end + 1;
+    }
+  }
   const std::vector<const TransportKind *> &table = transportTable();
   std::vector<std::vector<int>> choice;
   if (!chooseTransports(table, ranks, forced, choice, error))

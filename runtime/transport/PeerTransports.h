@@ -34,7 +34,7 @@ bool chooseTransports(const std::vector<const TransportKind *> &table,
                       std::vector<std::vector<int>> &choice, std::string &error);
 
 /// What this process tells its peers: its host is its hostname and boot id
-/// (or COLL_HOSTID, where that is set).
+/// (or COLL_HOSTID, where that is set), and whether it opens an RDMA device.
 PeerInfo localPeerInfo();
 
 /// Every transport of one rank, and which serves which peer.

@@ -1,7 +1,8 @@
 //===- Proxy.cpp - The thread that drives a network transport's FIFOs -----===//
 #include "transport/Proxy.h"
 
-#include "transport/Transport.h"
+#include "src/Bootstrap.h"
+#include "src/Env.h"
 
 #include <chrono>
 
@@ -134,4 +135,36 @@ void Proxy::run(Wire &wire) {
     else if (!busy)
       std::this_thread::yield();
   }
+}
+
+ProxyTransport::ProxyTransport(Bootstrap &boot, int rank, const std::vector<bool> &peers)
+    : boot(boot), rank(rank), peers(peers), proxy(Env::get().timeoutSeconds) {}
+
+ProxyTransport::~ProxyTransport() {
+  proxy.stop(); // ships the last launch's steps over the wire, then
+  wire.reset(); // closes it
+}
+
+void ProxyTransport::start(std::unique_ptr<Wire> connected) {
+  wire = std::move(connected);
+  proxy.start(*wire);
+}
+
+collResult_t ProxyTransport::shareWindow(Window &w, std::string &error) {
+  proxy.addWindow(w.id, w.base[rank], w.size[rank]);
+  // No step may arrive for a window its receiver has not made yet.
+  return boot.barrier(error);
+}
+
+collResult_t ProxyTransport::sendFifo(Window &w, int owner, size_t offset, int32_t slots,
+                                      int64_t slotBytes, int32_t protocol, collc::Fifo &fifo,
+                                      std::string &) {
+  fifo = proxy.addSend(owner, w.id, offset, slots, slotBytes, protocol);
+  return collSuccess;
+}
+
+collResult_t ProxyTransport::recvFifo(Window &w, int peer, size_t offset,
+                                      const collc::Fifo &fifo, std::string &) {
+  proxy.addRecv(peer, w.id, offset, fifo);
+  return collSuccess;
 }

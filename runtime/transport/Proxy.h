@@ -18,6 +18,7 @@
 
 #include "collc/abi.h"
 #include "transport/Frame.h"
+#include "transport/Transport.h"
 
 #include <atomic>
 #include <map>
@@ -105,6 +106,34 @@ private:
   std::vector<size_t> windowBytes; // of each window, for checking messages
   std::atomic<bool> stopping{false};
   std::thread thread;
+};
+
+/// A network transport: the engine over a wire, serving the ranks marked in
+/// `peers`. Its connect makes the wire and calls start(); the rest is the
+/// same for every wire.
+class ProxyTransport : public Transport {
+public:
+  ProxyTransport(Bootstrap &boot, int rank, const std::vector<bool> &peers);
+  ~ProxyTransport() override;
+
+  collResult_t shareWindow(Window &w, std::string &error) override;
+  collResult_t sendFifo(Window &w, int owner, size_t offset, int32_t slots, int64_t slotBytes,
+                        int32_t protocol, collc::Fifo &fifo, std::string &error) override;
+  collResult_t recvFifo(Window &w, int peer, size_t offset, const collc::Fifo &fifo,
+                        std::string &error) override;
+  // The proxy may deliver into a window until it stops.
+  bool writesLate() const override { return true; }
+
+protected:
+  void start(std::unique_ptr<Wire> connected);
+
+  Bootstrap &boot;
+  int rank;
+  std::vector<bool> peers; // the ranks this transport serves
+
+private:
+  std::unique_ptr<Wire> wire;
+  Proxy proxy;
 };
 
 /// The socket transport's wire (Socket.cpp) over connected stream sockets,

@@ -164,14 +164,9 @@ private:
   char buffer[1 << 16];
 };
 
-class SocketTransport : public Transport {
+class SocketTransport : public ProxyTransport {
 public:
-  SocketTransport(Bootstrap &boot, int rank, const std::vector<bool> &peers)
-      : boot(boot), rank(rank), peers(peers), proxy(Env::get().timeoutSeconds) {}
-  ~SocketTransport() override {
-    proxy.stop(); // ships the last launch's steps over the wire, then
-    wire.reset(); // closes it
-  }
+  using ProxyTransport::ProxyTransport;
 
   const char *name() const override { return "socket"; }
 
@@ -232,38 +227,9 @@ public:
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       }
-    wire = makeSocketWire(rank, fds);
-    proxy.start(*wire);
+    start(makeSocketWire(rank, fds));
     return collSuccess;
   }
-
-  collResult_t shareWindow(Window &w, std::string &error) override {
-    proxy.addWindow(w.id, w.base[rank], w.size[rank]);
-    // No step may arrive for a window its receiver has not made yet.
-    return boot.barrier(error);
-  }
-
-  collResult_t sendFifo(Window &w, int owner, size_t offset, int32_t slots, int64_t slotBytes,
-                        int32_t protocol, collc::Fifo &fifo, std::string &) override {
-    fifo = proxy.addSend(owner, w.id, offset, slots, slotBytes, protocol);
-    return collSuccess;
-  }
-
-  collResult_t recvFifo(Window &w, int peer, size_t offset, const collc::Fifo &fifo,
-                        std::string &) override {
-    proxy.addRecv(peer, w.id, offset, fifo);
-    return collSuccess;
-  }
-
-  // The proxy may deliver into a window until it stops.
-  bool writesLate() const override { return true; }
-
-private:
-  Bootstrap &boot;
-  int rank;
-  std::vector<bool> peers; // the ranks this transport serves
-  std::unique_ptr<Wire> wire;
-  Proxy proxy;
 };
 
 std::unique_ptr<Transport> makeSocket(Bootstrap &boot, int rank, const std::vector<bool> &peers,

@@ -5,9 +5,10 @@
 // table whose canConnect accepts the pair (as NCCL's transport.cc does), and
 // COLL_TRANSPORT can force one for every pair. The host has `shm` (memfd
 // shared memory, descriptors passed over Unix sockets like CUDA VMM POSIX-fd
-// handles) for ranks on one machine and `socket` (TCP and a proxy thread,
-// standing in for RDMA) for the rest; GPU transports implement the same
-// calls with device memory.
+// handles) for ranks on one machine, `ib` (RDMA writes and a proxy thread)
+// between machines whose ranks all open an RDMA device, and `socket` (TCP
+// and the same proxy) for the rest; GPU transports implement the same calls
+// with device memory.
 //
 // A window is made collectively: each rank allocates its part (where its
 // receive FIFOs live), and then every transport of the table, in order,
@@ -57,7 +58,9 @@ void releasePart(Window &window, int owner);
 /// What a rank tells every other at init, so that each can work out which
 /// transport joins every pair of ranks: the same answer on every rank.
 struct PeerInfo {
-  std::string host; // hostname and boot id, or COLL_HOSTID
+  std::string host;   // hostname and boot id, or COLL_HOSTID
+  std::string rdma;   // the RDMA device the rank opens; empty if none
+  std::string noRdma; // why none
 };
 
 /// A FIFO's layout in memory: head and ready (the receiver's) and tail (the
@@ -141,10 +144,16 @@ struct TransportKind {
   /// init. Symmetric, so that both ends of a pair choose alike.
   bool (*canConnect)(const PeerInfo &self, const PeerInfo &peer);
   MakeTransport make;
+  /// Why canConnect refuses the pair, for the error when COLL_TRANSPORT
+  /// forces this transport; null where the pair's hosts say enough.
+  std::string (*whyNot)(const PeerInfo &self, const PeerInfo &peer) = nullptr;
 };
 
 /// Ranks on one machine (Shm.cpp).
 extern const TransportKind shmTransport;
+/// Ranks that all open an RDMA device, in practice on different machines
+/// (Ib.cpp).
+extern const TransportKind ibTransport;
 /// Any two ranks that can reach each other over TCP (Socket.cpp).
 extern const TransportKind socketTransport;
 

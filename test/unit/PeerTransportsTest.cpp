@@ -35,7 +35,7 @@ bool choose(const std::vector<const TransportKind *> &table, const std::vector<P
   return chooseTransports(table, ranks, forced, choice, error);
 }
 
-const int kShm = 0, kSocket = 1; // rows of transportTable()
+const int kShm = 0, kIb = 1, kSocket = 2; // rows of transportTable()
 
 bool never(const PeerInfo &, const PeerInfo &) { return false; }
 const TransportKind kNever = {"never", true, never, nullptr};
@@ -44,8 +44,9 @@ const TransportKind kNever = {"never", true, never, nullptr};
 
 TEST(PeerTransports, ShmOnOneHostSocketBetweenHosts) {
   const std::vector<const TransportKind *> &table = transportTable();
-  ASSERT_EQ(table.size(), 2u);
+  ASSERT_EQ(table.size(), 3u);
   EXPECT_STREQ(table[kShm]->name, "shm");
+  EXPECT_STREQ(table[kIb]->name, "ib");
   EXPECT_STREQ(table[kSocket]->name, "socket");
   std::vector<std::vector<int>> choice;
   std::string error;
@@ -79,15 +80,31 @@ TEST(PeerTransports, TheEnvironmentForcesOneForEveryPair) {
   std::vector<std::vector<int>> choice;
   std::string error;
   ASSERT_TRUE(choose(table, onHosts({"a", "a", "b"}), "socket", choice, error)) << error;
-  EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, 1, 1}, {1, -1, 1}, {1, 1, -1}}));
+  EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, 2, 2}, {2, -1, 2}, {2, 2, -1}}));
   ASSERT_TRUE(choose(table, onHosts({"a", "a"}), "shm", choice, error)) << error;
   EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, 0}, {0, -1}}));
   // Forcing what cannot join a pair fails at init, naming the pair.
   EXPECT_FALSE(choose(table, onHosts({"a", "a", "b"}), "shm", choice, error));
   EXPECT_EQ(error, "COLL_TRANSPORT=shm cannot join rank 0 (host a) and rank 2 (host b)");
-  EXPECT_FALSE(choose(table, onHosts({"a"}), "ib", choice, error));
-  EXPECT_EQ(error, "COLL_TRANSPORT='ib': expected shm or socket (or unset, to choose per pair "
-                   "of ranks)");
+  EXPECT_FALSE(choose(table, onHosts({"a"}), "verbs", choice, error));
+  EXPECT_EQ(error, "COLL_TRANSPORT='verbs': expected shm or ib or socket (or unset, to choose "
+                   "per pair of ranks)");
+}
+
+TEST(PeerTransports, IbBetweenHostsWhereBothRanksOpenAnRdmaDevice) {
+  const std::vector<const TransportKind *> &table = transportTable();
+  std::vector<PeerInfo> ranks = {{"a", "mlx5_0:1", ""},
+                                 {"b", "mlx5_1:1", ""},
+                                 {"b", "", "no RDMA device: libibverbs sees none"}};
+  std::vector<std::vector<int>> choice;
+  std::string error;
+  ASSERT_TRUE(choose(table, ranks, "", choice, error)) << error;
+  const int S = kShm, I = kIb, N = kSocket;
+  EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, I, N}, {I, -1, S}, {N, S, -1}}));
+  // Forced, it fails at init, saying why.
+  EXPECT_FALSE(choose(table, ranks, "ib", choice, error));
+  EXPECT_EQ(error, "COLL_TRANSPORT=ib cannot join rank 0 (host a) and rank 2 (host b): no RDMA "
+                   "device: libibverbs sees none");
 }
 
 TEST(PeerTransports, ThisMachineIsOneHost) {

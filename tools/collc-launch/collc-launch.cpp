@@ -108,8 +108,8 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       ok = in.op(o.op);
     else if (a == "--transport") {
       ok = in.text(o.transport);
-      if (ok && o.transport != "shm" && o.transport != "socket") {
-        error = "unknown transport '" + o.transport + "'; expected shm or socket";
+      if (ok && o.transport != "shm" && o.transport != "socket" && o.transport != "ib") {
+        error = "unknown transport '" + o.transport + "'; expected shm, socket or ib";
         ok = false;
       }
     } else if (a == "--inplace")

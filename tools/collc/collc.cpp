@@ -126,7 +126,7 @@ cl::opt<bool> runInplace("inplace", cl::desc("Pass the same buffer as input and 
                          cl::cat(runCategory));
 cl::opt<std::string> runIters("iters", cl::desc("Runs; the best time is printed"),
                               cl::init("1"), cl::cat(runCategory));
-cl::opt<std::string> runTransport("transport", cl::desc("shm (the default) or socket"),
+cl::opt<std::string> runTransport("transport", cl::desc("shm (the default), socket, or ib (an RDMA NIC)"),
                                   cl::init("shm"), cl::cat(runCategory));
 cl::opt<bool> runKeep("keep", cl::desc("Keep the generated kernel source and library"),
                       cl::cat(runCategory));
@@ -368,9 +368,9 @@ int main(int argc, char **argv) {
       llvm::errs() << "collc run: error: " << llvm::toString(std::move(e)) << "\n";
       return 2;
     }
-    if (runTransport != "shm" && runTransport != "socket") {
+    if (runTransport != "shm" && runTransport != "socket" && runTransport != "ib") {
       llvm::errs() << "collc run: error: transport '" << runTransport
-                   << "' is not one of the host's: shm, socket\n";
+                   << "' is not shm, socket or ib\n";
       return 2;
     }
     bool given = llvm::any_of(defines, [](const std::string &d) {
