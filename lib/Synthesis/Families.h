@@ -26,10 +26,14 @@ std::string anyRanks(const Target &t);
 // RingGenerators.cpp
 std::string ring(const Target &t);
 std::string bidirRing(const Target &t);
+std::string refuseMultiRing(const Target &t);
+std::string multiRing(const Target &t);
 // LogGenerators.cpp
 std::string recursiveDoubling(const Target &t);
 std::string recursiveHalving(const Target &t);
 std::string bruck(const Target &t);
+// PatGenerators.cpp
+std::string pat(const Target &t);
 // DirectGenerators.cpp
 std::string pairwise(const Target &t);
 std::string oneShot(const Target &t);

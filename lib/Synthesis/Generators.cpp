@@ -17,9 +17,11 @@ namespace {
 using C = Collective;
 constexpr C kRing[] = {C::allreduce, C::reducescatter, C::allgather, C::broadcast, C::reduce};
 constexpr C kBidirRing[] = {C::allreduce, C::reducescatter, C::allgather};
+constexpr C kMultiRing[] = {C::allreduce, C::reducescatter, C::allgather};
 constexpr C kDoubling[] = {C::allreduce, C::allgather};
 constexpr C kHalving[] = {C::allreduce, C::reducescatter};
 constexpr C kBruck[] = {C::reducescatter, C::allgather, C::alltoall};
+constexpr C kPat[] = {C::reducescatter, C::allgather};
 constexpr C kPairwise[] = {C::alltoall};
 constexpr C kOneShot[] = {C::allreduce, C::reducescatter, C::allgather, C::broadcast,
                           C::reduce};
@@ -35,6 +37,10 @@ const Generator kGenerators[] = {
      "two counter-rotating rings on channels 0 and 1, each on half the buffer; "
      "both directions of every link busy",
      kBidirRing, anyRanks, bidirRing},
+    {"multi-ring",
+     "k rings (default 2) over different rank orders, each on its own channel and "
+     "1/k of the buffer; large messages where GPU pairs have links of their own",
+     kMultiRing, refuseMultiRing, multiRing},
     {"recursive-doubling",
      "log2(R) pairwise exchanges of doubling distance; few steps, power-of-two ranks",
      kDoubling,
@@ -52,6 +58,10 @@ const Generator kGenerators[] = {
      recursiveHalving},
     {"bruck", "ceil(log2 R) steps for any rank count; the small-message choice", kBruck,
      anyRanks, bruck},
+    {"pat",
+     "NCCL's PAT: shifted binomial trees, one peer per round, ceil(log2 R) rounds for "
+     "any rank count; small and medium messages at scale",
+     kPat, anyRanks, pat},
     {"pairwise", "one direct exchange per pair of ranks", kPairwise, anyRanks, pairwise},
     {"one-shot",
      "every rank reads (or the root writes) all peers at once: one step; NVLink "
