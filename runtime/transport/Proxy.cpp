@@ -5,8 +5,11 @@
 #include "src/Env.h"
 
 #include <chrono>
+#include <sys/mman.h>
 
 using namespace collrt;
+
+void Proxy::Unmap::operator()(char *p) const { munmap(p, bytes); }
 
 void Proxy::start(Wire &wire) {
   thread = std::thread([this, &wire] { run(wire); });
@@ -33,9 +36,12 @@ collc::Fifo Proxy::addSend(int peer, int window, uint64_t offset, int32_t slots,
   std::lock_guard<std::mutex> lock(mutex);
   SendConn &c = sends[{peer, window, offset}];
   c.peer = peer;
-  c.memory.assign(fifoBytes(slots, slotBytes) + 64, 0);
-  char *base = c.memory.data() + (64 - reinterpret_cast<uintptr_t>(c.memory.data()) % 64) % 64;
-  c.mirror = fifoAt(base, slots, slotBytes, protocol);
+  const size_t bytes = fifoBytes(slots, slotBytes);
+  void *base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED)
+    return collc::Fifo{};
+  c.memory = std::unique_ptr<char, Unmap>(static_cast<char *>(base), Unmap{bytes});
+  c.mirror = fifoAt(c.memory.get(), slots, slotBytes, protocol);
   return c.mirror;
 }
 
@@ -158,8 +164,12 @@ collResult_t ProxyTransport::shareWindow(Window &w, std::string &error) {
 
 collResult_t ProxyTransport::sendFifo(Window &w, int owner, size_t offset, int32_t slots,
                                       int64_t slotBytes, int32_t protocol, collc::Fifo &fifo,
-                                      std::string &) {
+                                      std::string &error) {
   fifo = proxy.addSend(owner, w.id, offset, slots, slotBytes, protocol);
+  if (!fifo.head) {
+    error = "no memory for a FIFO's mirror";
+    return collSystemError;
+  }
   return collSuccess;
 }
 

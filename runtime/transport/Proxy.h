@@ -81,10 +81,16 @@ public:
   bool receive(int peer, const char *data, size_t size, size_t &used, std::string &error);
 
 private:
+  // Mapped, not allocated: a mirror is zero until written, and most of
+  // its slots never are at small sizes, so no page is touched up front.
+  struct Unmap {
+    size_t bytes;
+    void operator()(char *p) const;
+  };
   struct SendConn {
     int peer;
     collc::Fifo mirror;
-    std::vector<char> memory;
+    std::unique_ptr<char, Unmap> memory{nullptr, Unmap{0}};
     uint64_t shipped = 0;
   };
   struct RecvConn {
