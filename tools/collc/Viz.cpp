@@ -2,9 +2,12 @@
 //
 // Runs one plan in the simulator at one size with every step traced, and
 // shows it two ways: a picture (ranks x threadblocks x time, a bar per step
-// coloured by its operation, drawn by plot.py) and a text summary of each
-// threadblock's busy share and its longest wait, the stalls a user looks
-// for. Every loop runs; none is extrapolated, so the size is bounded.
+// coloured by its operation, drawn by plot.py) and a text summary of the
+// busiest threadblocks, which bound the plan's time, with each one's
+// longest wait: the stalls a user looks for. Threadblocks whose steps take
+// no time (receives, which their senders' transfers stand for) are left
+// out of both. Every loop runs; none is extrapolated, so the size is
+// bounded.
 //
 //===----------------------------------------------------------------------===//
 #include "Viz.h"
@@ -36,8 +39,7 @@ cl::opt<std::string> picture("plot",
 cl::opt<std::string> spansFile("spans",
                                cl::desc("Write every traced step as JSON here"),
                                cl::value_desc("file"), cl::cat(category));
-cl::opt<unsigned> summaryRows("rows",
-                              cl::desc("Threadblocks listed, those that wait longest first"),
+cl::opt<unsigned> summaryRows("rows", cl::desc("Threadblocks listed, the busiest first"),
                               cl::init(16), cl::cat(category));
 
 /// Steps traced at most: millions of bars draw nothing a user can read.
@@ -101,11 +103,14 @@ std::string laneName(const coll::SimPlan &plan, const Lane &l) {
 
 void printSummary(llvm::raw_ostream &os, const coll::SimPlan &plan, llvm::ArrayRef<Lane> all,
                   double micros) {
+  // The busiest threadblocks bound the plan's time; a threadblock whose
+  // steps take no time (a receive that the sender's transfer stands for)
+  // says nothing.
   std::vector<const Lane *> order;
   for (const Lane &l : all)
-    if (!l.spans.empty())
+    if (l.busy > 0)
       order.push_back(&l);
-  llvm::stable_sort(order, [](const Lane *a, const Lane *b) { return a->wait > b->wait; });
+  llvm::stable_sort(order, [](const Lane *a, const Lane *b) { return a->busy > b->busy; });
   auto cell = [&](const llvm::Twine &text, unsigned width) {
     os << llvm::right_justify(text.str(), width);
   };
@@ -133,8 +138,8 @@ void printSummary(llvm::raw_ostream &os, const coll::SimPlan &plan, llvm::ArrayR
   }
   if (order.size() > shown)
     os << "... " << order.size() - shown << " more threadblocks (--rows)\n";
-  os << "busy: share of the plan's time in steps; wait: the longest gap before a step "
-        "(us), on a message, a free slot or another threadblock\n";
+  os << "busiest first; busy: share of the plan's time in steps; wait: the longest gap "
+        "before a step (us), on a message, a free slot or another threadblock\n";
 }
 
 std::string timelineJson(const coll::SimPlan &plan, llvm::ArrayRef<Lane> all, double micros,
@@ -154,7 +159,7 @@ std::string timelineJson(const coll::SimPlan &plan, llvm::ArrayRef<Lane> all, do
       // Replicas run the same steps on other loops: the first stands for
       // them, so that the rows stay readable.
       for (const Lane &l : all) {
-        if (l.replica != 0 || l.spans.empty())
+        if (l.replica != 0 || l.busy <= 0)
           continue;
         j.object([&] {
           j.attribute("label", laneName(plan, l));

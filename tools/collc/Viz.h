@@ -15,7 +15,7 @@ llvm::cl::OptionCategory &vizCategory();
 bool checkVizOptions(llvm::StringRef topology);
 
 /// Simulates the plan of `module`'s first algorithm that runs at --size on
-/// `topology`, every step traced; prints which threadblocks wait longest
+/// `topology`, every step traced; prints the busiest threadblocks and their waits
 /// and draws the timeline. Returns the exit status.
 int runViz(mlir::ModuleOp module, llvm::StringRef topology);
 
