@@ -24,7 +24,8 @@
   X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost) \
   X(cuMemcpyHtoDAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuCtxSynchronize)          \
   X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventDestroy)                 \
-  X(cuStreamIsCapturing)
+  X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo) X(cuThreadExchangeStreamCaptureMode)      \
+  X(cuUserObjectCreate) X(cuUserObjectRelease) X(cuGraphRetainUserObject)
 
 namespace collrt {
 

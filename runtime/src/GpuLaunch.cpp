@@ -13,6 +13,15 @@
 // - the abort flag and the error report, in host-mapped memory, so that
 //   collCommAbort reaches running kernels and their errors reach the host.
 //
+// A launch captured into a CUDA graph runs again on every replay, long
+// after the call returned, so it cannot share the ring of slots, scratch
+// or staging with later launches: it gets memory of its own, Args copied
+// from pinned host memory on each replay, and no event or host wait. The
+// graph owns that memory through a user object; CUDA calls its destructor
+// once the graph is gone, and the next launch frees it (a destructor may
+// make no CUDA call). The kernels read where their FIFOs stand from the
+// FIFOs themselves, so replays and plain launches interleave freely.
+//
 //===----------------------------------------------------------------------===//
 #include "src/GpuLaunch.h"
 
@@ -27,6 +36,8 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <mutex>
 
 #if __has_include(<cuda.h>)
 #include "src/CudaApi.h"
@@ -35,6 +46,20 @@ using namespace collrt;
 using collc::PlanDesc;
 
 namespace collrt {
+
+/// The memory of one captured launch, which its graph reads on replay.
+struct GraphMemory {
+  std::vector<CUdeviceptr> device;
+  std::vector<void *> host; // pinned
+};
+
+/// The graphs CUDA has destroyed, told by their user objects' destructors
+/// (on a thread of CUDA's) and read by the next launch.
+struct GraphReclaim {
+  std::mutex mutex;
+  std::vector<uint64_t> destroyed;
+  bool closed = false; // the communicator freed everything itself
+};
 
 /// What a communicator keeps on its GPU between launches.
 struct GpuState {
@@ -63,6 +88,11 @@ struct GpuState {
   // in the plan's table of threadblocks, per plan.
   std::map<const collc::AlgorithmDesc *, std::vector<std::vector<const int64_t *>>> tables;
   std::vector<CUdeviceptr> tableMemory;
+  std::vector<void *> tableSource; // pinned: a captured copy reads it on replay
+  // Captured launches' memory, by graph, until CUDA destroys the graph.
+  std::map<uint64_t, GraphMemory> graphs;
+  uint64_t lastGraph = 0;
+  std::shared_ptr<GraphReclaim> reclaim = std::make_shared<GraphReclaim>();
 };
 
 } // namespace collrt
@@ -148,10 +178,14 @@ collResult_t tablesOf(collComm *comm, GpuState &s, const collc::AlgorithmDesc *a
   }
   CUdeviceptr memory = 0;
   if (!packed.empty()) {
-    COLLRT_CU(cuMemAlloc, (&memory, packed.size() * sizeof(int64_t)));
+    const size_t bytes = packed.size() * sizeof(int64_t);
+    COLLRT_CU(cuMemAlloc, (&memory, bytes));
     s.tableMemory.push_back(memory);
-    // Pageable memory: the call returns once it has a copy of its own.
-    COLLRT_CU(cuMemcpyHtoDAsync, (memory, packed.data(), packed.size() * sizeof(int64_t), stream));
+    void *source = nullptr;
+    COLLRT_CU(cuMemHostAlloc, (&source, bytes, CU_MEMHOSTALLOC_PORTABLE));
+    s.tableSource.push_back(source);
+    memcpy(source, packed.data(), bytes);
+    COLLRT_CU(cuMemcpyHtoDAsync, (memory, source, bytes, stream));
   }
   for (int32_t p = 0; p < alg->numPlans; ++p) {
     at[p].assign(offset[p].size(), nullptr);
@@ -163,14 +197,82 @@ collResult_t tablesOf(collComm *comm, GpuState &s, const collc::AlgorithmDesc *a
   return collSuccess;
 }
 
+void freeGraphMemory(const CudaApi &cu, GraphMemory &m) {
+  for (CUdeviceptr p : m.device)
+    cu.cuMemFree(p);
+  for (void *p : m.host)
+    cu.cuMemFreeHost(p);
+  m = GraphMemory{};
+}
+
+// What a graph's user object points to: whom to tell, and which graph.
+struct GraphTicket {
+  std::shared_ptr<GraphReclaim> reclaim;
+  uint64_t graph;
+};
+
+void graphDestroyed(void *p) {
+  auto *t = static_cast<GraphTicket *>(p);
+  {
+    std::lock_guard<std::mutex> lock(t->reclaim->mutex);
+    if (!t->reclaim->closed)
+      t->reclaim->destroyed.push_back(t->graph);
+  }
+  delete t;
+}
+
+// Frees the memory of the graphs CUDA has destroyed since the last launch.
+void reclaimGraphs(GpuState &s) {
+  std::vector<uint64_t> destroyed;
+  {
+    std::lock_guard<std::mutex> lock(s.reclaim->mutex);
+    destroyed.swap(s.reclaim->destroyed);
+  }
+  for (uint64_t g : destroyed) {
+    auto it = s.graphs.find(g);
+    if (it == s.graphs.end())
+      continue;
+    freeGraphMemory(*s.cu, it->second);
+    s.graphs.erase(it);
+  }
+}
+
+// Hands `owned` to the graph that `stream` is capturing into.
+collResult_t adopt(collComm *comm, GpuState &s, CUstream stream, GraphMemory &owned) {
+  const CudaApi &cu = *s.cu;
+  CUstreamCaptureStatus status;
+  cuuint64_t id;
+  CUgraph graph = nullptr;
+  const CUgraphNode *deps = nullptr;
+  const CUgraphEdgeData *edges = nullptr;
+  size_t numDeps = 0;
+  COLLRT_CU(cuStreamGetCaptureInfo, (stream, &status, &id, &graph, &deps, &edges, &numDeps));
+  auto *ticket = new GraphTicket{s.reclaim, ++s.lastGraph};
+  CUuserObject object;
+  if (CUresult r = cu.cuUserObjectCreate(&object, ticket, &graphDestroyed, 1,
+                                         CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)) {
+    delete ticket;
+    return cudaFailed(comm, cu, "cuUserObjectCreate", r);
+  }
+  s.graphs[ticket->graph] = std::move(owned); // the destructor may run from here on
+  if (CUresult r = cu.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE)) {
+    cu.cuUserObjectRelease(object, 1);
+    return cudaFailed(comm, cu, "cuGraphRetainUserObject", r);
+  }
+  return collSuccess;
+}
+
+collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captured,
+                     GraphMemory &owned);
+
 } // namespace
 
 collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
   GpuState *s = nullptr;
   if (collResult_t r = state(comm, s))
     return r;
+  reclaimGraphs(*s);
   const CudaApi &cu = *s->cu;
-  const PlanDesc &plan = *l.plan;
   const CUstream stream = static_cast<CUstream>(l.stream);
   // A kernel of an earlier launch that failed fails this one: its output,
   // and the counters of its connections, are not what the next expects.
@@ -182,8 +284,42 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
   }
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   COLLRT_CU(cuStreamIsCapturing, (stream, &capture));
-  if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
-    return comm->fail(collInvalidUsage, "collc launches cannot be captured in a CUDA graph yet");
+  if (capture == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+    return comm->fail(collInvalidUsage, "the stream's capture into a CUDA graph was "
+                                        "invalidated before this launch");
+  const bool captured = capture == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  GraphMemory owned;
+  collResult_t r = enqueue(comm, s, l, captured, owned);
+  if (r == collSuccess && captured)
+    return adopt(comm, *s, stream, owned);
+  freeGraphMemory(cu, owned);
+  return r;
+}
+
+namespace {
+
+// Queues the launch on its stream; a captured one's memory goes to `owned`.
+collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captured,
+                     GraphMemory &owned) {
+  const CudaApi &cu = *s->cu;
+  const PlanDesc &plan = *l.plan;
+  const CUstream stream = static_cast<CUstream>(l.stream);
+  // Device memory of at least `need` bytes: the communicator's, grown,
+  // or for a captured launch its own.
+  auto memoryFor = [&](CUdeviceptr &shared, size_t &have, size_t need,
+                       CUdeviceptr &out) -> collResult_t {
+    if (!captured) {
+      collResult_t r = grow(comm, cu, shared, have, need);
+      out = shared;
+      return r;
+    }
+    out = 0;
+    if (need) {
+      COLLRT_CU(cuMemAlloc, (&out, need));
+      owned.device.push_back(out);
+    }
+    return collSuccess;
+  };
 
   const int R = comm->nranks, me = comm->rank;
   const int32_t coll = plan.collective;
@@ -192,10 +328,16 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
 
   // The buffers as the plan expects them, copies on the stream where the
   // caller's layout differs (as the host build does with memcpy).
-  if (collResult_t r = grow(comm, cu, s->staging, s->stagingBytes,
-                            size_t(2 * std::max(inBytes, outBytes) + 256)))
-    return r;
-  const CUdeviceptr stageIn = s->staging, stageOut = s->staging + ((std::max(inBytes, outBytes) + 127) & ~int64_t(127));
+  // Staging, in two halves, made on first use (a captured launch's is its
+  // own, so it is made only where the layout needs it).
+  CUdeviceptr staging = 0;
+  collResult_t staged = collSuccess;
+  const int64_t half = (std::max(inBytes, outBytes) + 127) & ~int64_t(127);
+  auto stage = [&](int which) -> CUdeviceptr {
+    if (!staging && staged == collSuccess)
+      staged = memoryFor(s->staging, s->stagingBytes, size_t(2 * half + 128), staging);
+    return staging ? staging + which * half : 0;
+  };
   auto at = [](const void *p) { return CUdeviceptr(reinterpret_cast<uintptr_t>(p)); };
   CUdeviceptr send = at(l.send), recv = at(l.recv), in = send, out = recv, copyBack = 0;
   auto overlap = [](CUdeviceptr a, int64_t na, CUdeviceptr b, int64_t nb) {
@@ -206,16 +348,21 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
     if (dst == src || !n)
       return collSuccess;
     if (overlap(dst, n, src, n)) {
-      COLLRT_CU(cuMemcpyDtoDAsync, (stageOut, src, n, stream));
-      src = stageOut;
+      const CUdeviceptr via = stage(1);
+      if (staged != collSuccess)
+        return staged;
+      COLLRT_CU(cuMemcpyDtoDAsync, (via, src, n, stream));
+      src = via;
     }
     COLLRT_CU(cuMemcpyDtoDAsync, (dst, src, n, stream));
     return collSuccess;
   };
   if (coll == collc::kBroadcast && me != plan.root && !send)
-    in = send = stageIn;
+    in = send = stage(0);
   if (coll == collc::kReduce && me != plan.root && !recv)
-    out = recv = stageOut;
+    out = recv = stage(1);
+  if (staged != collSuccess)
+    return staged;
   collResult_t moved = collSuccess;
   if (plan.inplace) {
     if (coll == collc::kAllGather) {
@@ -223,8 +370,8 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
       moved = move(in, send, unit);
     } else if (coll == collc::kReduceScatter) {
       if (recv != send + me * unit) {
-        in = stageIn;
-        moved = move(in, send, inBytes);
+        in = stage(0);
+        moved = staged != collSuccess ? staged : move(in, send, inBytes);
         copyBack = recv;
       }
       out = in + me * unit;
@@ -233,34 +380,37 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
       in = out = recv;
     }
   } else if (overlap(send, inBytes, recv, outBytes)) {
-    in = stageIn;
-    moved = move(in, send, inBytes);
+    in = stage(0);
+    moved = staged != collSuccess ? staged : move(in, send, inBytes);
   }
   if (moved != collSuccess)
     return moved;
 
   const int64_t loops = (E + plan.chunks * l.slice - 1) / (plan.chunks * l.slice);
-  for (int32_t k = 0; k < plan.numScratch; ++k)
-    if (collResult_t r = grow(comm, cu, s->scratch[k], s->scratchBytes[k],
-                              size_t(loops * plan.scratchChunks[k] * l.slice * es)))
+  char *scratch[collc::kMaxScratch] = {};
+  for (int32_t k = 0; k < plan.numScratch; ++k) {
+    CUdeviceptr at = 0;
+    if (collResult_t r = memoryFor(s->scratch[k], s->scratchBytes[k],
+                                   size_t(loops * plan.scratchChunks[k] * l.slice * es), at))
       return r;
+    scratch[k] = reinterpret_cast<char *>(at);
+  }
   const std::vector<std::vector<const int64_t *>> *tables = nullptr;
   if (collResult_t r = tablesOf(comm, *s, l.algorithm, stream, tables))
     return r;
   const int32_t p = int32_t(l.plan - l.algorithm->plans);
 
-  // Args and zeroed progress counters in the next slot.
+  // Args and zeroed progress counters: in the next slot, or for a
+  // captured launch in memory of its own.
   const int32_t tbs = plan.numThreadblocks;
   std::vector<collc::Args> args;
   const size_t progressBytes = (size_t(tbs) * l.shape.replicas * 8 + 127) & ~size_t(127);
-  GpuState::Slot &slot = s->slots[s->next++ % s->slots.size()];
+  GpuState::Slot own;
+  GpuState::Slot &slot = captured ? own : s->slots[s->next++ % s->slots.size()];
   if (slot.pending)
     COLLRT_CU(cuEventSynchronize, (slot.done));
   slot.pending = false;
   const auto flag = [&](size_t offset) { return s->deviceFlags + offset; };
-  char *scratch[collc::kMaxScratch];
-  for (int32_t k = 0; k < collc::kMaxScratch; ++k)
-    scratch[k] = reinterpret_cast<char *>(s->scratch[k]);
   for (int32_t e = 0; e < tbs * l.shape.replicas; ++e) {
     const int32_t i = e % tbs, replica = e / tbs;
     const collc::ThreadblockDesc &tb = plan.threadblocks[i];
@@ -288,11 +438,21 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
     slot.bytes = 0;
     COLLRT_CU(cuMemAlloc, (&slot.memory, progressBytes + argsBytes));
     slot.bytes = progressBytes + argsBytes;
+    if (captured)
+      owned.device.push_back(slot.memory);
   }
   for (collc::Args &a : args)
     a.progress = reinterpret_cast<uint64_t *>(slot.memory + reinterpret_cast<uintptr_t>(a.progress));
   COLLRT_CU(cuMemsetD8Async, (slot.memory, 0, progressBytes, stream));
-  COLLRT_CU(cuMemcpyHtoDAsync, (slot.memory + progressBytes, args.data(), argsBytes, stream));
+  const void *argsSource = args.data(); // pageable: copied before the call returns
+  if (captured) {                       // pinned: read again on every replay
+    void *pinned = nullptr;
+    COLLRT_CU(cuMemHostAlloc, (&pinned, argsBytes, CU_MEMHOSTALLOC_PORTABLE));
+    owned.host.push_back(pinned);
+    memcpy(pinned, args.data(), argsBytes);
+    argsSource = pinned;
+  }
+  COLLRT_CU(cuMemcpyHtoDAsync, (slot.memory + progressBytes, argsSource, argsBytes, stream));
 
   const collc::DeviceLaunch launch{
       reinterpret_cast<const collc::Args *>(slot.memory + progressBytes), int32_t(args.size()),
@@ -304,12 +464,34 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
       return comm->fail(collUnhandledCudaError, std::string("collc's avg division: ") + e);
   if (copyBack)
     COLLRT_CU(cuMemcpyDtoDAsync, (copyBack, out, unit, stream));
-  COLLRT_CU(cuEventRecord, (slot.done, stream));
-  slot.pending = true;
+  if (!captured) {
+    COLLRT_CU(cuEventRecord, (slot.done, stream));
+    slot.pending = true;
+  }
   if (Env::get().debug && me == 0)
-    fprintf(stderr, "collc INFO plan %s on the GPU: %zu threadblocks of %d threads, queued\n",
-            plan.name, args.size(), launch.threads);
+    fprintf(stderr, "collc INFO plan %s on the GPU: %zu threadblocks of %d threads, %s\n",
+            plan.name, args.size(), launch.threads,
+            captured ? "captured into a CUDA graph" : "queued");
   return collSuccess;
+}
+
+} // namespace
+
+collrt::RelaxedCapture::RelaxedCapture() {
+  std::string why;
+  if (const CudaApi *cu = cudaDriver(why)) {
+    CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+    changed = cu->cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS;
+    mode = int(m);
+  }
+}
+
+collrt::RelaxedCapture::~RelaxedCapture() {
+  std::string why;
+  if (changed) {
+    CUstreamCaptureMode m = CUstreamCaptureMode(mode);
+    cudaDriver(why)->cuThreadExchangeStreamCaptureMode(&m);
+  }
 }
 
 void collrt::abortGpu(collComm *comm) {
@@ -336,6 +518,15 @@ void collrt::releaseGpu(collComm *comm) {
     cu.cuMemFree(s->staging);
   for (CUdeviceptr p : s->tableMemory)
     cu.cuMemFree(p);
+  for (void *p : s->tableSource)
+    cu.cuMemFreeHost(p);
+  // Graphs that outlive the communicator have nothing left to run on.
+  {
+    std::lock_guard<std::mutex> lock(s->reclaim->mutex);
+    s->reclaim->closed = true;
+  }
+  for (auto &[graph, memory] : s->graphs)
+    freeGraphMemory(cu, memory);
   if (s->flags)
     cu.cuMemFreeHost(s->flags);
   delete s;
@@ -353,6 +544,8 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &) {
   cudaDriver(why);
   return comm->fail(collUnhandledCudaError, why);
 }
+collrt::RelaxedCapture::RelaxedCapture() {}
+collrt::RelaxedCapture::~RelaxedCapture() {}
 void collrt::abortGpu(collComm *) {}
 void collrt::releaseGpu(collComm *) {}
 

@@ -37,6 +37,21 @@ struct GpuLaunch {
 /// Runs `launch` on the current device. The caller has checked the
 /// arguments and made the FIFOs.
 collResult_t launchOnGpu(collComm *comm, const GpuLaunch &launch);
+
+/// While it lives, this thread may make the CUDA calls that a stream
+/// capture forbids (allocations, VMM mappings), as NCCL does: the launch
+/// captured into a graph may be the first, which connects the FIFOs.
+class RelaxedCapture {
+public:
+  RelaxedCapture();
+  ~RelaxedCapture();
+  RelaxedCapture(const RelaxedCapture &) = delete;
+  RelaxedCapture &operator=(const RelaxedCapture &) = delete;
+
+private:
+  int mode = 0;
+  bool changed = false;
+};
 /// Tells this communicator's running kernels to stop (collCommAbort).
 void abortGpu(collComm *comm);
 /// Frees what launchOnGpu made, after the kernels have ended.

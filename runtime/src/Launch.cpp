@@ -21,6 +21,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 using namespace collrt;
@@ -228,7 +229,9 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
                       " chunks, not " + std::to_string(E));
   AlgorithmSetup *setup;
   const MemoryBackend *memory = nullptr; // host memory
+  std::optional<RelaxedCapture> relaxed;
   if (gpu) {
+    relaxed.emplace();
     std::string why;
     if (!(memory = cudaMemory(why)))
       return comm->fail(collUnhandledCudaError, why);
@@ -456,7 +459,7 @@ extern "C" collResult_t collRegisterAlgorithm(collComm_t comm, const void *algor
 
 namespace {
 collResult_t dispatch(collComm_t comm, int32_t coll, int root, const void *send, void *recv,
-                      size_t count, collDataType_t type, collRedOp_t op) {
+                      size_t count, collDataType_t type, collRedOp_t op, collStream_t stream) {
   if (!comm)
     return collInvalidArgument;
   for (const AlgorithmDesc *alg : comm->registered) {
@@ -467,7 +470,7 @@ collResult_t dispatch(collComm_t comm, int32_t coll, int root, const void *send,
     if (Env::get().debug && comm->rank == 0)
       fprintf(stderr, "collc INFO %s of %zu elements: algorithm %s (%s), the first registered "
               "for %d ranks\n", collectiveName(coll), count, alg->name, alg->source, comm->nranks);
-    return collLaunch(comm, alg, send, recv, count, type, op, nullptr);
+    return collLaunch(comm, alg, send, recv, count, type, op, stream);
   }
   return comm->fail(collInvalidUsage, std::string("no registered algorithm does ") +
                                           collectiveName(coll) + " on " +
@@ -478,27 +481,27 @@ collResult_t dispatch(collComm_t comm, int32_t coll, int root, const void *send,
 
 extern "C" {
 collResult_t collAllReduce(const void *s, void *r, size_t n, collDataType_t t, collRedOp_t op,
-                           collComm_t c, collStream_t) {
-  return dispatch(c, collc::kAllReduce, -1, s, r, n, t, op);
+                           collComm_t c, collStream_t st) {
+  return dispatch(c, collc::kAllReduce, -1, s, r, n, t, op, st);
 }
 collResult_t collAllGather(const void *s, void *r, size_t n, collDataType_t t, collComm_t c,
-                           collStream_t) {
-  return dispatch(c, collc::kAllGather, -1, s, r, n, t, collSum);
+                           collStream_t st) {
+  return dispatch(c, collc::kAllGather, -1, s, r, n, t, collSum, st);
 }
 collResult_t collReduceScatter(const void *s, void *r, size_t n, collDataType_t t,
-                               collRedOp_t op, collComm_t c, collStream_t) {
-  return dispatch(c, collc::kReduceScatter, -1, s, r, n, t, op);
+                               collRedOp_t op, collComm_t c, collStream_t st) {
+  return dispatch(c, collc::kReduceScatter, -1, s, r, n, t, op, st);
 }
 collResult_t collAlltoAll(const void *s, void *r, size_t n, collDataType_t t, collComm_t c,
-                          collStream_t) {
-  return dispatch(c, collc::kAllToAll, -1, s, r, n, t, collSum);
+                          collStream_t st) {
+  return dispatch(c, collc::kAllToAll, -1, s, r, n, t, collSum, st);
 }
 collResult_t collBroadcast(const void *s, void *r, size_t n, collDataType_t t, int root,
-                           collComm_t c, collStream_t) {
-  return dispatch(c, collc::kBroadcast, root, s, r, n, t, collSum);
+                           collComm_t c, collStream_t st) {
+  return dispatch(c, collc::kBroadcast, root, s, r, n, t, collSum, st);
 }
 collResult_t collReduce(const void *s, void *r, size_t n, collDataType_t t, collRedOp_t op,
-                        int root, collComm_t c, collStream_t) {
-  return dispatch(c, collc::kReduce, root, s, r, n, t, op);
+                        int root, collComm_t c, collStream_t st) {
+  return dispatch(c, collc::kReduce, root, s, r, n, t, op, st);
 }
 }

@@ -39,6 +39,16 @@ expect 0 PASS rechalving_allreduce rechalving --count 100000 --dtype uint64 --op
 expect 0 PASS hier_allreduce hier --count 100003 --dtype bfloat16 --op avg --iters 2
 expect 0 PASS ring_allreduce ring --api --count 4097 --dtype int32
 
+# Captured into a CUDA graph: nothing runs at capture (the first launch,
+# which also connects the FIFOs), then replays and plain launches take
+# turns on the same FIFOs; staging, scratch and avg run on every replay.
+COLL_DEBUG=INFO expect 0 "captured into a CUDA graph" ring_allreduce ring --count 100003 --graph --iters 4
+expect 0 PASS ring_allreduce ring --count 1000003 --dtype half --op avg --inplace --graph --iters 3
+expect 0 PASS ring_reducescatter ring_rs --count 65537 --dtype float --op sum --inplace --graph --iters 3
+expect 0 PASS hier_allreduce hier --count 100003 --dtype bfloat16 --op max --graph --iters 3
+expect 0 PASS tree_broadcast binomial_bcast --count 10001 --dtype int32 --graph --iters 3
+expect 0 PASS ring_allreduce ring --api --count 4097 --dtype int64 --op prod --graph --iters 3
+
 # What the GPU path does not run yet, refused with the reason.
 expect 1 "reaches other ranks' buffers (multimem or peer windows), which collrt does not run on the GPU yet" \
   twoshot_h100 twoshot --count 4096

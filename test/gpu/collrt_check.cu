@@ -6,8 +6,8 @@
 // communicator and stream on the one GPU) or a process of its own
 // (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, collCommInitEnv). Each case
 // runs in and out of place, checked bit-exactly; then a timed 64 MiB
-// allreduce, and a capture into a CUDA graph, which collrt must refuse
-// cleanly for now. One row per rank 0 result, in run.sh's columns.
+// allreduce, and a capture into a CUDA graph replayed between plain
+// launches, each checked. One row per rank 0 result, in run.sh's columns.
 //
 //===----------------------------------------------------------------------===//
 #include "ring_allreduce.h"
@@ -122,21 +122,64 @@ double timeLarge(collComm_t comm, cudaStream_t stream) {
   return best;
 }
 
-// A capture of collc_ring must fail with collInvalidUsage and leave the
-// stream usable.
-std::string captureRefused(collComm_t comm, cudaStream_t stream) {
-  float *buf = nullptr;
-  cudaMalloc(&buf, 1024 * sizeof(float));
-  cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed);
-  collResult_t r = collc_ring(buf, buf, 1024, collFloat32, collSum, comm, stream);
+// collc_ring captured into a CUDA graph (thread-local mode: the other
+// ranks may be threads of this process) runs nothing until replayed; then
+// replays and plain launches take turns, each checked, and a launch after
+// the graph is destroyed is still right. Empty if all passed.
+std::string graphReplays(collComm_t comm, int rank, int n, cudaStream_t stream) {
+  const Case c{1000003, collFloat32, collSum, "float/sum"};
+  const size_t bytes = c.count * sizeof(float);
+  std::vector<char> input = fill<float>(c, rank), host(bytes);
+  float *in = nullptr, *out = nullptr;
+  if (cudaMalloc(&in, bytes) || cudaMalloc(&out, bytes))
+    return "graph: cudaMalloc failed";
+  std::string why;
+  auto refill = [&] {
+    cudaMemcpy(in, input.data(), bytes, cudaMemcpyHostToDevice);
+    cudaMemset(out, 0xA5, bytes);
+  };
+  auto result = [&](const char *when) {
+    if (cudaError_t e = cudaStreamSynchronize(stream))
+      return std::string(when) + cudaGetErrorString(e);
+    cudaMemcpy(host.data(), out, bytes, cudaMemcpyDeviceToHost);
+    std::string wrong = check<float>(c, n, host);
+    return wrong.empty() ? wrong : when + wrong;
+  };
+  refill();
   cudaGraph_t graph = nullptr;
-  cudaStreamEndCapture(stream, &graph);
+  cudaGraphExec_t exec = nullptr;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+  collResult_t r = collc_ring(in, out, c.count, c.type, c.op, comm, stream);
+  cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  if (r != collSuccess)
+    why = std::string("graph: capture: ") + collGetErrorString(r) + ": " + collGetLastError(comm);
+  else if (ended)
+    why = std::string("graph: cudaStreamEndCapture: ") + cudaGetErrorString(ended);
+  else if (cudaError_t e = cudaGraphInstantiate(&exec, graph, 0))
+    why = std::string("graph: cudaGraphInstantiate: ") + cudaGetErrorString(e);
+  for (int k = 0; k < 4 && why.empty(); ++k) {
+    refill();
+    if (k % 2 == 0)
+      cudaGraphLaunch(exec, stream);
+    else if (collc_ring(in, out, c.count, c.type, c.op, comm, stream))
+      why = std::string("graph: plain launch: ") + collGetLastError(comm);
+    if (why.empty())
+      why = result(k % 2 == 0 ? "graph: replay: " : "graph: plain launch between replays: ");
+  }
+  if (exec)
+    cudaGraphExecDestroy(exec);
   if (graph)
     cudaGraphDestroy(graph);
-  cudaFree(buf);
-  if (r != collInvalidUsage)
-    return std::string("capture not refused: ") + collGetErrorString(r);
-  return "";
+  if (why.empty()) {
+    refill();
+    if (collc_ring(in, out, c.count, c.type, c.op, comm, stream))
+      why = std::string("graph: launch after destroying it: ") + collGetLastError(comm);
+    else
+      why = result("graph: launch after destroying it: ");
+  }
+  cudaFree(in);
+  cudaFree(out);
+  return why;
 }
 
 void row(const char *plan, bool ok, double us, int n, const std::string &note) {
@@ -159,7 +202,7 @@ Outcome rank(collComm_t comm, int r, int n) {
   if (o.why.empty() && (o.us = timeLarge(comm, stream)) < 0)
     o.why = std::string("timed run: ") + collGetLastError(comm);
   if (o.why.empty())
-    o.why = captureRefused(comm, stream);
+    o.why = graphReplays(comm, r, n, stream);
   cudaStreamDestroy(stream);
   return o;
 }
@@ -196,7 +239,7 @@ int main(int argc, char **argv) {
       if (!outcomes[r].why.empty())
         why = "rank " + std::to_string(r) + ": " + outcomes[r].why;
     row(("collrt/threads x" + std::to_string(n)).c_str(), why.empty(), outcomes[0].us, n,
-        why.empty() ? "every rank a thread, one GPU; graph capture refused" : why);
+        why.empty() ? "every rank a thread, one GPU; graph capture and replay" : why);
     return why.empty() ? 0 : 1;
   }
   collComm_t comm = nullptr;
@@ -212,6 +255,6 @@ int main(int argc, char **argv) {
   if (r == 0 || !o.why.empty())
     row(("collrt/processes x" + std::to_string(n) + (r ? " rank " + std::to_string(r) : ""))
             .c_str(),
-        o.why.empty(), o.us, n, o.why.empty() ? "a process per rank, one GPU, VMM handles" : o.why);
+        o.why.empty(), o.us, n, o.why.empty() ? "a process per rank, one GPU, VMM handles; graph capture and replay" : o.why);
   return o.why.empty() ? 0 : 1;
 }

@@ -155,7 +155,7 @@ section_one_launch() {
 # allreduce of COLLRT_RANKS ranks, 2 by default, FIFO steps only) through
 # collrt on this GPU, (a) every rank a thread of one process, (b) a process
 # per rank over CUDA VMM handles, under MPS where this machine has it; each
-# also checks (d) that a CUDA graph capture is refused cleanly.
+# also checks (d) a CUDA graph capture, replayed between plain launches.
 collrt_rows() { # LOG NAME EXIT
   local p f
   read -r p f < <(awk '$2 == "PASS" { p++ } $2 == "FAIL" { f++ } END { print p + 0, f + 0 }' "$1")

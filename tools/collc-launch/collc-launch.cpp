@@ -10,6 +10,7 @@
 #include "collc/abi.h"
 #include "collrt.h"
 
+#include "Graph.h"
 #include "ranks/Expected.h"
 #include "ranks/Names.h"
 #include "ranks/Spawn.h"
@@ -47,6 +48,9 @@ struct Options {
   int apiCollective = -1, apiRoot = -1;
   // Input and output in collMemAlloc memory registered as a window.
   bool registered = false;
+  // Capture the first launch into a CUDA graph and replay it (plans built
+  // for the GPU, with a driver that reaches host memory: the fake one).
+  bool graph = false;
   // Child only.
   int child = -1;
   int idFd = -1;
@@ -69,14 +73,18 @@ int usage(const char *why) {
           "usage: collc-launch KERNEL.so --ranks R [--algorithm NAME] [--count N]\n"
           "         [--dtype T] [--op OP] [--inplace] [--iters K] [--repeat K]\n"
           "         [--transport shm|socket] [--api [--api-as COLL] [--api-root R]]\n"
-          "         [--registered]\n"
+          "         [--registered] [--graph]\n"
           "  T: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
           "     (float16, float32, float64 too); OP: sum prod max min avg\n"
           "  --api: register the algorithm, call collAllReduce, collBroadcast ... (the\n"
           "     collective's entry point) instead of collLaunch; --api-as COLL calls\n"
           "     another collective's, --api-root R passes another root\n"
           "  --registered: input and output in collMemAlloc memory registered as a\n"
-          "     window (collCommWindowRegister)\n",
+          "     window (collCommWindowRegister)\n"
+          "  --graph: capture a launch into a CUDA graph on a stream of its own, check\n"
+          "     that nothing ran, then replay it on even iterations and launch plainly\n"
+          "     on odd ones, checking every result (the driver COLL_CUDA_LIBRARY\n"
+          "     names must reach host memory)\n",
           why);
   return 2;
 }
@@ -118,6 +126,8 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       o.api = true;
     else if (a == "--registered")
       o.registered = true;
+    else if (a == "--graph")
+      o.graph = true;
     else if (a == "--api-root") {
       o.api = true;
       ok = in.integer(o.apiRoot, 0, 4095);
@@ -208,50 +218,115 @@ void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm,
   // The NCCL-style entry points pick the registered algorithm themselves.
   const int apiColl = o.apiCollective >= 0 ? o.apiCollective : coll;
   const int apiRoot = o.apiRoot >= 0 ? o.apiRoot : plan.root;
+  void *stream = nullptr;
   auto launch = [&](const T *in, T *out) {
     const size_t n = size_t(E);
     if (!o.api)
-      return collLaunch(comm, alg, in, out, n, o.dtype, o.op, nullptr);
+      return collLaunch(comm, alg, in, out, n, o.dtype, o.op, stream);
     switch (apiColl) {
-    case collc::kAllReduce: return collAllReduce(in, out, n, o.dtype, o.op, comm, nullptr);
+    case collc::kAllReduce: return collAllReduce(in, out, n, o.dtype, o.op, comm, stream);
     case collc::kReduceScatter:
-      return collReduceScatter(in, out, n, o.dtype, o.op, comm, nullptr);
-    case collc::kAllGather: return collAllGather(in, out, n, o.dtype, comm, nullptr);
-    case collc::kAllToAll: return collAlltoAll(in, out, n, o.dtype, comm, nullptr);
-    case collc::kBroadcast: return collBroadcast(in, out, n, o.dtype, apiRoot, comm, nullptr);
-    default: return collReduce(in, out, n, o.dtype, o.op, apiRoot, comm, nullptr);
+      return collReduceScatter(in, out, n, o.dtype, o.op, comm, stream);
+    case collc::kAllGather: return collAllGather(in, out, n, o.dtype, comm, stream);
+    case collc::kAllToAll: return collAlltoAll(in, out, n, o.dtype, comm, stream);
+    case collc::kBroadcast: return collBroadcast(in, out, n, o.dtype, apiRoot, comm, stream);
+    default: return collReduce(in, out, n, o.dtype, o.op, apiRoot, comm, stream);
     }
   };
-  if (o.api) {
-    if (collResult_t res = collRegisterAlgorithm(comm, alg)) {
-      rep.result = res;
-      snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", r, collGetErrorString(res),
-               collGetLastError(comm));
-      return;
-    }
-  }
-  double best = 1e30;
-  for (int it = 0; it < o.iters; ++it) {
+  auto failed = [&](collResult_t res) {
+    rep.result = res;
+    snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", r, collGetErrorString(res),
+             collGetLastError(comm));
+  };
+  auto refill = [&] {
     memset(static_cast<void *>(o.inplace ? a : b), 0xA5, (o.inplace ? aN : bN) * sizeof(T));
     fillInput(send, r, inN, o.op);
-    auto start = std::chrono::steady_clock::now();
-    collResult_t res = launch(send, recv);
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (res != collSuccess) {
-      rep.result = res;
-      snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", r, collGetErrorString(res),
-               collGetLastError(comm));
+  };
+  auto wrong = [&](const char *when) {
+    std::string first;
+    rep.wrong = compare(recv, want, checked, first);
+    if (rep.wrong)
+      snprintf(rep.message, sizeof rep.message, "rank %d, %s%s (%lld wrong)", r, when,
+               first.c_str(), (long long)rep.wrong);
+    return rep.wrong != 0;
+  };
+  if (o.api) {
+    if (collResult_t res = collRegisterAlgorithm(comm, alg))
+      return failed(res);
+  }
+
+  GraphDriver cuda;
+  void *graph = nullptr, *exec = nullptr;
+  if (o.graph) {
+    std::string error;
+    auto driverFailed = [&](const char *call, int res) {
+      snprintf(rep.message, sizeof rep.message, "rank %d: %s failed (CUDA error %d)", r, call,
+               res);
+    };
+    if (!cuda.open(error)) {
+      snprintf(rep.message, sizeof rep.message, "rank %d: %s", r, error.c_str());
       return;
     }
-    best = std::min(best, s);
+    if (int res = cuda.streamCreate(&stream, 0))
+      return driverFailed("cuStreamCreate", res);
+    refill();
+    const std::vector<T> before(o.inplace ? a : b, (o.inplace ? a : b) + (o.inplace ? aN : bN));
+    if (int res = cuda.beginCapture(stream, 0))
+      return driverFailed("cuStreamBeginCapture", res);
+    collResult_t res = launch(send, recv);
+    int ended = cuda.endCapture(stream, &graph);
+    if (res != collSuccess)
+      return failed(res);
+    if (ended)
+      return driverFailed("cuStreamEndCapture", ended);
+    if (memcmp(before.data(), o.inplace ? a : b, before.size() * sizeof(T))) {
+      snprintf(rep.message, sizeof rep.message, "rank %d: the captured launch ran while "
+                                                 "being captured", r);
+      return;
+    }
+    if (int res = cuda.instantiate(&exec, graph, 0))
+      return driverFailed("cuGraphInstantiate", res);
   }
-  std::string first;
-  rep.wrong = compare(recv, want, checked, first);
+
+  double best = 1e30;
+  for (int it = 0; it < o.iters; ++it) {
+    refill();
+    auto start = std::chrono::steady_clock::now();
+    // With --graph, replays and plain launches take turns: each starts
+    // from the FIFO counters the other left.
+    collResult_t res = collSuccess;
+    if (exec && it % 2 == 0) {
+      if (int e = cuda.graphLaunch(exec, stream)) {
+        snprintf(rep.message, sizeof rep.message, "rank %d: cuGraphLaunch failed (CUDA error "
+                                                  "%d)", r, e);
+        return;
+      }
+    } else {
+      res = launch(send, recv);
+    }
+    if (stream)
+      cuda.streamSynchronize(stream);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (res != collSuccess)
+      return failed(res);
+    best = std::min(best, s);
+    if (o.graph && wrong(it % 2 == 0 ? "after a graph replay, " : "after a plain launch, "))
+      return;
+  }
+  if (o.graph) {
+    // The graph's memory goes back to collrt, which frees it at the next
+    // launch: that launch must still be right.
+    cuda.execDestroy(exec);
+    cuda.graphDestroy(graph);
+    refill();
+    if (collResult_t res = launch(send, recv))
+      return failed(res);
+    if (wrong("after the graph was destroyed, "))
+      return;
+    cuda.streamDestroy(stream);
+  }
   rep.seconds = best;
-  rep.ok = rep.wrong == 0;
-  if (!rep.ok)
-    snprintf(rep.message, sizeof rep.message, "rank %d, %s (%lld wrong)", r, first.c_str(),
-             (long long)rep.wrong);
+  rep.ok = !wrong("");
 }
 
 int child(const Options &o) {

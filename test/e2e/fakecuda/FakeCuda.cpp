@@ -4,17 +4,29 @@
 // path runs where there is no GPU: "device" memory is host memory, VMM
 // allocations are memfds (exported and imported as their descriptors, as
 // POSIX-fd handles are), every copy and memset happens at once, streams
-// and events are in order by construction. Only the calls CudaApi.h lists.
+// and events are in order by construction. Only the calls CudaApi.h lists,
+// and those a test needs to capture a launch into a graph and replay it.
 // FAKE_CUDA_FAIL=NAME makes the call NAME fail with out-of-memory, so that
 // tests see how collrt reports a failing call.
+//
+// Capture records what a stream is given (copies, memsets, and kernels
+// through fakeCudaRecord) and a graph launch runs it again; graphs hold
+// user objects as CUDA's do. As CUDA does in its default (global) mode, a
+// capture forbids allocations and synchronisation, on every thread that
+// has not switched to relaxed mode.
 //
 //===----------------------------------------------------------------------===//
 #include <cuda.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 void *at(CUdeviceptr p) { return reinterpret_cast<void *>(uintptr_t(p)); }
@@ -25,13 +37,61 @@ bool failing(const char *call) {
   const char *which = getenv("FAKE_CUDA_FAIL");
   return which && !strcmp(which, call);
 }
+
+struct UserObject {
+  void *ptr;
+  CUhostFn destroy;
+  unsigned refs;
+};
+void release(UserObject *o, unsigned n) {
+  if ((o->refs -= n) == 0) {
+    o->destroy(o->ptr);
+    delete o;
+  }
+}
+
+using Ops = std::vector<std::function<void()>>;
+struct Graph {
+  std::shared_ptr<Ops> ops = std::make_shared<Ops>();
+  std::vector<UserObject *> objects; // one reference each
+};
+struct Exec {
+  std::shared_ptr<Ops> ops;
+  std::vector<UserObject *> objects;
+};
+
+std::mutex mutex; // guards captures
+std::map<CUstream, Graph *> captures;
+cuuint64_t captureIds = 0;
+thread_local CUstreamCaptureMode threadMode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+// Whether a call that may synchronise is forbidden on this thread now.
+bool forbidden() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return !captures.empty() && threadMode != CU_STREAM_CAPTURE_MODE_RELAXED;
+}
+
+// Runs `op` now, or records it where `s` is capturing.
+void enqueue(CUstream s, std::function<void()> op) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = captures.find(s);
+    if (it != captures.end()) {
+      it->second->ops->push_back(std::move(op));
+      return;
+    }
+  }
+  op();
+}
 } // namespace
 
 extern "C" {
 
 CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
 CUresult cuGetErrorName(CUresult r, const char **name) {
-  *name = r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_FAKE";
+  *name = r == CUDA_ERROR_OUT_OF_MEMORY                 ? "CUDA_ERROR_OUT_OF_MEMORY"
+          : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
+                                                       : "CUDA_ERROR_FAKE";
   return CUDA_SUCCESS;
 }
 CUresult cuDriverGetVersion(int *v) {
@@ -62,6 +122,8 @@ CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *,
 }
 CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *,
                      unsigned long long) {
+  if (forbidden())
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (failing("cuMemCreate"))
     return CUDA_ERROR_OUT_OF_MEMORY;
   int fd = memfd_create("fake-cuda", MFD_CLOEXEC);
@@ -117,11 +179,13 @@ CUresult cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) {
   memset(at(p), v, n);
   return CUDA_SUCCESS;
 }
-CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream) {
-  memset(at(p), v, n);
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
+  enqueue(s, [=] { memset(at(p), v, n); });
   return CUDA_SUCCESS;
 }
 CUresult cuMemAlloc(CUdeviceptr *p, size_t n) {
+  if (forbidden())
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (failing("cuMemAlloc"))
     return CUDA_ERROR_OUT_OF_MEMORY;
   void *r = aligned_alloc(256, (n + 255) & ~size_t(255));
@@ -135,6 +199,8 @@ CUresult cuMemFree(CUdeviceptr p) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned int) {
+  if (forbidden())
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   *p = calloc(1, n);
   return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -146,15 +212,19 @@ CUresult cuMemFreeHost(void *p) {
   free(p);
   return CUDA_SUCCESS;
 }
-CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream) {
-  memcpy(at(d), s, n);
+// A captured copy reads its source again on every replay, as CUDA's does.
+CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream stream) {
+  enqueue(stream, [=] { memcpy(at(d), s, n); });
   return CUDA_SUCCESS;
 }
-CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) {
-  memmove(at(d), at(s), n);
+CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream stream) {
+  enqueue(stream, [=] { memmove(at(d), at(s), n); });
   return CUDA_SUCCESS;
 }
-CUresult cuCtxSynchronize() { return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return captures.empty() ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
 
 CUresult cuEventCreate(CUevent *e, unsigned int) {
   static char events;
@@ -162,11 +232,123 @@ CUresult cuEventCreate(CUevent *e, unsigned int) {
   return CUDA_SUCCESS;
 }
 CUresult cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
-CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+CUresult cuEventSynchronize(CUevent) {
+  return forbidden() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
 CUresult cuEventDestroy(CUevent) { return CUDA_SUCCESS; }
-CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus *s) {
-  *s = CU_STREAM_CAPTURE_STATUS_NONE;
+CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *s) {
+  std::lock_guard<std::mutex> lock(mutex);
+  *s = captures.count(stream) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(CUstream *s, unsigned int) {
+  *s = reinterpret_cast<CUstream>(new char);
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy(CUstream s) {
+  delete reinterpret_cast<char *>(s);
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult cuStreamBeginCapture(CUstream s, CUstreamCaptureMode) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!s || captures.count(s))
+    return CUDA_ERROR_ILLEGAL_STATE;
+  captures[s] = new Graph;
+  ++captureIds;
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamEndCapture(CUstream s, CUgraph *g) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = captures.find(s);
+  if (it == captures.end())
+    return CUDA_ERROR_ILLEGAL_STATE;
+  *g = reinterpret_cast<CUgraph>(it->second);
+  captures.erase(it);
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                CUgraph *graph, const CUgraphNode **deps,
+                                const CUgraphEdgeData **edges, size_t *numDeps) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = captures.find(s);
+  *status = it == captures.end() ? CU_STREAM_CAPTURE_STATUS_NONE : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  if (id)
+    *id = captureIds;
+  if (graph)
+    *graph = it == captures.end() ? nullptr : reinterpret_cast<CUgraph>(it->second);
+  if (deps)
+    *deps = nullptr;
+  if (edges)
+    *edges = nullptr;
+  if (numDeps)
+    *numDeps = 0;
+  return CUDA_SUCCESS;
+}
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
+  CUstreamCaptureMode old = threadMode;
+  threadMode = *mode;
+  *mode = old;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuUserObjectCreate(CUuserObject *out, void *ptr, CUhostFn destroy, unsigned int refs,
+                            unsigned int flags) {
+  if (flags != CU_USER_OBJECT_NO_DESTRUCTOR_SYNC || !refs)
+    return CUDA_ERROR_INVALID_VALUE;
+  *out = reinterpret_cast<CUuserObject>(new UserObject{ptr, destroy, refs});
+  return CUDA_SUCCESS;
+}
+CUresult cuUserObjectRelease(CUuserObject o, unsigned int n) {
+  release(reinterpret_cast<UserObject *>(o), n);
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphRetainUserObject(CUgraph g, CUuserObject o, unsigned int n, unsigned int flags) {
+  auto *object = reinterpret_cast<UserObject *>(o);
+  if (!(flags & CU_GRAPH_USER_OBJECT_MOVE))
+    object->refs += n;
+  for (unsigned i = 0; i < n; ++i)
+    reinterpret_cast<Graph *>(g)->objects.push_back(object);
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphInstantiate(CUgraphExec *e, CUgraph g, unsigned long long) {
+  auto *graph = reinterpret_cast<Graph *>(g);
+  for (UserObject *o : graph->objects)
+    ++o->refs;
+  *e = reinterpret_cast<CUgraphExec>(new Exec{graph->ops, graph->objects});
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
+  for (auto &op : *reinterpret_cast<Exec *>(e)->ops)
+    enqueue(s, op);
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphExecDestroy(CUgraphExec e) {
+  auto *exec = reinterpret_cast<Exec *>(e);
+  for (UserObject *o : exec->objects)
+    release(o, 1);
+  delete exec;
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphDestroy(CUgraph g) {
+  auto *graph = reinterpret_cast<Graph *>(g);
+  for (UserObject *o : graph->objects)
+    release(o, 1);
+  delete graph;
+  return CUDA_SUCCESS;
+}
+
+// For FakeGpu.h's kernels: records run(ctx) where `s` is capturing and
+// returns 1 (drop(ctx) once no graph holds it), else returns 0.
+int fakeCudaRecord(CUstream s, void (*run)(void *), void *ctx, void (*drop)(void *)) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = captures.find(s);
+  if (it == captures.end())
+    return 0;
+  std::shared_ptr<void> held(ctx, drop);
+  it->second->ops->push_back([run, held] { run(held.get()); });
+  return 1;
 }
 
 } // extern "C"

@@ -4,8 +4,10 @@
 // plans then have no host kernel and a "CUDA" launcher that runs each
 // block of the launch as a thread, at once, on the Args it is given. With
 // the fake driver (FakeCuda.cpp) in place of libcuda, collrt's GPU path
-// (device memory, VMM windows, Args upload, avg, in-place layouts) runs
-// end to end on a machine without a GPU.
+// (device memory, VMM windows, Args upload, avg, in-place layouts, graph
+// capture) runs end to end on a machine without a GPU. On a stream that is
+// being captured, launches are recorded by the fake driver and run when
+// the graph is.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_FAKEGPU_H
@@ -17,6 +19,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <thread>
 #include <vector>
 
@@ -30,31 +33,67 @@ inline bool failsNow() {
   return n && ++launches == atoi(n);
 }
 
+// Runs `job` on `stream` as the fake driver orders it: now, or recorded
+// into the graph that the stream is capturing.
+template <class Job> void enqueue(void *stream, Job *job) {
+  using Record = int (*)(void *, void (*)(void *), void *, void (*)(void *));
+  static Record record = [] {
+    const char *driver = getenv("COLL_CUDA_LIBRARY");
+    void *lib = driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+    return lib ? reinterpret_cast<Record>(dlsym(lib, "fakeCudaRecord")) : nullptr;
+  }();
+  auto run = [](void *j) { (*static_cast<Job *>(j))(); };
+  auto drop = [](void *j) { delete static_cast<Job *>(j); };
+  if (!record || !record(stream, run, job, drop)) {
+    run(job);
+    drop(job);
+  }
+}
+
+template <void (*K)(const collc::Args *)> struct Kernel {
+  collc::DeviceLaunch l;
+  void operator()() const {
+    std::vector<std::thread> blocks;
+    for (int32_t b = 1; b < l.blocks; ++b)
+      blocks.emplace_back(K, l.args + b);
+    if (l.blocks > 0)
+      K(l.args);
+    for (std::thread &t : blocks)
+      t.join();
+  }
+};
+
 template <void (*K)(const collc::Args *)> const char *launch(const collc::DeviceLaunch &l) {
   if (failsNow()) {
     *l.args[0].error = collTimeout;
     strcpy(l.args[0].errorText, "rank 0 timed out (a fake kernel)");
     return nullptr; // the launch itself succeeds: the kernel fails later
   }
-  std::vector<std::thread> blocks;
-  for (int32_t b = 1; b < l.blocks; ++b)
-    blocks.emplace_back(K, l.args + b);
-  if (l.blocks > 0)
-    K(l.args);
-  for (std::thread &t : blocks)
-    t.join();
+  enqueue(l.stream, new Kernel<K>{l});
   return nullptr;
 }
 
 // avg's division, as the host build does it.
-inline const char *divide(void *data, int64_t count, int32_t type, int32_t divisor, void *) {
-  bool known = collrt::dispatchType(collDataType_t(type), [&](auto tag) {
-    using T = decltype(tag);
-    T *p = static_cast<T *>(data);
-    for (int64_t i = 0; i < count; ++i)
-      p[i] = collrt::Arith<T>::div(p[i], divisor);
-  });
-  return known ? nullptr : "cudaErrorInvalidValue";
+struct Divide {
+  void *data;
+  int64_t count;
+  int32_t type, divisor;
+  void operator()() const {
+    collrt::dispatchType(collDataType_t(type), [&](auto tag) {
+      using T = decltype(tag);
+      T *p = static_cast<T *>(data);
+      for (int64_t i = 0; i < count; ++i)
+        p[i] = collrt::Arith<T>::div(p[i], divisor);
+    });
+  }
+};
+
+inline const char *divide(void *data, int64_t count, int32_t type, int32_t divisor,
+                          void *stream) {
+  if (!collrt::dispatchType(collDataType_t(type), [](auto) {}))
+    return "cudaErrorInvalidValue";
+  enqueue(stream, new Divide{data, count, type, divisor});
+  return nullptr;
 }
 
 } // namespace collc_fake
