@@ -393,16 +393,16 @@ LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr>
                            << " and nothing orders them; add a dependency";
   };
   for (ChunkAttr c : reads)
-    for (int64_t k = 0; k < c.getCount(); ++k) {
-      uint64_t slot = slots.slot(c, k);
+    for (int64_t k = 0, n = c.getCount(), first = slots.slot(c, 0); k < n; ++k) {
+      uint64_t slot = first + k;
       Access w = lastWrite[slot];
       if (w != kNone && !ordered(w))
         return race(c, k, w);
       readsSince[slot].push_back({uint32_t(t), uint32_t(tb.next)});
     }
   if (writes)
-    for (int64_t k = 0; k < writes.getCount(); ++k) {
-      uint64_t slot = slots.slot(writes, k);
+    for (int64_t k = 0, n = writes.getCount(), first = slots.slot(writes, 0); k < n; ++k) {
+      uint64_t slot = first + k;
       Access w = lastWrite[slot];
       if (w != kNone && !ordered(w))
         return race(writes, k, w);
