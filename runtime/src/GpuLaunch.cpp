@@ -11,7 +11,12 @@
 //   (after the device is idle, as growing frees the old ones);
 // - each threadblock's table, copied once per algorithm;
 // - the abort flag and the error report, in host-mapped memory, so that
-//   collCommAbort reaches running kernels and their errors reach the host.
+//   collCommAbort reaches running kernels and their errors reach the host;
+// - for plans with steps on other ranks' buffers, a symmetric window per
+//   rank in CUDA VMM memory that every rank maps (PeerLayout.h): the user's
+//   buffers are copied in and out on the stream, and the kernels start and
+//   end at a barrier, a counter in rank 0's window that every threadblock
+//   of every rank adds to, its goals counted here over launches.
 //
 // A launch captured into a CUDA graph runs again on every replay, long
 // after the call returned, so it cannot share the ring of slots, scratch
@@ -29,6 +34,8 @@
 #include "src/Comm.h"
 #include "src/CudaDriver.h"
 #include "src/Env.h"
+#include "src/PeerLayout.h"
+#include "transport/MemoryBackend.h"
 
 #include <algorithm>
 #include <array>
@@ -92,6 +99,11 @@ struct GpuState {
   // Captured launches' memory, by graph, until CUDA destroys the graph.
   std::map<uint64_t, GraphMemory> graphs;
   uint64_t lastGraph = 0;
+  // Plans with steps on other ranks' buffers: the window, and the barrier
+  // counter's value once every launch so far has passed its barriers.
+  Window symmetric;
+  size_t symmetricBytes = 0;
+  uint64_t barrierBase = 0;
   std::shared_ptr<GraphReclaim> reclaim = std::make_shared<GraphReclaim>();
 };
 
@@ -113,18 +125,60 @@ int64_t inUnits(int32_t c, int r) { return c == collc::kReduceScatter || c == co
 int64_t outUnits(int32_t c, int r) { return c == collc::kAllGather || c == collc::kAllToAll ? r : 1; }
 bool reduces(int32_t c) { return c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce; }
 
+// Waits for this communicator's launches so far, whose kernels may use
+// its memory. Not the whole context: in a process where ranks are threads,
+// another rank's kernel may be waiting for this rank's next launch.
+collResult_t idle(collComm *comm, GpuState &s) {
+  const CudaApi &cu = *s.cu;
+  for (GpuState::Slot &slot : s.slots)
+    if (slot.pending) {
+      COLLRT_CU(cuEventSynchronize, (slot.done));
+      slot.pending = false;
+    }
+  return collSuccess;
+}
+
 // Device memory of at least `need` bytes at `p`, which holds `have`.
-collResult_t grow(collComm *comm, const CudaApi &cu, CUdeviceptr &p, size_t &have, size_t need) {
+collResult_t grow(collComm *comm, GpuState &s, CUdeviceptr &p, size_t &have, size_t need) {
+  const CudaApi &cu = *s.cu;
   if (need <= have)
     return collSuccess;
   if (p) {
-    COLLRT_CU(cuCtxSynchronize, ()); // no kernel still reads the old memory
+    if (collResult_t r = idle(comm, s)) // no kernel still reads the old memory
+      return r;
     cu.cuMemFree(p);
     p = 0;
     have = 0;
   }
   COLLRT_CU(cuMemAlloc, (&p, need));
   have = need;
+  return collSuccess;
+}
+
+// The symmetric window, of at least `bytes` on every rank (collective: the
+// ranks launch the same plans at the same sizes, so they grow it together).
+collResult_t symmetricWindow(collComm *comm, GpuState &s, size_t bytes) {
+  if (s.symmetricBytes >= bytes)
+    return collSuccess;
+  std::string error;
+  if (s.symmetricBytes) {
+    // Every rank's kernels are done with the old window: this rank's here,
+    // the others' once they reach the barrier.
+    if (collResult_t r = idle(comm, s))
+      return r;
+    if (collResult_t r = comm->bootstrap.barrier(error))
+      return comm->fail(r, error);
+    comm->transport->release(s.symmetric);
+    s.symmetricBytes = 0;
+  }
+  const MemoryBackend *memory = cudaMemory(error);
+  if (!memory)
+    return comm->fail(collUnhandledCudaError, error);
+  // Zeroed, so rank 0's barrier counter starts from nothing.
+  if (collResult_t r = comm->transport->exchangeWindow(bytes, s.symmetric, error, memory))
+    return comm->fail(r, error);
+  s.symmetricBytes = bytes;
+  s.barrierBase = 0;
   return collSuccess;
 }
 
@@ -309,7 +363,7 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
   auto memoryFor = [&](CUdeviceptr &shared, size_t &have, size_t need,
                        CUdeviceptr &out) -> collResult_t {
     if (!captured) {
-      collResult_t r = grow(comm, cu, shared, have, need);
+      collResult_t r = grow(comm, *s, shared, have, need);
       out = shared;
       return r;
     }
@@ -388,13 +442,55 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
 
   const int64_t loops = (E + plan.chunks * l.slice - 1) / (plan.chunks * l.slice);
   char *scratch[collc::kMaxScratch] = {};
-  for (int32_t k = 0; k < plan.numScratch; ++k) {
+  for (int32_t k = 0; k < plan.numScratch && !l.windows; ++k) {
     CUdeviceptr at = 0;
     if (collResult_t r = memoryFor(s->scratch[k], s->scratchBytes[k],
                                    size_t(loops * plan.scratchChunks[k] * l.slice * es), at))
       return r;
     scratch[k] = reinterpret_cast<char *>(at);
   }
+  // Steps on other ranks' buffers: this rank's buffers copied into its
+  // window, the peers' windows in a table, and the barrier's goals.
+  std::vector<char *> peers;
+  CUdeviceptr userOut = 0;
+  uint64_t *barrier = nullptr, barrierStart = 0, barrierGoal = 0;
+  if (l.windows) {
+    if (captured)
+      return comm->fail(collInvalidUsage,
+                        std::string("plan ") + plan.name + " reaches other ranks' buffers, "
+                        "whose launches cannot be captured into a CUDA graph yet (their "
+                        "barriers count launches on the host)");
+    const PeerLayout layout =
+        peerLayout(plan, R, unit, inBytes, outBytes, loops, l.slice, es, false);
+    if (collResult_t r = symmetricWindow(comm, *s, size_t(layout.total)))
+      return r;
+    const std::vector<char *> &base = s->symmetric.base;
+    peers.assign(size_t(R) * collc::kMaxBuffers, nullptr);
+    for (int q = 0; q < R; ++q) {
+      char **of = &peers[size_t(q) * collc::kMaxBuffers];
+      of[collc::kIn] = base[q] + layout.inAt[q];
+      of[collc::kOut] = base[q] + layout.outAt[q];
+      for (int32_t k = 0; k < plan.numScratch; ++k)
+        of[collc::kScratch0 + k] = base[q] + layout.scratchAt[k];
+    }
+    for (int32_t k = 0; k < plan.numScratch; ++k)
+      scratch[k] = base[me] + layout.scratchAt[k];
+    const CUdeviceptr windowIn = at(base[me] + layout.inAt[me]),
+                      windowOut = at(base[me] + layout.outAt[me]);
+    if (!plan.inplace) // what the plan leaves alone comes back unchanged
+      COLLRT_CU(cuMemcpyDtoDAsync, (windowOut, out, outBytes, stream));
+    if (inBytes)
+      COLLRT_CU(cuMemcpyDtoDAsync, (windowIn, in, inBytes, stream));
+    userOut = out;
+    in = windowIn;
+    out = windowOut;
+    const uint64_t arrivals = uint64_t(plan.numThreadblocks) * uint64_t(l.shape.replicas);
+    barrier = reinterpret_cast<uint64_t *>(base[0]);
+    barrierStart = s->barrierBase + arrivals;
+    barrierGoal = barrierStart + arrivals;
+    s->barrierBase = barrierGoal;
+  }
+
   const std::vector<std::vector<const int64_t *>> *tables = nullptr;
   if (collResult_t r = tablesOf(comm, *s, l.algorithm, stream, tables))
     return r;
@@ -420,6 +516,9 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
                               l.slice, reinterpret_cast<char *>(in),
                               reinterpret_cast<char *>(out), scratch);
     a.table = (*tables)[p][i];
+    a.barrier = barrier;
+    a.barrierStart = barrierStart;
+    a.barrierGoal = barrierGoal;
     // Filled in below, once the slot's address is known.
     a.progress = reinterpret_cast<uint64_t *>(uintptr_t(replica) * tbs * 8);
     a.abort = reinterpret_cast<volatile int32_t *>(flag(offsetof(GpuState::Flags, abort)));
@@ -428,21 +527,33 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
     a.errorText = reinterpret_cast<char *>(flag(offsetof(GpuState::Flags, text)));
     args.push_back(a);
   }
+  if (args.empty() && l.windows) // it could not tell when the peers' stores are done
+    return comm->fail(collInvalidUsage,
+                      "rank " + std::to_string(me) + " has no threadblock in plan " + plan.name +
+                      ", whose steps reach other ranks' buffers: on the GPU every rank takes "
+                      "part in its barriers");
   if (args.empty())
     return collSuccess;
-  const size_t argsBytes = args.size() * sizeof(collc::Args);
-  if (slot.bytes < progressBytes + argsBytes) {
+  const size_t argsBytes = args.size() * sizeof(collc::Args),
+               peersBytes = peers.size() * sizeof(char *);
+  if (slot.bytes < progressBytes + argsBytes + peersBytes) {
     if (slot.memory)
       cu.cuMemFree(slot.memory);
     slot.memory = 0;
     slot.bytes = 0;
-    COLLRT_CU(cuMemAlloc, (&slot.memory, progressBytes + argsBytes));
-    slot.bytes = progressBytes + argsBytes;
+    COLLRT_CU(cuMemAlloc, (&slot.memory, progressBytes + argsBytes + peersBytes));
+    slot.bytes = progressBytes + argsBytes + peersBytes;
     if (captured)
       owned.device.push_back(slot.memory);
   }
-  for (collc::Args &a : args)
+  const CUdeviceptr peersAt = slot.memory + progressBytes + argsBytes;
+  for (collc::Args &a : args) {
     a.progress = reinterpret_cast<uint64_t *>(slot.memory + reinterpret_cast<uintptr_t>(a.progress));
+    if (!peers.empty())
+      a.peers = reinterpret_cast<char *const *>(peersAt);
+  }
+  if (!peers.empty()) // pageable: copied before the call returns
+    COLLRT_CU(cuMemcpyHtoDAsync, (peersAt, peers.data(), peersBytes, stream));
   COLLRT_CU(cuMemsetD8Async, (slot.memory, 0, progressBytes, stream));
   const void *argsSource = args.data(); // pageable: copied before the call returns
   if (captured) {                       // pinned: read again on every replay
@@ -459,6 +570,10 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
       l.shape.threads > 0 ? l.shape.threads : 512, l.stream, 0};
   if (const char *e = plan.cuda.launch(launch))
     return comm->fail(collUnhandledCudaError, std::string("cudaLaunchKernel: ") + e);
+  if (userOut) {
+    COLLRT_CU(cuMemcpyDtoDAsync, (userOut, out, outBytes, stream));
+    out = userOut;
+  }
   if (l.op == collAvg && reduces(coll) && (coll != collc::kReduce || me == plan.root))
     if (const char *e = plan.cuda.divide(reinterpret_cast<void *>(out), E, l.type, R, l.stream))
       return comm->fail(collUnhandledCudaError, std::string("collc's avg division: ") + e);
@@ -527,6 +642,8 @@ void collrt::releaseGpu(collComm *comm) {
   }
   for (auto &[graph, memory] : s->graphs)
     freeGraphMemory(cu, memory);
+  if (s->symmetricBytes)
+    comm->transport->release(s->symmetric);
   if (s->flags)
     cu.cuMemFreeHost(s->flags);
   delete s;

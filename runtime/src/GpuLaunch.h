@@ -32,6 +32,7 @@ struct GpuLaunch {
   collDataType_t type;
   collRedOp_t op;
   void *stream;
+  bool windows; // steps on other ranks' buffers: every rank's in a window
 };
 
 /// Runs `launch` on the current device. The caller has checked the

@@ -15,6 +15,7 @@
 #include "src/GpuLaunch.h"
 #include "src/Multicast.h"
 #include "src/Numeric.h"
+#include "src/PeerLayout.h"
 #include "src/Replicas.h"
 #include "src/Windows.h"
 #include "transport/MemoryBackend.h"
@@ -200,19 +201,15 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     direct |= (plan->threadblocks[i].direct & (collc::kTbDirectRecv | collc::kTbDirectSend)) != 0;
     multimem |= (plan->threadblocks[i].direct & collc::kTbMultimem) != 0;
   }
-  // The host emulation has no multicast: its multimem steps are the unicast
-  // ones, over shared memory.
+  // The host emulation has no multicast, and collrt binds no multicast
+  // object on the GPU yet: multimem steps run their unicast form over the
+  // peer windows.
   if (multimem && Env::get().debug && me == 0)
     fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the peer "
             "windows: %s\n", plan->name,
-            unicastReason(false, datatype, op, reduces(coll)).c_str());
+            gpu ? "collrt makes no multicast object on the GPU yet"
+                : unicastReason(false, datatype, op, reduces(coll)).c_str());
   const bool shm = comm->transport->mapsEveryRank();
-  if (gpu && peerSteps)
-    return comm->fail(collInvalidUsage,
-                      std::string("plan ") + plan->name + " reaches other ranks' buffers "
-                      "(multimem or peer windows), which collrt does not run on the GPU yet; "
-                      "compile the algorithm without --topology, or for a machine without "
-                      "NVLink, for plans whose steps go through FIFOs");
   if (gpu && !shm)
     return comm->fail(collInvalidUsage, "GPU plans need every rank on this machine (their "
                                         "FIFOs are GPU memory shared between processes), and "
@@ -251,9 +248,16 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
                                             std::to_string(plan->widest) +
                                             " chunks in one step, more than a FIFO slot holds");
   slice = replicaSlice(slice, E, plan->chunks, shape.replicas, es);
+  // Multimem and peer-window steps, and direct senders, reach other ranks'
+  // buffers, between barriers, like NCCL's NVLS and LSA kernels: the user's
+  // own where every rank's input and output lie in registered windows,
+  // else copies in one symmetric window per rank. Direct connections use
+  // their FIFOs instead over sockets, or unless COLL_DIRECT=1 asks for the
+  // windows.
+  const bool windows = peerSteps || (direct && shm && Env::get().direct);
   if (gpu)
     return launchOnGpu(comm, GpuLaunch{alg, plan, setup, shape, sendbuff, recvbuff, E, slice,
-                                       datatype, op, stream});
+                                       datatype, op, stream, windows});
 
   // Lay the buffers out as the plan expects.
   char *send = const_cast<char *>(static_cast<const char *>(sendbuff));
@@ -300,13 +304,6 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       comm->scratch[k].resize(need);
   }
 
-  // Multimem and peer-window steps, and direct senders, reach other ranks'
-  // buffers, between barriers, like NCCL's NVLS and LSA kernels: the user's
-  // own where every rank's input and output lie in registered windows,
-  // else copies in one symmetric window per rank. Direct connections use
-  // their FIFOs instead over sockets, or unless COLL_DIRECT=1 asks for the
-  // windows.
-  const bool windows = peerSteps || (direct && shm && Env::get().direct);
   std::vector<char *> peers;
   std::vector<char *> scratchOf(plan->numScratch);
   for (int32_t k = 0; k < plan->numScratch; ++k)
@@ -343,25 +340,11 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       fprintf(stderr, "collc INFO plan %s: steps on other ranks' buffers run %s\n", plan->name,
               registered ? "on the registered windows, without copies"
                          : ("on copies in the runtime's window: " + why).c_str());
-    auto align = [](int64_t b) { return (b + 63) & ~int64_t(63); };
-    std::vector<int64_t> inAt(R, 0), outAt(R, 0);
-    for (int q = 0; q < R; ++q) {
-      if (plan->inplace && coll == collc::kAllGather)
-        inAt[q] = q * unit;
-      else if (plan->inplace && coll == collc::kReduceScatter)
-        outAt[q] = q * unit;
-      else if (!plan->inplace)
-        outAt[q] = align(inBytes);
-    }
-    const int64_t data = registered ? 0
-                         : plan->inplace ? align(std::max(inBytes, outBytes))
-                                         : align(inBytes) + align(outBytes);
-    std::vector<int64_t> scratchAt(plan->numScratch);
-    int64_t total = data;
-    for (int32_t k = 0; k < plan->numScratch; ++k) {
-      scratchAt[k] = total;
-      total += align(loops * plan->scratchChunks[k] * slice * es);
-    }
+    const PeerLayout layout =
+        peerLayout(*plan, R, unit, inBytes, outBytes, loops, slice, es, registered);
+    const std::vector<int64_t> &inAt = layout.inAt, &outAt = layout.outAt,
+                               &scratchAt = layout.scratchAt;
+    const int64_t total = layout.total;
     if (total && comm->symmetricBytes < size_t(total)) {
       if (comm->symmetricBytes)
         comm->transport->release(comm->symmetric);

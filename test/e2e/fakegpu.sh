@@ -5,7 +5,9 @@
 # fake driver (fakecuda/FakeCuda.cpp) as its libcuda. The FIFOs are then
 # VMM allocations passed between processes as descriptors, the Args and
 # tables are copied to "device" memory, avg divides after the kernel and
-# in-place layouts copy on the stream; every run is checked bit-exactly.
+# in-place layouts copy on the stream, peer-window plans run between
+# barriers in shared windows, and launches are captured into graphs and
+# replayed; every run is checked bit-exactly.
 # Usage: fakegpu.sh COLLC LAUNCH CXX RUNTIME_INCLUDE DEVICE_INCLUDE LIBDIR
 #                   EXAMPLES RUNTIME_DIR FAKE_DRIVER
 set -uo pipefail
@@ -18,6 +20,8 @@ build_collectives
 build rechalving_allreduce -D ranks=4
 build hier_allreduce -D ranks=4 -D gpus=2
 as=twoshot_h100 build twoshot_allreduce -D ranks=4 --topology=hgx-h100
+as=oneshot_h100 build oneshot_allreduce -D ranks=4 --topology=hgx-h100
+as=ring_h100 build ring_allreduce -D ranks=4 --topology=hgx-h100
 
 gpu="on the GPU: "
 # Every protocol's range, replicas, types and ops; later launches reuse the
@@ -49,9 +53,21 @@ expect 0 PASS hier_allreduce hier --count 100003 --dtype bfloat16 --op max --gra
 expect 0 PASS tree_broadcast binomial_bcast --count 10001 --dtype int32 --graph --iters 3
 expect 0 PASS ring_allreduce ring --api --count 4097 --dtype int64 --op prod --graph --iters 3
 
-# What the GPU path does not run yet, refused with the reason.
-expect 1 "reaches other ranks' buffers (multimem or peer windows), which collrt does not run on the GPU yet" \
+# Steps on other ranks' buffers (peer windows, multimem in its unicast
+# form): every rank's buffers copied into a VMM window that all map, the
+# kernels between barriers on a counter in rank 0's window; the window grows
+# with the count. Direct stores into the receiver's window with COLL_DIRECT=1.
+COLL_DEBUG=INFO expect 0 "multimem steps run as loads and stores over the peer windows: collrt makes no multicast object on the GPU yet" \
   twoshot_h100 twoshot --count 4096
+expect 0 PASS twoshot_h100 twoshot --count 100003 --dtype bfloat16 --op avg --iters 3
+expect 0 PASS twoshot_h100 twoshot --count 1000000 --dtype int32 --op max --inplace --iters 2
+expect 0 PASS oneshot_h100 oneshot --count 7 --dtype double --op prod
+expect 0 PASS oneshot_h100 oneshot --count 300001 --dtype half --op sum --inplace --iters 2
+COLL_DIRECT=1 expect 0 PASS ring_h100 ring --count 4000037 --dtype float --iters 2
+
+# What the GPU path does not run yet, refused with the reason.
+expect 1 "reaches other ranks' buffers, whose launches cannot be captured into a CUDA graph yet" \
+  twoshot_h100 twoshot --count 4096 --graph
 expect 1 "GPU plans need every rank on this machine" ring_allreduce ring --transport socket --count 7
 # A failing driver call fails the launch as collUnhandledCudaError, named.
 FAKE_CUDA_FAIL=cuMemCreate expect 1 "unhandled CUDA error: cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY" \

@@ -20,11 +20,16 @@ if grep -q 'harness\.cu.*warning' "$work/log"; then
 fi
 "$work/harness" --self-test
 
-# collrt_check: the ring allreduce of 2 ranks through collrt.
+# collrt_check: the ring and the two-shot allreduce of 2 ranks through collrt.
 "$collc" "$root/examples/ring_allreduce.coll" -D ranks=2 --emit=cuda -o "$work/ring_allreduce.cu"
 "$collc" "$root/examples/ring_allreduce.coll" -D ranks=2 --emit=header -o "$work/ring_allreduce.h"
+"$collc" "$root/examples/twoshot_allreduce.coll" -D ranks=2 --topology=hgx-h100 --emit=cuda \
+  -o "$work/twoshot_allreduce.cu"
+"$collc" "$root/examples/twoshot_allreduce.coll" -D ranks=2 --topology=hgx-h100 --emit=header \
+  -o "$work/twoshot_allreduce.h"
 "$nvcc" -std=c++17 -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra -I"$root/runtime/include" \
   -I"$root/runtime/device" -I"$work" "$root/test/gpu/collrt_check.cu" "$work/ring_allreduce.cu" \
+  "$work/twoshot_allreduce.cu" \
   -o "$work/collrt_check" -L"$libdir" -lcollrt -Xlinker -rpath="$libdir" 2>&1 | tee "$work/log"
 if grep -q 'collrt_check\.cu.*warning' "$work/log"; then
   echo "collrt_check.cu compiles with warnings"

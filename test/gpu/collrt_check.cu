@@ -1,16 +1,20 @@
 //===- collrt_check.cu - The ring allreduce through collrt on a real GPU --===//
 //
 // What an application does, checked: collc_ring (ring_allreduce.coll,
-// built by nvcc) on cudaMalloc'd buffers, through collrt's GPU path, with
+// built by nvcc) and collc_twoshot (twoshot_allreduce.coll for an NVLink
+// node: steps on the peers' windows, multimem in its unicast form) on
+// cudaMalloc'd buffers, through collrt's GPU path, with
 // every rank a thread of this process (--threads N: each its own
 // communicator and stream on the one GPU) or a process of its own
 // (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, collCommInitEnv). Each case
 // runs in and out of place, checked bit-exactly; then a timed 64 MiB
-// allreduce, and a capture into a CUDA graph replayed between plain
-// launches, each checked. One row per rank 0 result, in run.sh's columns.
+// allreduce, a capture into a CUDA graph replayed between plain launches,
+// each checked, and last collCommAbort of a launch that waits for a rank
+// that never launches. One row per rank 0 result, in run.sh's columns.
 //
 //===----------------------------------------------------------------------===//
 #include "ring_allreduce.h"
+#include "twoshot_allreduce.h"
 
 #include <cuda_runtime.h>
 
@@ -64,8 +68,13 @@ template <typename T> std::string check(const Case &c, int n, const std::vector<
 
 size_t sizeOf(collDataType_t t) { return collTypeSize(t); }
 
-// One rank's part: every case, in place and not; empty if all passed.
-std::string runCases(collComm_t comm, int rank, int n, cudaStream_t stream) {
+using Entry = collResult_t (*)(const void *, void *, size_t, collDataType_t, collRedOp_t,
+                               collComm_t, collStream_t);
+
+// One rank's part: every case, in place and not, through `entry`; empty if
+// all passed.
+std::string runCases(collComm_t comm, int rank, int n, cudaStream_t stream, Entry entry,
+                     const char *name) {
   for (const Case &c : cases) {
     for (int inplace = 0; inplace < 2; ++inplace) {
       const size_t bytes = c.count * sizeOf(c.type);
@@ -79,10 +88,10 @@ std::string runCases(collComm_t comm, int rank, int n, cudaStream_t stream) {
       cudaMemcpy(in, host.data(), bytes, cudaMemcpyHostToDevice);
       cudaMemset(out, 0xA5, bytes);
       char *dst = inplace ? in : out;
-      collResult_t r = collc_ring(in, dst, c.count, c.type, c.op, comm, stream);
+      collResult_t r = entry(in, dst, c.count, c.type, c.op, comm, stream);
       std::string why;
       if (r != collSuccess)
-        why = std::string("collc_ring: ") + collGetErrorString(r) + ": " + collGetLastError(comm);
+        why = std::string(name) + ": " + collGetErrorString(r) + ": " + collGetLastError(comm);
       else if (cudaError_t e = cudaStreamSynchronize(stream))
         why = std::string("the allreduce: ") + cudaGetErrorString(e);
       if (why.empty()) {
@@ -95,7 +104,7 @@ std::string runCases(collComm_t comm, int rank, int n, cudaStream_t stream) {
       cudaFree(in);
       cudaFree(out);
       if (!why.empty())
-        return std::string(c.name) + (inplace ? " in place: " : ": ") + why;
+        return std::string(name) + " " + c.name + (inplace ? " in place: " : ": ") + why;
     }
   }
   return "";
@@ -182,6 +191,40 @@ std::string graphReplays(collComm_t comm, int rank, int n, cudaStream_t stream) 
   return why;
 }
 
+// Rank 0 launches while the others never do, so its kernel waits; then
+// collCommAbort must end the kernel within seconds (COLL_TIMEOUT is longer)
+// and fail the next call. Leaves the communicator aborted.
+std::string abortStops(collComm_t comm, int rank, cudaStream_t stream) {
+  if (rank != 0)
+    return "";
+  const size_t count = 1 << 20;
+  float *buf = nullptr;
+  if (cudaMalloc(&buf, count * sizeof(float)))
+    return "abort: cudaMalloc failed";
+  std::string why;
+  if (collc_ring(buf, buf, count, collFloat32, collSum, comm, stream))
+    why = std::string("abort: the launch failed: ") + collGetLastError(comm);
+  auto t0 = std::chrono::steady_clock::now();
+  if (why.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (cudaStreamQuery(stream) != cudaErrorNotReady)
+      why = "abort: the kernel did not wait for the missing ranks";
+    collCommAbort(comm);
+  }
+  if (why.empty()) {
+    cudaError_t e = cudaStreamSynchronize(stream);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (e != cudaSuccess)
+      why = std::string("abort: the stream failed: ") + cudaGetErrorString(e);
+    else if (s > 10)
+      why = "abort: the kernel ran " + std::to_string(s) + " s after collCommAbort";
+    else if (collc_ring(buf, buf, count, collFloat32, collSum, comm, stream) != collAborted)
+      why = "abort: a launch after collCommAbort did not fail with collAborted";
+  }
+  cudaFree(buf);
+  return why;
+}
+
 void row(const char *plan, bool ok, double us, int n, const std::string &note) {
   const double bytes = double(size_t(64) << 20);
   const double algbw = us > 0 ? bytes / us / 1e3 : 0, busbw = algbw * 2 * (n - 1) / n;
@@ -198,11 +241,15 @@ Outcome rank(collComm_t comm, int r, int n) {
   Outcome o;
   cudaStream_t stream;
   cudaStreamCreate(&stream);
-  o.why = runCases(comm, r, n, stream);
+  o.why = runCases(comm, r, n, stream, collc_ring, "collc_ring");
+  if (o.why.empty())
+    o.why = runCases(comm, r, n, stream, collc_twoshot, "collc_twoshot");
   if (o.why.empty() && (o.us = timeLarge(comm, stream)) < 0)
     o.why = std::string("timed run: ") + collGetLastError(comm);
   if (o.why.empty())
     o.why = graphReplays(comm, r, n, stream);
+  if (o.why.empty())
+    o.why = abortStops(comm, r, stream);
   cudaStreamDestroy(stream);
   return o;
 }
@@ -239,7 +286,7 @@ int main(int argc, char **argv) {
       if (!outcomes[r].why.empty())
         why = "rank " + std::to_string(r) + ": " + outcomes[r].why;
     row(("collrt/threads x" + std::to_string(n)).c_str(), why.empty(), outcomes[0].us, n,
-        why.empty() ? "every rank a thread, one GPU; graph capture and replay" : why);
+        why.empty() ? "every rank a thread, one GPU; ring, twoshot on peer windows, graph replay, abort" : why);
     return why.empty() ? 0 : 1;
   }
   collComm_t comm = nullptr;
@@ -255,6 +302,6 @@ int main(int argc, char **argv) {
   if (r == 0 || !o.why.empty())
     row(("collrt/processes x" + std::to_string(n) + (r ? " rank " + std::to_string(r) : ""))
             .c_str(),
-        o.why.empty(), o.us, n, o.why.empty() ? "a process per rank, one GPU, VMM handles; graph capture and replay" : o.why);
+        o.why.empty(), o.us, n, o.why.empty() ? "a process per rank, one GPU, VMM handles; ring, twoshot on peer windows, graph replay, abort" : o.why);
   return o.why.empty() ? 0 : 1;
 }

@@ -58,12 +58,20 @@ public:
   }
 
   // Starts the next loop over the user buffer; false after the last.
+  // Where the launch gives a barrier (collrt's GPU path, run on the host
+  // against a fake driver), the plan starts and ends at it as cuda.h's
+  // does; the host emulation's own launches hold barriers of their own.
   bool nextLoop() {
     if (failed())
       return false;
-    loop = a.replica + ++iter * (a.replicas > 1 ? a.replicas : 1);
-    if (loop >= loops)
+    if (loop < 0 && a.barrier && !arrive(a.barrierStart))
       return false;
+    loop = a.replica + ++iter * (a.replicas > 1 ? a.replicas : 1);
+    if (loop >= loops) {
+      if (a.barrier)
+        arrive(a.barrierGoal);
+      return false;
+    }
     int64_t base = loop * perLoop;
     int64_t rest = a.count - base;
     width = rest < perLoop ? rest : perLoop;
@@ -153,6 +161,15 @@ private:
     return true;
   }
   void done() { store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1); }
+  // Every threadblock of every rank adds one to Args::barrier; all go on
+  // once it reaches `goal`.
+  bool arrive(uint64_t goal) {
+    __atomic_fetch_add(a.barrier, 1, __ATOMIC_ACQ_REL);
+    if (!collcHostWait(&a, a.barrier, goal, kAtLeast, "every rank at the peer barrier, rank",
+                       a.rank))
+      dead = true;
+    return !dead;
+  }
 
   // Element offset and valid length of chunk `index` of a buffer in this loop.
   int64_t offset(int32_t buffer, int64_t index) const {
