@@ -14,6 +14,7 @@
 #include "Tune.h"
 #include "TuneTable.h"
 
+#include "dialect/PeerSteps.h"
 #include "lib/Frontend/Elaborate.h"
 #include "lib/Lowering/Pipelines.h"
 #include "lib/Synthesis/Generators.h"
@@ -190,49 +191,61 @@ llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &optio
   for (coll::Protocol protocol : grid.protocols)
     for (int64_t instances : grid.instances)
       for (int64_t pipeline : grid.pipeline) {
-        OwningOpRef<ModuleOp> module = parsed->clone();
-        std::string refusal;
-        {
-          ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &d) {
-            if (refusal.empty() && d.getSeverity() == DiagnosticSeverity::Error)
-              refusal = d.str();
-            return success();
-          });
-          coll::CollLoweringOptions lowering;
-          lowering.verifyAlgorithms = !verified; // the same algorithm each time
-          lowering.topology = topologySpec;
-          lowering.protocol = protocol;
-          lowering.instances = instances;
-          lowering.pipeline = pipeline;
-          PassManager pm(&context);
-          coll::buildCollLoweringPipeline(pm, lowering);
-          if (failed(pm.run(*module))) {
-            if (firstRefusal.empty())
-              firstRefusal = refusal.empty() ? "the lowering failed" : refusal;
+        // Where the machine has NVLink, copies between ranks become steps
+        // on the peers' buffers; the same program over FIFOs is a candidate
+        // too, as neither wins everywhere (a rank's peer steps share its
+        // threadblocks, while FIFOs give each peer a threadblock of its own).
+        bool peerSteps = false;
+        for (bool peers : {true, false}) {
+          if (!peers && !peerSteps)
             continue;
+          OwningOpRef<ModuleOp> module = parsed->clone();
+          std::string refusal;
+          {
+            ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &d) {
+              if (refusal.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+                refusal = d.str();
+              return success();
+            });
+            coll::CollLoweringOptions lowering;
+            lowering.verifyAlgorithms = !verified; // the same algorithm each time
+            lowering.topology = topologySpec;
+            lowering.protocol = protocol;
+            lowering.instances = instances;
+            lowering.pipeline = pipeline;
+            lowering.multimem = peers;
+            PassManager pm(&context);
+            coll::buildCollLoweringPipeline(pm, lowering);
+            if (failed(pm.run(*module))) {
+              if (firstRefusal.empty())
+                firstRefusal = refusal.empty() ? "the lowering failed" : refusal;
+              continue;
+            }
           }
-        }
-        verified = true;
-        std::string tag = (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" +
-                           llvm::Twine(instances) + "/p" + llvm::Twine(pipeline))
-                              .str();
-        llvm::MapVector<llvm::StringRef, size_t> byAlgorithm;
-        for (auto plan : module->getOps<coll::PlanOp>()) {
-          llvm::StringRef alg = plan.getAlgorithm().value_or(plan.getSymName());
-          auto [it, fresh] = byAlgorithm.insert({alg, candidates.size()});
-          if (fresh) {
-            Candidate &c = candidates.emplace_back();
-            c.algorithm = alg.str();
-            c.name = alg.str() + tag;
+          verified = true;
+          module->walk([&](coll::ThreadblockOp tb) { peerSteps |= coll::usesPeers(tb); });
+          std::string tag = (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" +
+                             llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
+                             (peers ? "" : "/fifo"))
+                                .str();
+          llvm::MapVector<llvm::StringRef, size_t> byAlgorithm;
+          for (auto plan : module->getOps<coll::PlanOp>()) {
+            llvm::StringRef alg = plan.getAlgorithm().value_or(plan.getSymName());
+            auto [it, fresh] = byAlgorithm.insert({alg, candidates.size()});
+            if (fresh) {
+              Candidate &c = candidates.emplace_back();
+              c.algorithm = alg.str();
+              c.name = alg.str() + tag;
+            }
+            llvm::Expected<coll::SimPlan> sim = coll::buildSimPlan(plan);
+            if (!sim)
+              return sim.takeError();
+            candidates[it->second].plans.push_back(plan);
+            candidates[it->second].sims.push_back(std::move(*sim));
+            candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
           }
-          llvm::Expected<coll::SimPlan> sim = coll::buildSimPlan(plan);
-          if (!sim)
-            return sim.takeError();
-          candidates[it->second].plans.push_back(plan);
-          candidates[it->second].sims.push_back(std::move(*sim));
-          candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
+          modules.push_back(std::move(module));
         }
-        modules.push_back(std::move(module));
       }
   if (candidates.size() == before)
     return error(source.name + ": no lowering succeeded; the first said: " + firstRefusal);
@@ -440,7 +453,7 @@ int collc::runTune() {
       << ", " << ranks << " ranks; " << tuner.candidates.size() << " candidates simulated at "
       << sizes.size() << " sizes; " << ranges.size() << (ranges.size() == 1 ? " range" : " ranges");
   if (asJson)
-    printJson(llvm::outs(), tuner.candidates, ranges, sizes);
+    printJson(llvm::outs(), tuner.candidates, ranges, sizes, refs, bus);
   else
     printTable(tableOnStdout ? llvm::outs() : llvm::errs(), tuner.candidates, ranges, rows, sizes,
                heading);

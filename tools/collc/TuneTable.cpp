@@ -125,13 +125,23 @@ void collc::tune::printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> ca
 }
 
 void collc::tune::printJson(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
-                            llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes) {
+                            llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
+                            const References &refs, double bus) {
   llvm::json::OStream j(os, 2);
+  auto optionals = [&](llvm::StringRef name, const std::vector<std::optional<double>> &v) {
+    j.attributeArray(name, [&] {
+      for (const std::optional<double> &x : v)
+        x ? j.value(*x) : j.value(nullptr);
+    });
+  };
   j.object([&] {
     j.attributeArray("sizes", [&] {
       for (double s : sizes)
         j.value(s);
     });
+    j.attribute("busbw_factor", bus);
+    optionals("nccl_busbw", refs.ncclBusbw);
+    optionals("bound_busbw", refs.boundBusbw);
     j.attributeArray("candidates", [&] {
       for (const Candidate &c : candidates)
         j.object([&] {

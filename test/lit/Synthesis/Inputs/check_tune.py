@@ -4,7 +4,9 @@ at 0 and each ends where the next begins; each range's winner is no slower
 in the simulator than every other candidate at every size of the range; the
 library's plans carry exactly these ranges, in order. Given `collc sim
 --json` of the same single candidate, its times are the tuner's (which
-reuses each plan's steady loop period across sizes). Prints OK or why not.
+reuses each plan's steady loop period across sizes). NCCL's model and the
+bound come per size, and no winner is faster than the bound. Prints OK or
+why not.
 Usage: check_tune.py TUNE.json LIBRARY.cpp [SIM.json]
 """
 import json
@@ -34,6 +36,18 @@ def main(json_path, library_path, sim_path=None):
                 if t[i] < won[i]:
                     errors.append(f"{name} ({t[i]} us) beats winner {r['winner']} "
                                   f"({won[i]} us) at {tune['sizes'][i]} B")
+    # The references: one per size, and no winner past the bound.
+    sizes = tune["sizes"]
+    for key in ("nccl_busbw", "bound_busbw"):
+        if len(tune[key]) != len(sizes):
+            errors.append(f"{len(tune[key])} {key} values for {len(sizes)} sizes")
+    for r in ranges:
+        for i in range(r["first"], r["last"] + 1):
+            bound = tune["bound_busbw"][i]
+            busbw = sizes[i] / times[r["winner"]][i] / 1e3 * tune["busbw_factor"]
+            if bound is not None and busbw > bound * (1 + 1e-9):
+                errors.append(f"winner {r['winner']} reaches {busbw} GB/s at {sizes[i]} B, "
+                              f"past the bound's {bound}")
     with open(library_path) as f:
         emitted = [(int(lo), int(hi)) for lo, hi in
                    re.findall(r"(\d+)LL, (\d+)LL, collc::k", f.read())]
