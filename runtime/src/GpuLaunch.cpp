@@ -15,8 +15,8 @@
 // - for plans with steps on other ranks' buffers, a symmetric window per
 //   rank in CUDA VMM memory that every rank maps (PeerLayout.h): the user's
 //   buffers are copied in and out on the stream, and the kernels start and
-//   end at a barrier, a counter in rank 0's window that every threadblock
-//   of every rank adds to, its goals counted here over launches.
+//   end at a barrier in rank 0's window (a count and a generation, see
+//   cuda.h's arrive) that every threadblock of every rank arrives at.
 //
 // A launch captured into a CUDA graph runs again on every replay, long
 // after the call returned, so it cannot share the ring of slots, scratch
@@ -99,11 +99,12 @@ struct GpuState {
   // Captured launches' memory, by graph, until CUDA destroys the graph.
   std::map<uint64_t, GraphMemory> graphs;
   uint64_t lastGraph = 0;
-  // Plans with steps on other ranks' buffers: the window, and the barrier
-  // counter's value once every launch so far has passed its barriers.
+  // Plans with steps on other ranks' buffers: the window, whether a graph
+  // has captured a launch on it, and the windows such graphs may still use.
   Window symmetric;
   size_t symmetricBytes = 0;
-  uint64_t barrierBase = 0;
+  bool symmetricCaptured = false;
+  std::vector<Window> retired;
   std::shared_ptr<GraphReclaim> reclaim = std::make_shared<GraphReclaim>();
 };
 
@@ -168,17 +169,23 @@ collResult_t symmetricWindow(collComm *comm, GpuState &s, size_t bytes) {
       return r;
     if (collResult_t r = comm->bootstrap.barrier(error))
       return comm->fail(r, error);
-    comm->transport->release(s.symmetric);
+    if (s.symmetricCaptured) // a graph replays on it: it lives as long as the communicator
+      s.retired.push_back(std::move(s.symmetric));
+    else
+      comm->transport->release(s.symmetric);
+    // Doubling at least: retired windows add up to less than the last.
+    bytes = std::max(bytes, 2 * s.symmetricBytes);
+    s.symmetric = Window{};
     s.symmetricBytes = 0;
+    s.symmetricCaptured = false;
   }
   const MemoryBackend *memory = cudaMemory(error);
   if (!memory)
     return comm->fail(collUnhandledCudaError, error);
-  // Zeroed, so rank 0's barrier counter starts from nothing.
+  // Zeroed: rank 0's barrier starts with no arrivals, at generation 0.
   if (collResult_t r = comm->transport->exchangeWindow(bytes, s.symmetric, error, memory))
     return comm->fail(r, error);
   s.symmetricBytes = bytes;
-  s.barrierBase = 0;
   return collSuccess;
 }
 
@@ -453,13 +460,8 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
   // window, the peers' windows in a table, and the barrier's goals.
   std::vector<char *> peers;
   CUdeviceptr userOut = 0;
-  uint64_t *barrier = nullptr, barrierStart = 0, barrierGoal = 0;
+  uint64_t *barrier = nullptr, arrivals = 0;
   if (l.windows) {
-    if (captured)
-      return comm->fail(collInvalidUsage,
-                        std::string("plan ") + plan.name + " reaches other ranks' buffers, "
-                        "whose launches cannot be captured into a CUDA graph yet (their "
-                        "barriers count launches on the host)");
     const PeerLayout layout =
         peerLayout(plan, R, unit, inBytes, outBytes, loops, l.slice, es, false);
     if (collResult_t r = symmetricWindow(comm, *s, size_t(layout.total)))
@@ -484,11 +486,9 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
     userOut = out;
     in = windowIn;
     out = windowOut;
-    const uint64_t arrivals = uint64_t(plan.numThreadblocks) * uint64_t(l.shape.replicas);
+    arrivals = uint64_t(plan.numThreadblocks) * uint64_t(l.shape.replicas);
     barrier = reinterpret_cast<uint64_t *>(base[0]);
-    barrierStart = s->barrierBase + arrivals;
-    barrierGoal = barrierStart + arrivals;
-    s->barrierBase = barrierGoal;
+    s->symmetricCaptured |= captured;
   }
 
   const std::vector<std::vector<const int64_t *>> *tables = nullptr;
@@ -517,8 +517,7 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
                               reinterpret_cast<char *>(out), scratch);
     a.table = (*tables)[p][i];
     a.barrier = barrier;
-    a.barrierStart = barrierStart;
-    a.barrierGoal = barrierGoal;
+    a.barrierArrivals = arrivals;
     // Filled in below, once the slot's address is known.
     a.progress = reinterpret_cast<uint64_t *>(uintptr_t(replica) * tbs * 8);
     a.abort = reinterpret_cast<volatile int32_t *>(flag(offsetof(GpuState::Flags, abort)));
@@ -552,18 +551,23 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
     if (!peers.empty())
       a.peers = reinterpret_cast<char *const *>(peersAt);
   }
-  if (!peers.empty()) // pageable: copied before the call returns
-    COLLRT_CU(cuMemcpyHtoDAsync, (peersAt, peers.data(), peersBytes, stream));
+
   COLLRT_CU(cuMemsetD8Async, (slot.memory, 0, progressBytes, stream));
-  const void *argsSource = args.data(); // pageable: copied before the call returns
-  if (captured) {                       // pinned: read again on every replay
+  // Args, then the peers' windows: from pageable memory, copied before the
+  // call returns, or for a graph from pinned memory read on every replay.
+  std::vector<char> upload(argsBytes + peersBytes);
+  memcpy(upload.data(), args.data(), argsBytes);
+  if (peersBytes)
+    memcpy(upload.data() + argsBytes, peers.data(), peersBytes);
+  const char *source = upload.data();
+  if (captured) {
     void *pinned = nullptr;
-    COLLRT_CU(cuMemHostAlloc, (&pinned, argsBytes, CU_MEMHOSTALLOC_PORTABLE));
+    COLLRT_CU(cuMemHostAlloc, (&pinned, upload.size(), CU_MEMHOSTALLOC_PORTABLE));
     owned.host.push_back(pinned);
-    memcpy(pinned, args.data(), argsBytes);
-    argsSource = pinned;
+    memcpy(pinned, upload.data(), upload.size());
+    source = static_cast<const char *>(pinned);
   }
-  COLLRT_CU(cuMemcpyHtoDAsync, (slot.memory + progressBytes, argsSource, argsBytes, stream));
+  COLLRT_CU(cuMemcpyHtoDAsync, (slot.memory + progressBytes, source, upload.size(), stream));
 
   const collc::DeviceLaunch launch{
       reinterpret_cast<const collc::Args *>(slot.memory + progressBytes), int32_t(args.size()),
@@ -644,6 +648,8 @@ void collrt::releaseGpu(collComm *comm) {
     freeGraphMemory(cu, memory);
   if (s->symmetricBytes)
     comm->transport->release(s->symmetric);
+  for (Window &w : s->retired)
+    comm->transport->release(w);
   if (s->flags)
     cu.cuMemFreeHost(s->flags);
   delete s;

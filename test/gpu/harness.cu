@@ -460,7 +460,7 @@ public:
     // Progress counters: a rank's threadblocks of one replica share one
     // array, indexed by table.
     progress = reinterpret_cast<uint64_t *>(zeros(progressBytes()));
-    barrier = reinterpret_cast<uint64_t *>(zeros(8));
+    barrier = reinterpret_cast<uint64_t *>(zeros(16)); // count, generation
     flags = reinterpret_cast<int32_t *>(zeros(2 * sizeof(int32_t))); // abort, error
     errorText = zeros(256);
     args = reinterpret_cast<collc::Args *>(
@@ -501,7 +501,6 @@ public:
       const int64_t shift = launchesSoFar++ * 104729 % kPeriod;
       poisonAndFill(E, shift);
       CHECK_CUDA(cudaMemset(progress, 0, progressBytes()));
-      CHECK_CUDA(cudaMemset(barrier, 0, 8));
       CHECK_CUDA(cudaMemset(flags, 0, 2 * sizeof(int32_t)));
       CHECK_CUDA(cudaMemset(errorText, 0, 256));
       CHECK_CUDA(cudaEventRecord(start));
@@ -608,8 +607,7 @@ private:
       a.peers = peerSteps || direct ? peers : nullptr;
       if (peerSteps) {
         a.barrier = barrier;
-        a.barrierStart = uint64_t(hostArgs.size());
-        a.barrierGoal = 2 * uint64_t(hostArgs.size());
+        a.barrierArrivals = uint64_t(hostArgs.size());
       }
       a.abort = flags;
       a.error = flags + 1;

@@ -160,11 +160,12 @@ struct Args {
   // Every rank's buffers as this rank maps them, rank-major (peer-window
   // steps, and multimem in the host emulation); null where the plan has none.
   char *const *peers;
-  // Arrival counter of the barriers that start and end a plan with steps on
-  // other ranks' buffers on the GPU, and the counts that open them (the
-  // host emulation has its own barriers and passes null).
+  // The barrier that starts and ends a plan with steps on other ranks'
+  // buffers on the GPU: two words, an arrival count and a generation, zero
+  // at first, and the arrivals that open it (every threadblock of every
+  // rank). The host emulation has its own barriers and passes null.
   uint64_t *barrier;
-  uint64_t barrierStart, barrierGoal;
+  uint64_t barrierArrivals;
   int32_t datatype, op;
   int32_t elemSize;
   int64_t count;          // elements per unit of the user buffer (E)

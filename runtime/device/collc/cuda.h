@@ -92,13 +92,13 @@ public:
     if (dead)
       return false;
     if (loop < 0 && a->barrier)
-      arrive(a->barrierStart);
+      arrive();
     if (dead)
       return false;
     loop = a->replica + ++iter * (a->replicas > 1 ? a->replicas : 1);
     if (loop >= loops) {
       if (a->barrier)
-        arrive(a->barrierGoal);
+        arrive();
       // LL and LL128 receivers read flags, not the tail: it is written once
       // per launch, for the next launch to start from (host.h and its proxy
       // read it every step; a proxy on the GPU would need it so too).
@@ -249,16 +249,24 @@ private:
     at.index[i] = uint32_t(r.index);
     at.scratch[i] = r.buffer >= kScratch0;
   }
-  // Every threadblock of every rank arrives at Args::barrier; all go on once
-  // it reaches `goal` (the runtime counts arrivals over launches).
-  __device__ __noinline__ void arrive(uint64_t goal) {
+  // Every threadblock of every rank arrives at Args::barrier: the last to
+  // arrive resets the count and moves the generation on, which lets the
+  // others go. Nothing in it depends on the launch, so a graph replays it.
+  __device__ __noinline__ void arrive() {
     __syncthreads();
     bool bad = false;
     if (threadIdx.x == 0) {
+      uint64_t *count = a->barrier, *generation = a->barrier + 1;
+      const uint64_t g = cuda::loadSys(generation); // before arriving: it cannot move yet
       cuda::fenceSys();
-      atomicAdd_system(reinterpret_cast<unsigned long long *>(a->barrier), 1ull);
-      bad = cuda::waitAtLeast(*a, a->barrier, goal, true, "every rank at the peer barrier, rank",
-                              a->rank) == cuda::kGaveUp;
+      auto *c = reinterpret_cast<unsigned long long *>(count);
+      if (atomicAdd_system(c, 1ull) + 1 == a->barrierArrivals) {
+        atomicExch_system(c, 0ull); // the next barrier counts from zero
+        cuda::releaseSys(generation, g + 1);
+      } else {
+        bad = cuda::waitAtLeast(*a, generation, g + 1, true,
+                                "every rank at the peer barrier, rank", a->rank) == cuda::kGaveUp;
+      }
     }
     dead = __syncthreads_or(bad);
   }

@@ -64,12 +64,12 @@ public:
   bool nextLoop() {
     if (failed())
       return false;
-    if (loop < 0 && a.barrier && !arrive(a.barrierStart))
+    if (loop < 0 && a.barrier && !arrive())
       return false;
     loop = a.replica + ++iter * (a.replicas > 1 ? a.replicas : 1);
     if (loop >= loops) {
       if (a.barrier)
-        arrive(a.barrierGoal);
+        arrive();
       return false;
     }
     int64_t base = loop * perLoop;
@@ -161,13 +161,18 @@ private:
     return true;
   }
   void done() { store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1); }
-  // Every threadblock of every rank adds one to Args::barrier; all go on
-  // once it reaches `goal`.
-  bool arrive(uint64_t goal) {
-    __atomic_fetch_add(a.barrier, 1, __ATOMIC_ACQ_REL);
-    if (!collcHostWait(&a, a.barrier, goal, kAtLeast, "every rank at the peer barrier, rank",
-                       a.rank))
+  // Every threadblock of every rank arrives at Args::barrier, as cuda.h's
+  // do: the last resets the count and moves the generation on.
+  bool arrive() {
+    uint64_t *count = a.barrier, *generation = a.barrier + 1;
+    const uint64_t g = load(generation);
+    if (__atomic_add_fetch(count, 1, __ATOMIC_ACQ_REL) == a.barrierArrivals) {
+      __atomic_store_n(count, 0, __ATOMIC_RELAXED);
+      store(generation, g + 1); // releases the reset too
+    } else if (!collcHostWait(&a, generation, g + 1, kAtLeast,
+                              "every rank at the peer barrier, rank", a.rank)) {
       dead = true;
+    }
     return !dead;
   }
 
