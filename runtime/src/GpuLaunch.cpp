@@ -332,7 +332,6 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
   GpuState *s = nullptr;
   if (collResult_t r = state(comm, s))
     return r;
-  reclaimGraphs(*s);
   const CudaApi &cu = *s->cu;
   const CUstream stream = static_cast<CUstream>(l.stream);
   // A kernel of an earlier launch that failed fails this one: its output,
@@ -349,6 +348,8 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
     return comm->fail(collInvalidUsage, "the stream's capture into a CUDA graph was "
                                         "invalidated before this launch");
   const bool captured = capture == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  if (!captured) // freeing may synchronise, which a capture forbids
+    reclaimGraphs(*s);
   GraphMemory owned;
   collResult_t r = enqueue(comm, s, l, captured, owned);
   if (r == collSuccess && captured)
