@@ -8,7 +8,8 @@
 // - its Args and progress counters, in one of a ring of slots, each reused
 //   only after the event recorded behind its last launch has passed;
 // - scratch buffers and staging for in-place layouts, grown on demand
-//   (after the device is idle, as growing frees the old ones);
+//   (once this communicator's launches are done, as growing frees the old
+//   ones);
 // - each threadblock's table, copied once per algorithm;
 // - the abort flag and the error report, in host-mapped memory, so that
 //   collCommAbort reaches running kernels and their errors reach the host;
@@ -458,7 +459,7 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
     scratch[k] = reinterpret_cast<char *>(at);
   }
   // Steps on other ranks' buffers: this rank's buffers copied into its
-  // window, the peers' windows in a table, and the barrier's goals.
+  // window, the peers' windows in a table, and the barrier.
   std::vector<char *> peers;
   CUdeviceptr userOut = 0;
   uint64_t *barrier = nullptr, arrivals = 0;
@@ -468,14 +469,7 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
     if (collResult_t r = symmetricWindow(comm, *s, size_t(layout.total)))
       return r;
     const std::vector<char *> &base = s->symmetric.base;
-    peers.assign(size_t(R) * collc::kMaxBuffers, nullptr);
-    for (int q = 0; q < R; ++q) {
-      char **of = &peers[size_t(q) * collc::kMaxBuffers];
-      of[collc::kIn] = base[q] + layout.inAt[q];
-      of[collc::kOut] = base[q] + layout.outAt[q];
-      for (int32_t k = 0; k < plan.numScratch; ++k)
-        of[collc::kScratch0 + k] = base[q] + layout.scratchAt[k];
-    }
+    peers = peerTable(layout, base, plan.numScratch);
     for (int32_t k = 0; k < plan.numScratch; ++k)
       scratch[k] = base[me] + layout.scratchAt[k];
     const CUdeviceptr windowIn = at(base[me] + layout.inAt[me]),
@@ -556,10 +550,9 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
   COLLRT_CU(cuMemsetD8Async, (slot.memory, 0, progressBytes, stream));
   // Args, then the peers' windows: from pageable memory, copied before the
   // call returns, or for a graph from pinned memory read on every replay.
-  std::vector<char> upload(argsBytes + peersBytes);
-  memcpy(upload.data(), args.data(), argsBytes);
-  if (peersBytes)
-    memcpy(upload.data() + argsBytes, peers.data(), peersBytes);
+  const auto bytesOf = [](const auto &v) { return reinterpret_cast<const char *>(v.data()); };
+  std::vector<char> upload(bytesOf(args), bytesOf(args) + argsBytes);
+  upload.insert(upload.end(), bytesOf(peers), bytesOf(peers) + peersBytes);
   const char *source = upload.data();
   if (captured) {
     void *pinned = nullptr;

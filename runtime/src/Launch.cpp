@@ -345,7 +345,7 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     const std::vector<int64_t> &inAt = layout.inAt, &outAt = layout.outAt,
                                &scratchAt = layout.scratchAt;
     const int64_t total = layout.total;
-    if (total && comm->symmetricBytes < size_t(total)) {
+    if (comm->symmetricBytes < size_t(total)) {
       if (comm->symmetricBytes)
         comm->transport->release(comm->symmetric);
       comm->symmetricBytes = 0;
@@ -354,22 +354,15 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       comm->symmetricBytes = size_t(total);
     }
     const std::vector<char *> &base = comm->symmetric.base;
-    peers.assign(size_t(R) * collc::kMaxBuffers, nullptr);
-    for (int q = 0; q < R; ++q) {
+    peers = peerTable(layout, base, plan->numScratch);
+    for (int q = 0; q < R && registered; ++q) { // the user's own buffers
       char **of = &peers[size_t(q) * collc::kMaxBuffers];
-      if (registered) {
-        of[collc::kIn] = peerAddress(comm, q, inOf[q]);
-        of[collc::kOut] = peerAddress(comm, q, outOf[q]);
-        if (!of[collc::kIn] || !of[collc::kOut])
-          return comm->fail(collInvalidUsage,
-                            "rank " + std::to_string(q) + " launched on a window that this "
-                            "rank has deregistered");
-      } else {
-        of[collc::kIn] = base[q] + inAt[q];
-        of[collc::kOut] = base[q] + outAt[q];
-      }
-      for (int32_t k = 0; k < plan->numScratch; ++k)
-        of[collc::kScratch0 + k] = base[q] + scratchAt[k];
+      of[collc::kIn] = peerAddress(comm, q, inOf[q]);
+      of[collc::kOut] = peerAddress(comm, q, outOf[q]);
+      if (!of[collc::kIn] || !of[collc::kOut])
+        return comm->fail(collInvalidUsage,
+                          "rank " + std::to_string(q) + " launched on a window that this "
+                          "rank has deregistered");
     }
     for (int32_t k = 0; k < plan->numScratch; ++k)
       scratchOf[k] = base[me] + scratchAt[k];

@@ -57,6 +57,21 @@ inline PeerLayout peerLayout(const collc::PlanDesc &plan, int R, int64_t unit, i
   return l;
 }
 
+/// Every rank's buffers in its window at `base` (as this rank maps them),
+/// rank-major, kMaxBuffers each: Args::peers.
+inline std::vector<char *> peerTable(const PeerLayout &l, const std::vector<char *> &base,
+                                     int32_t numScratch) {
+  std::vector<char *> peers(base.size() * collc::kMaxBuffers, nullptr);
+  for (size_t q = 0; q < base.size(); ++q) {
+    char **of = &peers[q * collc::kMaxBuffers];
+    of[collc::kIn] = base[q] + l.inAt[q];
+    of[collc::kOut] = base[q] + l.outAt[q];
+    for (int32_t k = 0; k < numScratch; ++k)
+      of[collc::kScratch0 + k] = base[q] + l.scratchAt[k];
+  }
+  return peers;
+}
+
 } // namespace collrt
 
 #endif // COLLRT_PEERLAYOUT_H

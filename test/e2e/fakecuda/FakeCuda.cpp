@@ -50,14 +50,16 @@ void release(UserObject *o, unsigned n) {
   }
 }
 
+// A graph and an executable graph alike: what a launch runs, and the user
+// objects it holds a reference to.
 using Ops = std::vector<std::function<void()>>;
 struct Graph {
   std::shared_ptr<Ops> ops = std::make_shared<Ops>();
   std::vector<UserObject *> objects; // one reference each
-};
-struct Exec {
-  std::shared_ptr<Ops> ops;
-  std::vector<UserObject *> objects;
+  ~Graph() {
+    for (UserObject *o : objects)
+      release(o, 1);
+  }
 };
 
 std::mutex mutex; // guards captures
@@ -316,26 +318,20 @@ CUresult cuGraphInstantiate(CUgraphExec *e, CUgraph g, unsigned long long) {
   auto *graph = reinterpret_cast<Graph *>(g);
   for (UserObject *o : graph->objects)
     ++o->refs;
-  *e = reinterpret_cast<CUgraphExec>(new Exec{graph->ops, graph->objects});
+  *e = reinterpret_cast<CUgraphExec>(new Graph{graph->ops, graph->objects});
   return CUDA_SUCCESS;
 }
 CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
-  for (auto &op : *reinterpret_cast<Exec *>(e)->ops)
+  for (auto &op : *reinterpret_cast<Graph *>(e)->ops)
     enqueue(s, op);
   return CUDA_SUCCESS;
 }
 CUresult cuGraphExecDestroy(CUgraphExec e) {
-  auto *exec = reinterpret_cast<Exec *>(e);
-  for (UserObject *o : exec->objects)
-    release(o, 1);
-  delete exec;
+  delete reinterpret_cast<Graph *>(e);
   return CUDA_SUCCESS;
 }
 CUresult cuGraphDestroy(CUgraph g) {
-  auto *graph = reinterpret_cast<Graph *>(g);
-  for (UserObject *o : graph->objects)
-    release(o, 1);
-  delete graph;
+  delete reinterpret_cast<Graph *>(g);
   return CUDA_SUCCESS;
 }
 
