@@ -32,7 +32,9 @@ def Coll_ChunkListAttr : ConfinedAttr<TypedArrayAttrBase<Coll_ChunkAttr, "chunks
 // A field of the steps of a run in a shared threadblock function (see
 // coll.shape): the chunk index (or, for `peer`, the rank) that the k-th step
 // of the run on rank r names, as (a*r + b*k + c) mod m. `role` says which
-// operand: src, dst, direct, peer.
+// operand: src, dst, direct, peer. `count` chunks each, or `?` (kTableCount):
+// as many as the table says, after the field's index, per step (the
+// threadblocks of a shape may move chunk ranges of different lengths).
 def Coll_AffineFieldAttr : AttrDef<Coll_Dialect, "AffineField"> {
   let mnemonic = "affine";
   let summary = "an operand that is an affine function of the rank and the step";
@@ -40,18 +42,18 @@ def Coll_AffineFieldAttr : AttrDef<Coll_Dialect, "AffineField"> {
                         "int64_t":$count, "int64_t":$a, "int64_t":$b, "int64_t":$c,
                         "int64_t":$m);
   let assemblyFormat = [{
-    `<` $role $buffer `[` `(` $a `*` `r` `+` $b `*` `k` `+` $c `)` `mod` $m `]` `x` $count `>`
+    `<` $role $buffer `[` `(` $a `*` `r` `+` $b `*` `k` `+` $c `)` `mod` $m `]` `x` custom<ChunkCount>($count) `>`
   }];
 }
 
 // A field that no affine function gives: each threadblock's table holds it,
-// one value per step of the run.
+// one value per step of the run (then its count, where that is `?`).
 def Coll_TableFieldAttr : AttrDef<Coll_Dialect, "TableField"> {
   let mnemonic = "table";
   let summary = "an operand read from the threadblock's table";
   let parameters = (ins StringRefParameter<>:$role, StringRefParameter<>:$buffer,
                         "int64_t":$count);
-  let assemblyFormat = "`<` $role $buffer `x` $count `>`";
+  let assemblyFormat = "`<` $role $buffer `x` custom<ChunkCount>($count) `>`";
 }
 
 // Ids and channels count from 0; depths (FIFO slots, pipeline pieces) from 1.

@@ -9,4 +9,10 @@
 
 #include "dialect/CollDialect.h.inc"
 
+namespace coll {
+/// The chunk count of a shape's field (#coll.affine, #coll.table) that
+/// each threadblock's table gives per step: printed `?`.
+constexpr int64_t kTableCount = -1;
+} // namespace coll
+
 #endif // COLLC_DIALECT_COLLDIALECT_H

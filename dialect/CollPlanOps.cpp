@@ -53,14 +53,14 @@ static LogicalResult verifyShapeMatches(ThreadblockOp tb, ShapeOp shape, int64_t
       };
       if (step->getName().stripDialect() != run.getStep())
         return mismatch("another kind of step");
-      if (int64_t(step.getDepRefs().size()) != int64_t(run.getWaits()))
+      if (!run.getTableWaits() && int64_t(step.getDepRefs().size()) != int64_t(run.getWaits()))
         return mismatch("another number of deps");
       if (fields.size() != run.getFields().size())
         return mismatch("another number of operands");
       for (auto [field, attr] : llvm::zip(fields, run.getFields())) {
         if (auto affine = llvm::dyn_cast<AffineFieldAttr>(attr)) {
           if (field.role != affine.getRole() || field.buffer != affine.getBuffer() ||
-              field.count != affine.getCount())
+              (affine.getCount() != kTableCount && field.count != affine.getCount()))
             return mismatch("another operand");
           int64_t m = affine.getM();
           if (m < 1 || (affine.getA() * rank + affine.getB() * k + affine.getC()) % m !=
@@ -69,7 +69,7 @@ static LogicalResult verifyShapeMatches(ThreadblockOp tb, ShapeOp shape, int64_t
                             "function gives");
         } else if (auto table = llvm::dyn_cast<TableFieldAttr>(attr)) {
           if (field.role != table.getRole() || field.buffer != table.getBuffer() ||
-              field.count != table.getCount())
+              (table.getCount() != kTableCount && field.count != table.getCount()))
             return mismatch("another operand");
         } else {
           return run.emitOpError("fields must be #coll.affine or #coll.table");

@@ -130,12 +130,15 @@ def Coll_RunOp : Coll_Op<"run", [HasParent<"ShapeOp">]> {
   let description = [{
     `count` steps `step` (an op name without the dialect), with one field
     per operand (`#coll.affine` or `#coll.table`) and `waits` deps each,
-    which the table holds.
+    which the table holds. With `table_waits`, the number of deps differs
+    between the shape's threadblocks, and the table holds it before each
+    step's deps.
   }];
   let arguments = (ins StrAttr:$step, Coll_DepthAttr:$count, ArrayAttr:$fields,
-                       DefaultValuedAttr<Coll_IndexAttr, "0">:$waits);
+                       DefaultValuedAttr<Coll_IndexAttr, "0">:$waits,
+                       UnitAttr:$table_waits);
   let assemblyFormat = [{
-    $step `x` $count $fields (`waits` `(` $waits^ `)`)? attr-dict
+    $step `x` $count $fields (`waits` `(` $waits^ `)`)? (`table_waits` $table_waits^)? attr-dict
   }];
 }
 

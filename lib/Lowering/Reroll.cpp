@@ -1,13 +1,16 @@
 //===- Reroll.cpp - Threadblocks of one shape share their code ------------===//
 //
 // After this pass every threadblock names a `coll.shape` that makes exactly
-// its steps: runs of steps of one kind (the same buffers and chunk counts,
-// as many deps each), whose operands are affine in the rank and in the step
-// within the run, modulo the buffer's chunks (the ranks, for a get's peer),
-// or else come from the threadblock's table, as deps always do.
-// Threadblocks with the same runs share a shape, so the code emitted for a
-// ring is the same at 8 ranks and at 1024; what is not affine grows the
-// tables, by at most a few values per step of a threadblock.
+// its steps: runs of steps of one kind (the same buffers), whose operands
+// are affine in the rank and in the step within the run, modulo the
+// buffer's chunks (the ranks, for a get's peer), or else come from the
+// threadblock's table, as deps always do. Threadblocks with the same runs
+// share a shape, so the code emitted for a ring is the same at 8 ranks and
+// at 1024; where their runs move ranges of different lengths or wait on
+// different numbers of deps (recursive halving's rounds), the table holds
+// those too, so the shapes stay as few as the kinds of threadblocks. What
+// is not affine grows the tables, by at most a few values per step of a
+// threadblock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,18 +37,9 @@ struct Run {
   size_t first, count, values;
 };
 
-/// A threadblock, its steps, the runs they form, and every step's operands
-/// (each field's value, in order), read once.
-struct Member {
-  int64_t rank;
-  ThreadblockOp tb;
-  SmallVector<StepOpInterface> steps;
-  SmallVector<Run> runs;
-  std::vector<int64_t> values;
-};
-
 /// What steps of one run have in common: kind, operand roles, buffers and
-/// counts, and how many deps; compared as is, spelled only for a run's key.
+/// counts, and how many deps. A shape's key spells the kinds, roles and
+/// buffers only: its threadblocks' counts and deps may differ.
 struct Signature {
   OperationName name;
   SmallVector<std::tuple<StringRef, StringRef, int64_t>, 4> fields; // role, buffer, count
@@ -61,12 +55,23 @@ struct Signature {
   bool operator==(const Signature &o) const {
     return name == o.name && fields == o.fields && deps == o.deps;
   }
-  std::string str() const {
+  std::string key() const {
     std::string sig = name.stripDialect().str();
     for (auto [role, buffer, count] : fields)
-      sig += "|" + role.str() + ":" + buffer.str() + ":" + std::to_string(count);
-    return sig + "|" + std::to_string(deps);
+      sig += "|" + role.str() + ":" + buffer.str();
+    return sig;
   }
+};
+
+/// A threadblock, its steps, the runs they form (and their signatures), and
+/// every step's operands (each field's value, in order), read once.
+struct Member {
+  int64_t rank;
+  ThreadblockOp tb;
+  SmallVector<StepOpInterface> steps;
+  SmallVector<Run> runs;
+  std::vector<Signature> signatures;
+  std::vector<int64_t> values;
 };
 
 int64_t floorMod(int64_t v, int64_t m) { return ((v % m) + m) % m; }
@@ -116,16 +121,15 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
     std::vector<SmallVector<Member>> groups;
     for (auto rank : plan.getBody().front().getOps<RankOp>())
       for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
-        Member member{int64_t(rank.getRank()), tb, {}, {}, {}};
+        Member member{int64_t(rank.getRank()), tb, {}, {}, {}, {}};
         std::string key;
-        std::optional<Signature> last;
         for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
           SmallVector<StepField, 4> fields = stepFields(step);
           Signature sig(step, fields);
-          if (!last || !(sig == *last)) {
+          if (member.signatures.empty() || !(sig == member.signatures.back())) {
             member.runs.push_back({member.steps.size(), 0, member.values.size()});
-            key += ";" + sig.str();
-            last = std::move(sig);
+            key += ";" + sig.key();
+            member.signatures.push_back(std::move(sig));
           }
           ++member.runs.back().count;
           member.steps.push_back(step);
@@ -153,8 +157,19 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
         // Members have the same runs, so the run's values are at the same
         // place in each: field f of step k is values[start + k * fields + f].
         size_t stride = fields.size();
+        // A count or a number of deps that differs between members is the
+        // table's.
+        auto same = [&](auto of) {
+          return llvm::all_of(members, [&](const Member &m) { return of(m) == of(leader); });
+        };
+        bool tableWaits = !same([&, r = r](const Member &m) { return m.signatures[r].deps; });
         SmallVector<Attribute> attrs;
         for (auto [f, field] : llvm::enumerate(fields)) {
+          int64_t chunks = same([&, r = r, f = f](const Member &m) {
+            return std::get<2>(m.signatures[r].fields[f]);
+          })
+                               ? field.count
+                               : kTableCount;
           int64_t m = field.role == "peer" ? int64_t(plan.getRanks())
                                            : plan.getBufferSize(field.buffer).value_or(0);
           auto value = [&, r = r, f = f, stride](size_t i, size_t k) {
@@ -162,15 +177,14 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
             return member.values[member.runs[r].values + k * stride + f];
           };
           if (auto abc = fitAffine(members, count, m, value))
-            attrs.push_back(AffineFieldAttr::get(&getContext(), field.role, field.buffer,
-                                                 field.count, (*abc)[0], (*abc)[1], (*abc)[2],
-                                                 m));
+            attrs.push_back(AffineFieldAttr::get(&getContext(), field.role, field.buffer, chunks,
+                                                 (*abc)[0], (*abc)[1], (*abc)[2], m));
           else
-            attrs.push_back(
-                TableFieldAttr::get(&getContext(), field.role, field.buffer, field.count));
+            attrs.push_back(TableFieldAttr::get(&getContext(), field.role, field.buffer, chunks));
         }
         RunOp::create(inShape, step.getLoc(), step->getName().stripDialect(), count,
-                      inShape.getArrayAttr(attrs), step.getDepRefs().size());
+                      inShape.getArrayAttr(attrs), tableWaits ? 0 : step.getDepRefs().size(),
+                      tableWaits);
       }
       for (Member &member : members)
         member.tb.setShape(id);

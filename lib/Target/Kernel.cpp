@@ -142,21 +142,24 @@ std::string affine(AffineFieldAttr f, int64_t ranks, int64_t steps) {
 }
 
 /// A chunk as the primitives take it: `in(k + 3)`, `out(t[1], 4)`,
-/// `scratch(kScratch_red, r)`.
-std::string ref(StringRef buffer, int64_t count, const std::string &index) {
+/// `scratch(kScratch_red, r)`, `in(t[0], int32_t(t[1]))` (a count from the
+/// table).
+std::string ref(StringRef buffer, const std::string &index, const std::string &count) {
   std::string args = index;
-  if (count != 1)
-    args += ", " + std::to_string(count);
+  if (count != "1")
+    args += ", " + count;
   if (buffer == "in" || buffer == "out")
     return (buffer + "(" + args + ")").str();
   return "scratch(kScratch_" + cIdent(buffer) + ", " + args + ")";
 }
 
 /// What a step of a run names, as (role, C++ text): affine operands as
-/// expressions, the others from the table at `t[offset]` on.
+/// expressions, the others from the table at `t[offset]` on, each followed
+/// there by its count where that is the table's.
 SmallVector<std::pair<StringRef, std::string>> operands(RunOp run, int64_t ranks,
                                                         int64_t &offset) {
   SmallVector<std::pair<StringRef, std::string>> out;
+  auto next = [&] { return "t[" + std::to_string(offset++) + "]"; };
   for (Attribute attr : run.getFields()) {
     StringRef role, buffer;
     int64_t count;
@@ -167,9 +170,14 @@ SmallVector<std::pair<StringRef, std::string>> operands(RunOp run, int64_t ranks
     } else {
       auto t = llvm::cast<TableFieldAttr>(attr);
       role = t.getRole(), buffer = t.getBuffer(), count = t.getCount();
-      index = "t[" + std::to_string(offset++) + "]";
+      index = next();
     }
-    out.push_back({role, role == "peer" ? index : ref(buffer, count, index)});
+    if (role == "peer") {
+      out.push_back({role, index});
+      continue;
+    }
+    std::string chunks = count == kTableCount ? "int32_t(" + next() + ")" : std::to_string(count);
+    out.push_back({role, ref(buffer, index, chunks)});
   }
   return out;
 }
@@ -183,6 +191,10 @@ LogicalResult printOperation(KernelEmitter &e, RunOp run, int64_t ranks) {
     return run.emitOpError("names step '") << run.getStep() << "', which cannot be emitted";
   int64_t offset = 0;
   SmallVector<std::string> waits;
+  // A number of deps that differs between threadblocks comes first, and the
+  // step's other values follow its deps.
+  if (run.getTableWaits())
+    waits.push_back("for (int64_t n = *t++; n > 0; --n, t += 3)\n  b.wait(t[0], t[1], t[2]);");
   for (int64_t w = 0; w < int64_t(run.getWaits()); ++w, offset += 3)
     waits.push_back(llvm::formatv("b.wait(t[{0}], t[{1}], t[{2}]);", offset, offset + 1,
                                   offset + 2));
@@ -232,7 +244,7 @@ LogicalResult printOperation(KernelEmitter &e, ShapeOp shape) {
   // Names only the parameters it reads, so that compilers see no unused one.
   bool rank = false, table = false;
   for (auto run : shape.getBody().front().getOps<RunOp>()) {
-    table |= run.getWaits() > 0;
+    table |= run.getWaits() > 0 || run.getTableWaits();
     for (Attribute attr : run.getFields()) {
       auto f = llvm::dyn_cast<AffineFieldAttr>(attr);
       rank |= f && f.getA() != 0;
@@ -250,9 +262,10 @@ LogicalResult printOperation(KernelEmitter &e, ShapeOp shape) {
   return success();
 }
 
-/// The values a threadblock's shape reads from its table, step by step: per
-/// dep the waited-for threadblock's index, step and step count, then the
-/// operands no affine function gives.
+/// The values a threadblock's shape reads from its table, step by step: the
+/// number of deps where the run says `table_waits`, per dep the waited-for
+/// threadblock's index, step and step count, then the operands no affine
+/// function gives and the counts that are the table's.
 SmallVector<int64_t> tableOf(ThreadblockOp tb, ShapeOp shape, const PlanShape &plan) {
   int64_t rank = tb->getParentOfType<RankOp>().getRank();
   SmallVector<int64_t> table;
@@ -260,13 +273,21 @@ SmallVector<int64_t> tableOf(ThreadblockOp tb, ShapeOp shape, const PlanShape &p
   auto it = steps.begin();
   for (auto run : shape.getBody().front().getOps<RunOp>())
     for (int64_t k = 0; k < int64_t(run.getCount()); ++k, ++it) {
-      for (StepRef dep : (*it).getDepRefs()) {
+      SmallVector<StepRef, 2> deps = (*it).getDepRefs();
+      if (run.getTableWaits())
+        table.push_back(deps.size());
+      for (StepRef dep : deps) {
         int64_t other = plan.index.lookup({rank, dep.tb});
         table.append({other, dep.id, plan.steps[other]});
       }
-      for (auto [field, attr] : llvm::zip(stepFields(*it), run.getFields()))
-        if (llvm::isa<TableFieldAttr>(attr))
+      for (auto [field, attr] : llvm::zip(stepFields(*it), run.getFields())) {
+        auto affine = llvm::dyn_cast<AffineFieldAttr>(attr);
+        if (!affine)
           table.push_back(field.value);
+        if ((affine ? affine.getCount() : llvm::cast<TableFieldAttr>(attr).getCount()) ==
+            kTableCount)
+          table.push_back(field.count);
+      }
     }
   return table;
 }
