@@ -64,8 +64,15 @@ struct StepField {
   llvm::StringRef role, buffer;
   int64_t count, value;
 };
-/// A step's fields in the order the primitive takes them.
-llvm::SmallVector<StepField, 4> stepFields(StepOpInterface step);
+/// A step's fields in the order the primitive takes them. With
+/// `directSlot`, a sending step without a direct destination gets one that
+/// stands in for it (the chunk it sends or writes, buffer ""): a shape
+/// that threadblocks with and without direct connections share names one,
+/// which the runtime never stores to where the connection is not direct.
+llvm::SmallVector<StepField, 4> stepFields(StepOpInterface step, bool directSlot = false);
+/// Whether a run's last field is a direct destination (which some of its
+/// threadblocks' steps may only stand in for).
+bool runHasDirect(RunOp run);
 
 /// Whether every step's id is its position in its threadblock, as
 /// coll-number-steps leaves them and as the emitters, which count steps,

@@ -19,7 +19,7 @@ std::optional<int64_t> PlanOp::getBufferSize(StringRef name) {
   return bufferSize(getCollective(), getRanks(), getChunks(), getScratchAttr(), name);
 }
 
-SmallVector<StepField, 4> coll::stepFields(StepOpInterface step) {
+SmallVector<StepField, 4> coll::stepFields(StepOpInterface step, bool directSlot) {
   SmallVector<StepField, 4> fields;
   auto chunk = [&](StringRef role, ChunkAttr c) {
     fields.push_back({role, c.getBuffer().getValue(), c.getCount(), c.getIndex()});
@@ -30,9 +30,25 @@ SmallVector<StepField, 4> coll::stepFields(StepOpInterface step) {
     chunk("src", c);
   if (ChunkAttr written = step.getWrittenChunk())
     chunk("dst", written);
-  if (ChunkAttr direct = step.getDirectDstAttr())
+  if (ChunkAttr direct = step.getDirectDstAttr()) {
     chunk("direct", direct);
+  } else if (directSlot && step.sends()) {
+    ChunkAttr natural = step.getWrittenChunk();
+    if (!natural)
+      natural = step.getReadChunks().front();
+    fields.push_back({"direct", "", natural.getCount(), natural.getIndex()});
+  }
   return fields;
+}
+
+bool coll::runHasDirect(RunOp run) {
+  ArrayRef<Attribute> fields = run.getFields().getValue();
+  if (fields.empty())
+    return false;
+  if (auto f = llvm::dyn_cast<AffineFieldAttr>(fields.back()))
+    return f.getRole() == "direct";
+  auto t = llvm::dyn_cast<TableFieldAttr>(fields.back());
+  return t && t.getRole() == "direct";
 }
 
 /// Whether a threadblock's steps are exactly what its shape's runs make on
@@ -41,11 +57,12 @@ static LogicalResult verifyShapeMatches(ThreadblockOp tb, ShapeOp shape, int64_t
   auto steps = tb.getBody().front().getOps<StepOpInterface>();
   auto it = steps.begin();
   for (auto run : shape.getBody().front().getOps<RunOp>()) {
+    bool directSlot = runHasDirect(run);
     for (int64_t k = 0; k < int64_t(run.getCount()); ++k, ++it) {
       if (it == steps.end())
         return tb.emitOpError("has fewer steps than its shape ") << shape.getId();
       StepOpInterface step = *it;
-      SmallVector<StepField, 4> fields = stepFields(step);
+      SmallVector<StepField, 4> fields = stepFields(step, directSlot);
       auto mismatch = [&](StringRef what) {
         return step->emitOpError("does not match step ")
                << k << " of run '" << run.getStep() << "' of shape " << shape.getId() << ": "
@@ -57,9 +74,14 @@ static LogicalResult verifyShapeMatches(ThreadblockOp tb, ShapeOp shape, int64_t
         return mismatch("another number of deps");
       if (fields.size() != run.getFields().size())
         return mismatch("another number of operands");
+      // A stand-in is safe only where no sender stores to a peer directly.
+      if (directSlot && !step.getDirectDstAttr() && tb.getDirectSend())
+        return mismatch("the run names a direct destination, which this step of a threadblock "
+                        "with a direct connection does not have");
       for (auto [field, attr] : llvm::zip(fields, run.getFields())) {
+        bool standIn = field.role == "direct" && field.buffer.empty();
         if (auto affine = llvm::dyn_cast<AffineFieldAttr>(attr)) {
-          if (field.role != affine.getRole() || field.buffer != affine.getBuffer() ||
+          if (field.role != affine.getRole() || (!standIn && field.buffer != affine.getBuffer()) ||
               (affine.getCount() != kTableCount && field.count != affine.getCount()))
             return mismatch("another operand");
           int64_t m = affine.getM();
@@ -68,7 +90,7 @@ static LogicalResult verifyShapeMatches(ThreadblockOp tb, ShapeOp shape, int64_t
             return mismatch("the " + field.role.str() + " operand is not what its affine "
                             "function gives");
         } else if (auto table = llvm::dyn_cast<TableFieldAttr>(attr)) {
-          if (field.role != table.getRole() || field.buffer != table.getBuffer() ||
+          if (field.role != table.getRole() || (!standIn && field.buffer != table.getBuffer()) ||
               (table.getCount() != kTableCount && field.count != table.getCount()))
             return mismatch("another operand");
         } else {

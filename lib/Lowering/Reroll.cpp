@@ -38,15 +38,16 @@ struct Run {
 };
 
 /// What steps of one run have in common: kind, operand roles, buffers and
-/// counts, and how many deps. A shape's key spells the kinds, roles and
-/// buffers only: its threadblocks' counts and deps may differ.
+/// counts, how many deps, and whether a sending step has a direct
+/// destination (a sending step's last field is that, or a stand-in with
+/// buffer ""). A shape's key spells the kinds, roles and buffers only: its
+/// threadblocks' counts, deps and direct destinations may differ.
 struct Signature {
   OperationName name;
   SmallVector<std::tuple<StringRef, StringRef, int64_t>, 4> fields; // role, buffer, count
-  size_t deps;
+  size_t deps = 0;
 
-  Signature(StepOpInterface step, ArrayRef<StepField> stepFields)
-      : name(step->getName()), deps(0) {
+  Signature(StepOpInterface step, ArrayRef<StepField> stepFields) : name(step->getName()) {
     for (const StepField &f : stepFields)
       fields.push_back({f.role, f.buffer, f.count});
     if (DenseI64ArrayAttr d = step.getDepsAttr())
@@ -55,10 +56,16 @@ struct Signature {
   bool operator==(const Signature &o) const {
     return name == o.name && fields == o.fields && deps == o.deps;
   }
-  std::string key() const {
+  /// The direct destination's buffer: "" for a stand-in or none.
+  StringRef direct() const {
+    return !fields.empty() && std::get<0>(fields.back()) == "direct" ? std::get<1>(fields.back())
+                                                                      : "";
+  }
+  std::string key(bool withDirect) const {
     std::string sig = name.stripDialect().str();
     for (auto [role, buffer, count] : fields)
-      sig += "|" + role.str() + ":" + buffer.str();
+      if (role != "direct" || withDirect)
+        sig += "|" + role.str() + ":" + buffer.str();
     return sig;
   }
 };
@@ -73,6 +80,47 @@ struct Member {
   std::vector<Signature> signatures;
   std::vector<int64_t> values;
 };
+
+/// Members grouped by the runs they form, in the order they first appear;
+/// `withDirect` also tells apart which steps have direct destinations.
+std::vector<SmallVector<Member>> groupByRuns(std::vector<Member> members, bool withDirect) {
+  std::map<std::string, size_t> groupOf;
+  std::vector<SmallVector<Member>> groups;
+  for (Member &member : members) {
+    std::string key;
+    for (const Signature &sig : member.signatures)
+      key += ";" + sig.key(withDirect);
+    for (const Run &run : member.runs)
+      key += "#" + std::to_string(run.count);
+    auto [it, fresh] = groupOf.try_emplace(key, groups.size());
+    if (fresh)
+      groups.emplace_back();
+    groups[it->second].push_back(std::move(member));
+  }
+  return groups;
+}
+
+/// Whether members can share code that names a direct destination in a run
+/// where some have none: all that have one name the same buffer, and those
+/// that have none send on no direct connection, so nothing stores to the
+/// stand-in.
+bool directsAgree(ArrayRef<Member> members) {
+  for (size_t r = 0; r < members.front().runs.size(); ++r) {
+    StringRef buffer;
+    for (const Member &m : members) {
+      StringRef direct = m.signatures[r].direct();
+      if (!direct.empty() && !buffer.empty() && direct != buffer)
+        return false;
+      if (!direct.empty())
+        buffer = direct;
+    }
+    if (!buffer.empty())
+      for (const Member &m : members)
+        if (m.signatures[r].direct().empty() && ThreadblockOp(m.tb).getDirectSend())
+          return false;
+  }
+  return true;
+}
 
 int64_t floorMod(int64_t v, int64_t m) { return ((v % m) + m) % m; }
 
@@ -116,19 +164,15 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
     PlanOp plan = getOperation();
     for (auto shape : llvm::make_early_inc_range(plan.getBody().front().getOps<ShapeOp>()))
       shape.erase(); // a plan rerolled again gets fresh shapes
-    // Threadblocks grouped by their runs, in the order they first appear.
-    std::map<std::string, size_t> groupOf;
-    std::vector<SmallVector<Member>> groups;
+    std::vector<Member> all;
     for (auto rank : plan.getBody().front().getOps<RankOp>())
       for (auto tb : rank.getBody().front().getOps<ThreadblockOp>()) {
         Member member{int64_t(rank.getRank()), tb, {}, {}, {}, {}};
-        std::string key;
         for (auto step : tb.getBody().front().getOps<StepOpInterface>()) {
-          SmallVector<StepField, 4> fields = stepFields(step);
+          SmallVector<StepField, 4> fields = stepFields(step, /*directSlot=*/true);
           Signature sig(step, fields);
           if (member.signatures.empty() || !(sig == member.signatures.back())) {
             member.runs.push_back({member.steps.size(), 0, member.values.size()});
-            key += ";" + sig.key();
             member.signatures.push_back(std::move(sig));
           }
           ++member.runs.back().count;
@@ -136,13 +180,22 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
           for (const StepField &f : fields)
             member.values.push_back(f.value);
         }
-        for (const Run &run : member.runs)
-          key += "#" + std::to_string(run.count);
-        auto [it, fresh] = groupOf.try_emplace(key, groups.size());
-        if (fresh)
-          groups.emplace_back();
-        groups[it->second].push_back(std::move(member));
+        all.push_back(std::move(member));
       }
+    // Threadblocks with and without direct connections share code where
+    // they can; where they cannot, which steps are direct tells shapes apart.
+    std::vector<SmallVector<Member>> groups;
+    for (SmallVector<Member> &group : groupByRuns(std::move(all), false)) {
+      if (directsAgree(group)) {
+        groups.push_back(std::move(group));
+        continue;
+      }
+      for (SmallVector<Member> &apart :
+           groupByRuns(std::vector<Member>(std::make_move_iterator(group.begin()),
+                                           std::make_move_iterator(group.end())),
+                       true))
+        groups.push_back(std::move(apart));
+    }
 
     OpBuilder b = OpBuilder::atBlockBegin(&plan.getBody().front());
     int64_t id = 0;
@@ -153,10 +206,16 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
       for (auto [r, run] : llvm::enumerate(leader.runs)) {
         size_t first = run.first, count = run.count;
         StepOpInterface step = leader.steps[first];
-        SmallVector<StepField, 4> fields = stepFields(step);
+        SmallVector<StepField, 4> fields = stepFields(step, /*directSlot=*/true);
         // Members have the same runs, so the run's values are at the same
         // place in each: field f of step k is values[start + k * fields + f].
         size_t stride = fields.size();
+        // The direct destination's buffer, from a member that has one; none
+        // where no member has one.
+        StringRef direct;
+        for (const Member &m : members)
+          if (!m.signatures[r].direct().empty())
+            direct = m.signatures[r].direct();
         // A count or a number of deps that differs between members is the
         // table's.
         auto same = [&](auto of) {
@@ -165,6 +224,11 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
         bool tableWaits = !same([&, r = r](const Member &m) { return m.signatures[r].deps; });
         SmallVector<Attribute> attrs;
         for (auto [f, field] : llvm::enumerate(fields)) {
+          if (field.role == "direct") {
+            if (direct.empty())
+              continue;
+            field.buffer = direct;
+          }
           int64_t chunks = same([&, r = r, f = f](const Member &m) {
             return std::get<2>(m.signatures[r].fields[f]);
           })

@@ -271,7 +271,8 @@ SmallVector<int64_t> tableOf(ThreadblockOp tb, ShapeOp shape, const PlanShape &p
   SmallVector<int64_t> table;
   auto steps = tb.getBody().front().getOps<StepOpInterface>();
   auto it = steps.begin();
-  for (auto run : shape.getBody().front().getOps<RunOp>())
+  for (auto run : shape.getBody().front().getOps<RunOp>()) {
+    bool directSlot = runHasDirect(run);
     for (int64_t k = 0; k < int64_t(run.getCount()); ++k, ++it) {
       SmallVector<StepRef, 2> deps = (*it).getDepRefs();
       if (run.getTableWaits())
@@ -280,7 +281,7 @@ SmallVector<int64_t> tableOf(ThreadblockOp tb, ShapeOp shape, const PlanShape &p
         int64_t other = plan.index.lookup({rank, dep.tb});
         table.append({other, dep.id, plan.steps[other]});
       }
-      for (auto [field, attr] : llvm::zip(stepFields(*it), run.getFields())) {
+      for (auto [field, attr] : llvm::zip(stepFields(*it, directSlot), run.getFields())) {
         auto affine = llvm::dyn_cast<AffineFieldAttr>(attr);
         if (!affine)
           table.push_back(field.value);
@@ -289,6 +290,7 @@ SmallVector<int64_t> tableOf(ThreadblockOp tb, ShapeOp shape, const PlanShape &p
           table.push_back(field.count);
       }
     }
+  }
   return table;
 }
 

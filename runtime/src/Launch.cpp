@@ -97,6 +97,8 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
         setup.recv[p][e] = fifoAt(setup.window.base[tb.rank] + offset[p][e], plan.slots,
                                   slotBytes(tb.protocol), tb.protocol);
         r = net.recvFifo(setup.window, tb.recvPeer, offset[p][e], setup.recv[p][e], error);
+        if (!(tb.direct & collc::kTbDirectRecv))
+          setup.recv[p][e].ready = nullptr;
       }
       if (tb.sendPeer < 0 || r != collSuccess)
         continue;
@@ -115,6 +117,11 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
       }
       r = net.sendFifo(setup.window, tb.sendPeer, offset[p][replica + match], plan.slots,
                        slotBytes(tb.protocol), tb.protocol, setup.send[p][e], error);
+      // Only the connections the plan made direct store into the receiver's
+      // buffers: a shape shared with other threadblocks may name a direct
+      // destination that this one's receiver does not have.
+      if (!(tb.direct & collc::kTbDirectSend))
+        setup.send[p][e].ready = nullptr;
     }
   }
   if (r != collSuccess) {

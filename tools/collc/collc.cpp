@@ -247,16 +247,23 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   lowering.mscclLimits = emit == Emit::MscclXml;
   PassManager pm(&context);
   pm.enableTiming(timing);
-  // The passes' output is checked where it matters, by the plan verifier;
-  // their IR invariants are checked by collc-opt and the tests, which verify
-  // after every pass. Verifying a plan of millions of steps after each of a
-  // dozen passes cost a third of the time, and once at the end a tenth, so
-  // collc does it only when asked, as clang leaves LLVM's verifier to
-  // debug builds.
+  // What the plans compute is proved by the plan verifier. Every op's own
+  // invariants are checked by collc-opt and the tests, which verify after
+  // every pass; for plans of millions of steps that cost a third of the time
+  // after each pass and a tenth once at the end, so collc checks them only
+  // when asked, as clang leaves LLVM's verifier to debug builds. It always
+  // checks what the emitted code rests on: that each threadblock's shape
+  // makes exactly its steps, and that its deps name steps that exist.
   pm.enableVerifier(verifyEach);
   coll::buildCollLoweringPipeline(pm, lowering);
   if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
     return 1;
+  {
+    TimingScope verifyTiming = timing.nest("verify shapes");
+    for (auto plan : module->getOps<coll::PlanOp>())
+      if (failed(plan.verifyRegions()))
+        return 1;
+  }
 
   if (simMode)
     return collc::runSim(*module, topology);

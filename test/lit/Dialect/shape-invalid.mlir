@@ -81,3 +81,20 @@ coll.plan @p : allgather ranks(2) chunks(2) {
     }
   }
 }
+
+// -----
+
+// A run may name a direct destination that a step only stands in for, but
+// not on a threadblock with a direct connection: its sender would store
+// the step there.
+coll.plan @p : allgather ranks(2) chunks(2) {
+  coll.shape 0 {
+    coll.run "send" x 1 [#coll.table<"src" "in" x 1>, #coll.table<"direct" "out" x 1>]
+  }
+  coll.rank 0 {
+    coll.threadblock 0 send(1) channel(0) protocol(Simple) direct_send shape(0) {
+      // expected-error@+1 {{'coll.send' op does not match step 0 of run 'send' of shape 0: the run names a direct destination, which this step of a threadblock with a direct connection does not have}}
+      coll.send in[0][0]
+    }
+  }
+}

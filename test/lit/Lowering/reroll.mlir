@@ -75,3 +75,62 @@ coll.plan @irregular : allgather ranks(2) chunks(2) scratch {t = 4 : i64} {
     }
   }
 }
+
+// -----
+
+// A threadblock without a direct connection shares the shape of those with
+// one: its step carries a stand-in (its own chunk index, here 0 of `in`,
+// which the affine function of the others' `out` indices also gives).
+// CHECK-LABEL: coll.plan @standin
+// CHECK-NEXT:    coll.shape 0 {
+// CHECK-NEXT:      coll.run "send" x 1 [#coll.affine<"src" "in"[(0 * r + 0 * k + 0) mod 1] x 1>, #coll.affine<"direct" "out"[(0 * r + 0 * k + 0) mod 3] x 1>]
+// CHECK-NEXT:    }
+// CHECK-NOT:     coll.shape
+// CHECK:         coll.threadblock 0 send(1) channel(0) protocol(Simple) direct_send shape(0) {
+// CHECK:         coll.threadblock 0 send(2) channel(0) protocol(Simple) shape(0) {
+coll.plan @standin : allgather ranks(3) chunks(1) {
+  coll.rank 0 {
+    coll.threadblock 0 send(1) channel(0) protocol(Simple) direct_send {
+      coll.send in[0][0] direct(out[1][0])
+    }
+  }
+  coll.rank 1 {
+    coll.threadblock 0 send(2) channel(0) protocol(Simple) {
+      coll.send in[1][0]
+    }
+  }
+}
+
+// -----
+
+// One with a direct connection but no direct destination in that step may
+// not (its sender would store there): then which steps are direct tells the
+// shapes apart.
+// CHECK-LABEL: coll.plan @apart
+// CHECK-NEXT:    coll.shape 0 {
+// CHECK-NEXT:      coll.run "send" x 1 [#coll.affine<"src" "in"[(0 * r + 0 * k + 0) mod 1] x 1>, #coll.affine<"direct" "out"[(0 * r + 0 * k + 0) mod 3] x 1>]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    coll.shape 1 {
+// CHECK-NEXT:      coll.run "send" x 1 [#coll.affine<"src" "in"[(0 * r + 0 * k + 0) mod 1] x 1>]
+// CHECK-NEXT:    }
+// CHECK-NOT:     coll.shape
+// CHECK:         coll.threadblock 0 send(1) channel(0) protocol(Simple) direct_send shape(0) {
+// CHECK:         coll.threadblock 0 send(2) channel(0) protocol(Simple) shape(1) {
+// CHECK:         coll.threadblock 0 send(0) channel(0) protocol(Simple) direct_send shape(1) {
+coll.plan @apart : allgather ranks(3) chunks(1) {
+  coll.rank 0 {
+    coll.threadblock 0 send(1) channel(0) protocol(Simple) direct_send {
+      coll.send in[0][0] direct(out[1][0])
+    }
+  }
+  coll.rank 1 {
+    coll.threadblock 0 send(2) channel(0) protocol(Simple) {
+      coll.send in[1][0]
+    }
+  }
+  coll.rank 2 {
+    coll.threadblock 0 send(0) channel(0) protocol(Simple) direct_send {
+      coll.send in[2][0]
+    }
+  }
+}
