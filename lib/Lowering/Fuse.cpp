@@ -20,6 +20,7 @@
 #include "lib/Lowering/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -206,19 +207,20 @@ struct FuseReceiveAndSend : OpRewritePattern<SendOp> {
 struct CollFusePass : coll::impl::CollFusePassBase<CollFusePass> {
   void runOnOperation() override {
     PlanOp plan = getOperation();
-    const RankFacts *facts = nullptr; // of the rank being rewritten
-    FuseReceiveAndSend pattern(&getContext(), facts);
-    PatternRewriter rewriter(&getContext());
-    // Each send once, in order: a failed match stays failed, since only the
-    // pair it fuses changes, and steps are neither folded nor dead.
-    for (auto rank : plan.getBody().front().getOps<RankOp>()) {
+    // Ranks are rewritten apart (each pair lies in one), so in parallel.
+    SmallVector<RankOp> ranks(plan.getBody().front().getOps<RankOp>());
+    parallelForEach(&getContext(), ranks, [&](RankOp rank) {
       RankFacts rankFacts(plan, rank);
-      facts = &rankFacts;
+      const RankFacts *facts = &rankFacts;
+      FuseReceiveAndSend pattern(&getContext(), facts);
+      PatternRewriter rewriter(&getContext());
+      // Each send once, in order: a failed match stays failed, since only
+      // the pair it fuses changes, and steps are neither folded nor dead.
       for (auto tb : rank.getBody().front().getOps<ThreadblockOp>())
         for (Operation &op : llvm::make_early_inc_range(tb.getBody().front()))
           if (auto send = llvm::dyn_cast<SendOp>(op))
             (void)pattern.matchAndRewrite(send, rewriter);
-    }
+    });
   }
 };
 

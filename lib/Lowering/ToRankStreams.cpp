@@ -13,6 +13,9 @@
 #include "lib/Lowering/RankStreams.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Threading.h"
+
+#include <numeric>
 
 namespace coll {
 #define GEN_PASS_DEF_COLLTORANKSTREAMSPASS
@@ -59,17 +62,42 @@ PlanOp Lowering::run() {
   if (UnitAttr moves = movesChunks.getAttr(alg))
     movesChunks.setAttr(plan, moves);
   builder.setInsertionPointToEnd(&plan.getBody().emplaceBlock());
+  // A threadblock runs one protocol: that of its @protocol statements.
+  std::vector<std::vector<ProtocolAttr>> forced(ranks);
+  for (int64_t r = 0; r < ranks; ++r)
+    for (Threadblock &tb : tbs[r]) {
+      ProtocolAttr &p = forced[r].emplace_back();
+      for (Step *s : tb.steps) {
+        if (!s->protocol)
+          continue;
+        if (p && p != s->protocol) {
+          emitError(s->loc) << "@protocol(" << stringifyProtocol(s->protocol.getValue())
+                            << ") conflicts with @protocol(" << stringifyProtocol(p.getValue())
+                            << ") of another statement on the same threadblock of rank " << r
+                            << "; put them on different channels";
+          plan.erase();
+          return nullptr;
+        }
+        p = s->protocol;
+      }
+    }
   // Step ids are positions; made once, not once per step.
+  size_t longest = 0;
+  for (Step &s : all)
+    longest = std::max(longest, size_t(s.pos) + 1);
   std::vector<IntegerAttr> ids;
-  auto idAttr = [&](int64_t pos) {
-    while (int64_t(ids.size()) <= pos)
-      ids.push_back(builder.getI64IntegerAttr(ids.size()));
-    return ids[pos];
-  };
+  for (size_t pos = 0; pos < longest; ++pos)
+    ids.push_back(builder.getI64IntegerAttr(pos));
+  std::vector<Block *> bodies;
   for (int64_t r = 0; r < ranks; ++r) {
     auto rankOp = RankOp::create(builder, alg.getLoc(), builder.getI64IntegerAttr(r));
-    Block *rankBody = &rankOp.getBody().emplaceBlock();
-    OpBuilder inRank = OpBuilder::atBlockEnd(rankBody);
+    bodies.push_back(&rankOp.getBody().emplaceBlock());
+  }
+  // Each rank's threadblocks are built apart, so in parallel.
+  std::vector<int64_t> order(ranks);
+  std::iota(order.begin(), order.end(), 0);
+  parallelForEach(alg.getContext(), order, [&](int64_t r) {
+    OpBuilder inRank = OpBuilder::atBlockEnd(bodies[r]);
 
     // Cross-threadblock dependencies: the latest conflicting step of each
     // other threadblock, over the rank's steps in key order (none with one
@@ -111,24 +139,9 @@ PlanOp Lowering::run() {
     for (size_t t = 0; t < tbs[r].size(); ++t) {
       Threadblock &tb = tbs[r][t];
       auto opt = [&](int64_t v) { return v < 0 ? IntegerAttr() : inRank.getI64IntegerAttr(v); };
-      // A threadblock runs one protocol: that of its @protocol statements.
-      ProtocolAttr forced;
-      for (Step *s : tb.steps)
-        if (s->protocol) {
-          if (forced && forced != s->protocol) {
-            emitError(s->loc) << "@protocol(" << stringifyProtocol(s->protocol.getValue())
-                                      << ") conflicts with @protocol("
-                                      << stringifyProtocol(forced.getValue())
-                                      << ") of another statement on the same threadblock of rank "
-                              << r << "; put them on different channels";
-            plan.erase();
-            return nullptr;
-          }
-          forced = s->protocol;
-        }
       auto tbOp = ThreadblockOp::create(inRank, alg.getLoc(), inRank.getI64IntegerAttr(t),
                                         opt(tb.recv), opt(tb.send),
-                                        inRank.getI64IntegerAttr(tb.channel), forced,
+                                        inRank.getI64IntegerAttr(tb.channel), forced[r][t],
                                         UnitAttr(), UnitAttr(), IntegerAttr());
       OpBuilder b = OpBuilder::atBlockEnd(&tbOp.getBody().emplaceBlock());
       for (Step *s : tb.steps) {
@@ -136,7 +149,7 @@ PlanOp Lowering::run() {
         if (!deps.empty())
           if (auto it = deps.find(s); it != deps.end())
             d = b.getDenseI64ArrayAttr(it->second);
-        IntegerAttr id = idAttr(s->pos);
+        IntegerAttr id = ids[s->pos];
         switch (s->kind) {
         case StepKind::Send:
           SendOp::create(b, s->loc, s->src, id, d, ChunkAttr());
@@ -171,7 +184,7 @@ PlanOp Lowering::run() {
         }
       }
     }
-  }
+  });
   return plan;
 }
 
