@@ -143,10 +143,14 @@ struct Tuner {
   std::vector<OwningOpRef<ModuleOp>> modules;
   std::vector<Candidate> candidates;
   std::optional<coll::Collective> collective;
+  /// Generated sources that no lowering accepted, with the first refusal.
+  std::vector<std::string> skipped;
 
   /// Parses and verifies `source`, then lowers it over the grid. A grid
   /// point the lowering refuses (a protocol a step cannot use) is skipped;
-  /// a source with none left is an error, reported with the first refusal.
+  /// a file with none left is an error, reported with the first refusal,
+  /// and a generator's program (too many threadblocks at this rank count,
+  /// say) is left out, noted in `skipped`.
   llvm::Error add(const Source &source, const coll::ElaborateOptions &options);
 };
 
@@ -247,6 +251,10 @@ llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &optio
           modules.push_back(std::move(module));
         }
       }
+  if (candidates.size() == before && !source.file) {
+    skipped.push_back(source.name + ": " + firstRefusal);
+    return llvm::Error::success();
+  }
   if (candidates.size() == before)
     return error(source.name + ": no lowering succeeded; the first said: " + firstRefusal);
   return llvm::Error::success();
@@ -435,6 +443,8 @@ int collc::runTune() {
   for (const Source &s : sources)
     if (llvm::Error e = tuner.add(s, s.file ? fileOptions : coll::ElaborateOptions{}))
       return fail(llvm::toString(std::move(e)));
+  for (const std::string &why : tuner.skipped)
+    llvm::errs() << "collc tune: left out " << why << "\n";
   if (tuner.candidates.empty())
     return fail("no candidates: no generator serves " + synthName + " on " + llvm::Twine(ranks) +
                 " ranks");
