@@ -132,7 +132,9 @@ struct AlgorithmDesc {
 // + 1 once it waits in that step, whose destination is then free. A sender
 // that finds it posted may store the step straight into that destination
 // in the receiver's buffers instead of the slot, and marks the slot's size
-// kDirect; the counters move as for any step.
+// kDirect; the counters move as for any step. `ready` is null on every other
+// connection: code shared with direct threadblocks may name a direct
+// destination there that is only a stand-in.
 constexpr int64_t kDirect = -1;
 struct Fifo {
   uint64_t *head;
