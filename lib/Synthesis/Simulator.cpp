@@ -6,7 +6,10 @@
 // share the plan's steps. When a flow starts or ends, only the flows on the
 // links it crosses (SimLinks.h) change rate, and only they are settled and
 // rescheduled; a superseded completion event is recognised by its version
-// and dropped.
+// and dropped. Flows that start or end at one instant (a wave of
+// threadblocks) change the links' shares once: their links are marked and
+// rescheduled together before time moves on, so a wave of n flows on one
+// link costs n, not n squared.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Synthesis/Simulator.h"
@@ -66,7 +69,8 @@ public:
 private:
   double rate(int32_t tb) const;
   void settle(int32_t tb, double now);
-  void reschedule(const Path &path, double now);
+  void touch(const Path &path);
+  void reschedule(double now);
   void startFlow(int32_t tb, double bytes, double now);
   void endFlow(int32_t tb, double now);
   void tryStart(int32_t tb, double now);
@@ -99,6 +103,10 @@ private:
   std::vector<int64_t> arrived, consumed; // per connection
   std::vector<std::vector<int32_t>> waiters;
   std::vector<int32_t> ready;
+  std::vector<int32_t> touched;        // resources whose flows changed this instant
+  std::vector<char> isTouched;         // per resource
+  std::vector<uint64_t> rescheduledAt; // per flow: the last reschedule's stamp
+  uint64_t stamp = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   uint64_t seq = 0;
 };
@@ -116,9 +124,22 @@ void Engine::settle(int32_t tb, double now) {
   since[tb] = now;
 }
 
-void Engine::reschedule(const Path &path, double now) {
+void Engine::touch(const Path &path) {
   for (const Use &u : path.uses)
-    for (int32_t f : flowsOn[u.resource]) {
+    if (!isTouched[u.resource]) {
+      isTouched[u.resource] = 1;
+      touched.push_back(u.resource);
+    }
+}
+
+void Engine::reschedule(double now) {
+  ++stamp;
+  for (int32_t resource : touched) {
+    isTouched[resource] = 0;
+    for (int32_t f : flowsOn[resource]) {
+      if (rescheduledAt[f] == stamp)
+        continue;
+      rescheduledAt[f] = stamp;
       // A flow held at the same rate (by its threadblock, or another link)
       // still ends when its event says.
       double r = rate(f);
@@ -127,6 +148,8 @@ void Engine::reschedule(const Path &path, double now) {
       flowRate[f] = r;
       push(now + remaining[f] / r, FlowDone, f, ++version[f]);
     }
+  }
+  touched.clear();
 }
 
 void Engine::startFlow(int32_t tb, double bytes, double now) {
@@ -139,7 +162,7 @@ void Engine::startFlow(int32_t tb, double bytes, double now) {
   flowRate[tb] = -1; // no event yet
   for (const Use &u : path.uses)
     flowsOn[u.resource].push_back(tb);
-  reschedule(path, now);
+  touch(path);
 }
 
 void Engine::endFlow(int32_t tb, double now) {
@@ -150,7 +173,7 @@ void Engine::endFlow(int32_t tb, double now) {
     for (int32_t f : on)
       settle(f, now);
   }
-  reschedule(path, now);
+  touch(path);
 }
 
 void Engine::wake(int32_t tb) {
@@ -231,6 +254,10 @@ llvm::Expected<double> Engine::run(int64_t loopCount, double sliceBytes, double 
   conns = int32_t(plan.connections.size());
   size_t all = size_t(tbs) * replicas;
   flowsOn.assign(capacity.size(), {});
+  touched.clear();
+  isTouched.assign(capacity.size(), 0);
+  rescheduledAt.assign(all, 0);
+  stamp = 0;
   remaining.assign(all, 0);
   flowRate.assign(all, 0);
   since.assign(all, 0);
@@ -257,6 +284,10 @@ llvm::Expected<double> Engine::run(int64_t loopCount, double sliceBytes, double 
       queued[tb] = 0;
       tryStart(tb, now);
     }
+    // Only events of this instant can be ahead of the new ones, and they
+    // find their flows settled at it.
+    if (!touched.empty() && (events.empty() || events.top().time > now))
+      reschedule(now);
     if (events.empty())
       break;
     Event e = events.top();
