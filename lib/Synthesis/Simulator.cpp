@@ -4,8 +4,8 @@
 // flow: flows are numbered by threadblock. The runtime's replicas are copies
 // of the plan's threadblocks and connections, numbered replica-major, that
 // share the plan's steps. When a flow starts or ends, only the flows on the
-// links it crosses (SimLinks.h) change rate, and only they are settled and
-// rescheduled; a superseded completion event is recognised by its version
+// links it crosses (SimLinks.h) change rate, and only those whose rate
+// changes are settled and rescheduled; a superseded completion event is recognised by its version
 // and dropped. Flows that start or end at one instant (a wave of
 // threadblocks) change the links' shares once: their links are marked and
 // rescheduled together before time moves on, so a wave of n flows on one
@@ -119,8 +119,11 @@ double Engine::rate(int32_t tb) const {
   return r;
 }
 
+// A flow's remaining bytes fall linearly at its rate, so they are brought
+// up to date only when the rate changes (and when the flow ends).
 void Engine::settle(int32_t tb, double now) {
-  remaining[tb] = std::max(0.0, remaining[tb] - flowRate[tb] * (now - since[tb]));
+  if (flowRate[tb] > 0)
+    remaining[tb] = std::max(0.0, remaining[tb] - flowRate[tb] * (now - since[tb]));
   since[tb] = now;
 }
 
@@ -145,6 +148,7 @@ void Engine::reschedule(double now) {
       double r = rate(f);
       if (r == flowRate[f])
         continue;
+      settle(f, now); // at the rate it had until now
       flowRate[f] = r;
       push(now + remaining[f] / r, FlowDone, f, ++version[f]);
     }
@@ -154,9 +158,6 @@ void Engine::reschedule(double now) {
 
 void Engine::startFlow(int32_t tb, double bytes, double now) {
   const Path &path = paths[flowPath[tb]];
-  for (const Use &u : path.uses)
-    for (int32_t f : flowsOn[u.resource])
-      settle(f, now);
   remaining[tb] = bytes;
   since[tb] = now;
   flowRate[tb] = -1; // no event yet
@@ -170,8 +171,6 @@ void Engine::endFlow(int32_t tb, double now) {
   for (const Use &u : path.uses) {
     std::vector<int32_t> &on = flowsOn[u.resource];
     on.erase(std::find(on.begin(), on.end(), tb));
-    for (int32_t f : on)
-      settle(f, now);
   }
   touch(path);
 }
