@@ -59,7 +59,8 @@ void coll::buildCollLoweringPipeline(OpPassManager &pm, const CollLoweringOption
     variants.addPass(createCollVerifyPlanPass(verifyPlan));
   }
   // Verified unrolled; the verifier checks that the shapes make the same steps.
-  variants.addPass(createCollRerollPass());
+  if (options.reroll)
+    variants.addPass(createCollRerollPass());
 }
 
 coll::CollLoweringOptions coll::CollLoweringPipelineOptions::toLoweringOptions() const {

@@ -46,6 +46,9 @@ struct CollLoweringOptions {
   /// also within the MSCCL runtime's limits when `mscclLimits`.
   bool verifyPlans = true;
   bool mscclLimits = false;
+  /// Give every threadblock a shape (coll-reroll), which the kernel emitter
+  /// needs; `collc tune` rerolls only the plans it emits.
+  bool reroll = true;
 };
 
 /// Adds the passes `options` asks for to `pm`, which must nest on a module:

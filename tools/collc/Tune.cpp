@@ -16,6 +16,7 @@
 
 #include "dialect/PeerSteps.h"
 #include "lib/Frontend/Elaborate.h"
+#include "lib/Lowering/Passes.h"
 #include "lib/Lowering/Pipelines.h"
 #include "lib/Synthesis/Generators.h"
 #include "lib/Synthesis/SimPlan.h"
@@ -218,7 +219,11 @@ llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &optio
             lowering.instances = instances;
             lowering.pipeline = pipeline;
             lowering.multimem = peers;
+            lowering.reroll = false; // only the winners are emitted
             PassManager pm(&context);
+            // The plan verifier proves each plan; every op's invariants
+            // are the tests' to check (collc-opt), as in collc.
+            pm.enableVerifier(false);
             coll::buildCollLoweringPipeline(pm, lowering);
             if (failed(pm.run(*module))) {
               if (firstRefusal.empty())
@@ -478,6 +483,15 @@ int collc::runTune() {
 
   OwningOpRef<ModuleOp> library =
       buildLibrary(context, tuner.candidates, ranges, rows, sizes, libraryName, topo->name);
+  // The winners' threadblocks get their shapes, checked against their steps.
+  PassManager reroll(&context);
+  reroll.enableVerifier(false);
+  reroll.nest<coll::PlanOp>().addPass(coll::createCollRerollPass());
+  if (failed(reroll.run(*library)))
+    return fail("the winners could not be rerolled");
+  for (auto plan : library->getOps<coll::PlanOp>())
+    if (failed(plan.verifyRegions()))
+      return fail("a winner's shapes do not make its steps");
   std::string message;
   auto output = openOutputFile(outputPath, &message);
   if (!output)
