@@ -5,11 +5,11 @@
 // of the plan's threadblocks and connections, numbered replica-major, that
 // share the plan's steps. When a flow starts or ends, only the flows on the
 // links it crosses (SimLinks.h) change rate, and only those whose rate
-// changes are settled and rescheduled; a superseded completion event is recognised by its version
-// and dropped. Flows that start or end at one instant (a wave of
-// threadblocks) change the links' shares once: their links are marked and
-// rescheduled together before time moves on, so a wave of n flows on one
-// link costs n, not n squared.
+// changes are settled and rescheduled; a superseded completion event is
+// recognised by its version and dropped. Flows that start or end at one
+// instant (a wave of threadblocks) change the links' shares once: their
+// links are marked and rescheduled together before time moves on, so a
+// wave of n flows on one link costs n, not n squared.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Synthesis/Simulator.h"
@@ -283,8 +283,8 @@ llvm::Expected<double> Engine::run(int64_t loopCount, double sliceBytes, double 
       queued[tb] = 0;
       tryStart(tb, now);
     }
-    // Only events of this instant can be ahead of the new ones, and they
-    // find their flows settled at it.
+    // Events of this instant come first: no time passes before them, so
+    // the rates they would see do not matter yet.
     if (!touched.empty() && (events.empty() || events.top().time > now))
       reschedule(now);
     if (events.empty())
