@@ -27,11 +27,18 @@
   X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo) X(cuThreadExchangeStreamCaptureMode)      \
   X(cuUserObjectCreate) X(cuUserObjectRelease) X(cuGraphRetainUserObject)
 
+// Calls that older drivers lack: null there, and collrt does without them
+// (NVLink multicast came with CUDA 12.1).
+#define COLLRT_CUDA_OPTIONAL_CALLS(X)                                                        \
+  X(cuMulticastGetGranularity) X(cuMulticastCreate) X(cuMulticastAddDevice)                  \
+  X(cuMulticastBindMem) X(cuMulticastUnbind)
+
 namespace collrt {
 
 struct CudaApi {
 #define COLLRT_CUDA_FIELD(name) decltype(&::name) name = nullptr;
   COLLRT_CUDA_CALLS(COLLRT_CUDA_FIELD)
+  COLLRT_CUDA_OPTIONAL_CALLS(COLLRT_CUDA_FIELD)
 #undef COLLRT_CUDA_FIELD
 
   /// "cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY", for collUnhandledCudaError.

@@ -16,6 +16,8 @@
 //                          buffers. The host emulation must then copy every
 //                          buffer into a shared window and back, which costs
 //                          more than the FIFO copy it saves; for tests.
+//   COLL_NVLS=1            0: multimem steps never use NVLink multicast on
+//                          the GPU, only their unicast form (as NCCL_NVLS_ENABLE)
 //   COLL_BOOTSTRAP_ADDR=127.0.0.1
 //                          the IPv4 address that the bootstrap root and the
 //                          socket transport listen on, the only one, and
@@ -42,6 +44,7 @@ struct Env {
   std::string hostId;
   std::string ibHca; // empty: the first device
   bool direct = false;
+  bool nvls = true;
 
   static const Env &get();
 };

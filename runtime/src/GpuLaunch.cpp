@@ -17,7 +17,10 @@
 //   rank in CUDA VMM memory that every rank maps (PeerLayout.h): the user's
 //   buffers are copied in and out on the stream, and the kernels start and
 //   end at a barrier in rank 0's window (a count and a generation, see
-//   cuda.h's arrive) that every threadblock of every rank arrives at.
+//   cuda.h's arrive) that every threadblock of every rank arrives at;
+//   where the plan has multimem steps and the GPUs NVLink multicast, every
+//   rank's window is bound to one multicast object (Nvls.h) whose address
+//   the kernels get in Args::multicast.
 //
 // A launch captured into a CUDA graph runs again on every replay, long
 // after the call returned, so it cannot share the ring of slots, scratch
@@ -35,8 +38,10 @@
 #include "src/Comm.h"
 #include "src/CudaDriver.h"
 #include "src/Env.h"
+#include "src/Multicast.h"
 #include "src/PeerLayout.h"
 #include "transport/MemoryBackend.h"
+#include "transport/Nvls.h"
 
 #include <algorithm>
 #include <array>
@@ -100,12 +105,18 @@ struct GpuState {
   // Captured launches' memory, by graph, until CUDA destroys the graph.
   std::map<uint64_t, GraphMemory> graphs;
   uint64_t lastGraph = 0;
-  // Plans with steps on other ranks' buffers: the window, whether a graph
-  // has captured a launch on it, and the windows such graphs may still use.
+  // Plans with steps on other ranks' buffers: the window, the multicast
+  // object bound over it, whether a graph has captured a launch on them,
+  // and the windows (and objects) such graphs may still use.
   Window symmetric;
+  MulticastMapping multicast;
   size_t symmetricBytes = 0;
   bool symmetricCaptured = false;
-  std::vector<Window> retired;
+  std::vector<std::pair<Window, MulticastMapping>> retired;
+  // Whether the group can bind multicast objects: -1 not asked yet (the
+  // first plan with multimem steps asks), 0 no, for `noMulticast`, 1 yes.
+  int canMulticast = -1;
+  std::string noMulticast;
   std::shared_ptr<GraphReclaim> reclaim = std::make_shared<GraphReclaim>();
 };
 
@@ -157,12 +168,30 @@ collResult_t grow(collComm *comm, GpuState &s, CUdeviceptr &p, size_t &have, siz
   return collSuccess;
 }
 
-// The symmetric window, of at least `bytes` on every rank (collective: the
-// ranks launch the same plans at the same sizes, so they grow it together).
-collResult_t symmetricWindow(collComm *comm, GpuState &s, size_t bytes) {
-  if (s.symmetricBytes >= bytes)
+// Collective: whether the group can bind multicast objects, asked once.
+collResult_t askMulticast(collComm *comm, GpuState &s) {
+  if (s.canMulticast >= 0)
     return collSuccess;
   std::string error;
+  if (collResult_t r = multicastSupport(*s.cu, comm->bootstrap, s.noMulticast, error))
+    return comm->fail(r, error);
+  s.canMulticast = s.noMulticast.empty();
+  return collSuccess;
+}
+
+// The symmetric window, of at least `bytes` on every rank, bound to a
+// multicast object where `multicast` asks and the group can (collective:
+// the ranks launch the same plans at the same sizes, so they grow it
+// together).
+collResult_t symmetricWindow(collComm *comm, GpuState &s, size_t bytes, bool multicast) {
+  const bool bind = multicast && s.canMulticast == 1;
+  if (s.symmetricBytes >= bytes && (!bind || s.multicast.base))
+    return collSuccess;
+  std::string error;
+  size_t granularity = 1;
+  if (bind)
+    if (collResult_t r = multicastGranularity(*s.cu, comm->nranks, granularity, error))
+      return comm->fail(r, error);
   if (s.symmetricBytes) {
     // Every rank's kernels are done with the old window: this rank's here,
     // the others' once they reach the barrier.
@@ -170,16 +199,21 @@ collResult_t symmetricWindow(collComm *comm, GpuState &s, size_t bytes) {
       return r;
     if (collResult_t r = comm->bootstrap.barrier(error))
       return comm->fail(r, error);
-    if (s.symmetricCaptured) // a graph replays on it: it lives as long as the communicator
-      s.retired.push_back(std::move(s.symmetric));
-    else
+    if (s.symmetricCaptured) { // a graph replays on it: it lives as long as the communicator
+      s.retired.emplace_back(std::move(s.symmetric), s.multicast);
+    } else {
+      unbindMulticast(*s.cu, s.multicast);
       comm->transport->release(s.symmetric);
-    // Doubling at least: retired windows add up to less than the last.
-    bytes = std::max(bytes, 2 * s.symmetricBytes);
+    }
+    // Doubling at least, where it grows: retired windows add up to less
+    // than the last.
+    bytes = std::max(bytes, s.symmetricBytes < bytes ? 2 * s.symmetricBytes : s.symmetricBytes);
     s.symmetric = Window{};
+    s.multicast = MulticastMapping{};
     s.symmetricBytes = 0;
     s.symmetricCaptured = false;
   }
+  bytes = (bytes + granularity - 1) / granularity * granularity;
   const MemoryBackend *memory = cudaMemory(error);
   if (!memory)
     return comm->fail(collUnhandledCudaError, error);
@@ -187,6 +221,16 @@ collResult_t symmetricWindow(collComm *comm, GpuState &s, size_t bytes) {
   if (collResult_t r = comm->transport->exchangeWindow(bytes, s.symmetric, error, memory))
     return comm->fail(r, error);
   s.symmetricBytes = bytes;
+  if (!bind)
+    return collSuccess;
+  std::string why;
+  if (collResult_t r = bindMulticast(*s.cu, comm->bootstrap, *comm->transport, comm->rank,
+                                     comm->nranks, s.symmetric, bytes, s.multicast, why, error))
+    return comm->fail(r, error);
+  if (!why.empty()) { // the unicast form from now on, as NCCL does where NVLS fails
+    s.canMulticast = 0;
+    s.noMulticast = "binding NVLink multicast failed (" + why + ")";
+  }
   return collSuccess;
 }
 
@@ -463,15 +507,36 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
   std::vector<char *> peers;
   CUdeviceptr userOut = 0;
   uint64_t *barrier = nullptr, arrivals = 0;
+  char *multicast[collc::kMaxBuffers] = {};
+  bool multimem = false;
+  for (int32_t i = 0; i < plan.numThreadblocks; ++i)
+    multimem |= (plan.threadblocks[i].direct & collc::kTbMultimem) != 0;
   if (l.windows) {
     const PeerLayout layout =
         peerLayout(plan, R, unit, inBytes, outBytes, loops, l.slice, es, false);
-    if (collResult_t r = symmetricWindow(comm, *s, size_t(layout.total)))
+    if (multimem)
+      if (collResult_t r = askMulticast(comm, *s))
+        return r;
+    if (collResult_t r = symmetricWindow(comm, *s, size_t(layout.total), multimem))
       return r;
     const std::vector<char *> &base = s->symmetric.base;
     peers = peerTable(layout, base, plan.numScratch);
     for (int32_t k = 0; k < plan.numScratch; ++k)
       scratch[k] = base[me] + layout.scratchAt[k];
+    // Through the multicast object, a buffer that lies at the same offset
+    // in every rank's window (the input of an in-place all-gather, say,
+    // does not: its steps then run unicast).
+    if (multimem && s->multicast.base) {
+      auto same = [&](const std::vector<int64_t> &at) {
+        return std::all_of(at.begin(), at.end(), [&](int64_t o) { return o == at[0]; });
+      };
+      if (same(layout.inAt))
+        multicast[collc::kIn] = s->multicast.base + layout.inAt[0];
+      if (same(layout.outAt))
+        multicast[collc::kOut] = s->multicast.base + layout.outAt[0];
+      for (int32_t k = 0; k < plan.numScratch; ++k)
+        multicast[collc::kScratch0 + k] = s->multicast.base + layout.scratchAt[k];
+    }
     const CUdeviceptr windowIn = at(base[me] + layout.inAt[me]),
                       windowOut = at(base[me] + layout.outAt[me]);
     if (!plan.inplace) // what the plan leaves alone comes back unchanged
@@ -513,6 +578,7 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
     a.table = (*tables)[p][i];
     a.barrier = barrier;
     a.barrierArrivals = arrivals;
+    std::copy(multicast, multicast + collc::kMaxBuffers, a.multicast);
     // Filled in below, once the slot's address is known.
     a.progress = reinterpret_cast<uint64_t *>(uintptr_t(replica) * tbs * 8);
     a.abort = reinterpret_cast<volatile int32_t *>(flag(offsetof(GpuState::Flags, abort)));
@@ -581,10 +647,19 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
     COLLRT_CU(cuEventRecord, (slot.done, stream));
     slot.pending = true;
   }
-  if (Env::get().debug && me == 0)
+  if (Env::get().debug && me == 0) {
     fprintf(stderr, "collc INFO plan %s on the GPU: %zu threadblocks of %d threads, %s\n",
             plan.name, args.size(), launch.threads,
             captured ? "captured into a CUDA graph" : "queued");
+    const std::string why = s->canMulticast == 0 ? s->noMulticast
+                                                 : unicastReason(true, l.type, l.op, reduces(coll));
+    if (multimem && why.empty())
+      fprintf(stderr, "collc INFO plan %s: multimem steps run on NVLink multicast, over "
+              "every rank's window bound to one multicast object\n", plan.name);
+    else if (multimem)
+      fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the "
+              "peer windows: %s\n", plan.name, why.c_str());
+  }
   return collSuccess;
 }
 
@@ -640,10 +715,13 @@ void collrt::releaseGpu(collComm *comm) {
   }
   for (auto &[graph, memory] : s->graphs)
     freeGraphMemory(cu, memory);
+  unbindMulticast(cu, s->multicast);
   if (s->symmetricBytes)
     comm->transport->release(s->symmetric);
-  for (Window &w : s->retired)
-    comm->transport->release(w);
+  for (auto &[window, multicast] : s->retired) {
+    unbindMulticast(cu, multicast);
+    comm->transport->release(window);
+  }
   if (s->flags)
     cu.cuMemFreeHost(s->flags);
   delete s;

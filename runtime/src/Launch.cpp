@@ -208,14 +208,11 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     direct |= (plan->threadblocks[i].direct & (collc::kTbDirectRecv | collc::kTbDirectSend)) != 0;
     multimem |= (plan->threadblocks[i].direct & collc::kTbMultimem) != 0;
   }
-  // The host emulation has no multicast, and collrt binds no multicast
-  // object on the GPU yet: multimem steps run their unicast form over the
-  // peer windows.
-  if (multimem && Env::get().debug && me == 0)
+  // The host emulation has no multicast: multimem steps run their unicast
+  // form over the peer windows (the GPU launch says what it does).
+  if (multimem && !gpu && Env::get().debug && me == 0)
     fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the peer "
-            "windows: %s\n", plan->name,
-            gpu ? "collrt makes no multicast object on the GPU yet"
-                : unicastReason(false, datatype, op, reduces(coll)).c_str());
+            "windows: %s\n", plan->name, unicastReason(false, datatype, op, reduces(coll)).c_str());
   const bool shm = comm->transport->mapsEveryRank();
   if (gpu && !shm)
     return comm->fail(collInvalidUsage, "GPU plans need every rank on this machine (their "

@@ -217,3 +217,13 @@ void PeerTransports::release(Window &w) {
   w.base.clear();
   w.size.clear();
 }
+
+collResult_t PeerTransports::broadcastFd(int root, int &fd, std::string &error) {
+  if (rank != root)
+    return made[of[root]]->receiveFd(root, fd, error);
+  for (size_t p = 0; p < of.size(); ++p)
+    if (int(p) != rank)
+      if (collResult_t r = made[of[p]]->passFd(int(p), fd, error))
+        return r;
+  return collSuccess;
+}

@@ -70,6 +70,9 @@ public:
   collResult_t recvFifo(Window &window, int peer, size_t offset, const collc::Fifo &fifo,
                         std::string &error);
   void release(Window &window);
+  /// Collective: rank `root`'s descriptor `fd` reaches every rank, as a
+  /// descriptor of its own there (the caller owns it); root keeps its own.
+  collResult_t broadcastFd(int root, int &fd, std::string &error);
 
 private:
   int rank = 0;

@@ -114,6 +114,25 @@ public:
     return res;
   }
 
+  collResult_t passFd(int peer, int fd, std::string &error) override {
+    if (sendFd(out[peer], fd, rank, error))
+      return collSuccess;
+    error = "shm: cannot pass a descriptor to rank " + std::to_string(peer) + ": " + error;
+    return errno == EPIPE || errno == ECONNRESET ? collRemoteError : collSystemError;
+  }
+
+  collResult_t receiveFd(int peer, int &fd, std::string &error) override {
+    int32_t tag;
+    fd = recvFd(in[peer], tag, timeout, error);
+    if (fd >= 0 && tag == peer)
+      return collSuccess;
+    if (fd >= 0)
+      close(fd);
+    fd = -1;
+    error = "shm: no descriptor from rank " + std::to_string(peer) + " (" + error + ")";
+    return collRemoteError;
+  }
+
   void release(Window &w) override {
     for (int p = 0; p < nranks; ++p)
       if (peers[p])

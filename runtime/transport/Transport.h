@@ -120,6 +120,18 @@ public:
   }
   /// Unmaps what shareWindow mapped of the peers' windows.
   virtual void release(Window & /*window*/) {}
+  /// Passes descriptor `fd` to `peer`, which takes it with receiveFd (the
+  /// handle of a multicast object, say); only transports between processes
+  /// of one machine can.
+  virtual collResult_t passFd(int /*peer*/, int /*fd*/, std::string &error) {
+    error = std::string(name()) + " cannot pass descriptors between processes";
+    return collInvalidUsage;
+  }
+  /// A descriptor that `peer` passed with passFd; the caller owns it.
+  virtual collResult_t receiveFd(int /*peer*/, int & /*fd*/, std::string &error) {
+    error = std::string(name()) + " cannot pass descriptors between processes";
+    return collInvalidUsage;
+  }
   /// Whether a peer may still write into this rank's part of a released
   /// window (a proxy delivering late); the part then lives as long as the
   /// transport.

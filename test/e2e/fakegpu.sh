@@ -57,7 +57,7 @@ expect 0 PASS ring_allreduce ring --api --count 4097 --dtype int64 --op prod --g
 # form): every rank's buffers copied into a VMM window that all map, the
 # kernels between barriers on a counter in rank 0's window; the window grows
 # with the count. Direct stores into the receiver's window with COLL_DIRECT=1.
-COLL_DEBUG=INFO expect 0 "multimem steps run as loads and stores over the peer windows: collrt makes no multicast object on the GPU yet" \
+COLL_DEBUG=INFO expect 0 "multimem steps run as loads and stores over the peer windows: rank 0: its GPU has no NVLink multicast" \
   twoshot_h100 twoshot --count 4096
 expect 0 PASS twoshot_h100 twoshot --count 100003 --dtype bfloat16 --op avg --iters 3
 expect 0 PASS twoshot_h100 twoshot --count 1000000 --dtype int32 --op max --inplace --iters 2
@@ -68,6 +68,23 @@ COLL_DIRECT=1 expect 0 PASS ring_h100 ring --count 4000037 --dtype float --iters
 # replay from a graph too.
 expect 0 PASS twoshot_h100 twoshot --count 100003 --dtype float --op sum --graph --iters 4
 expect 0 PASS oneshot_h100 oneshot --count 4099 --dtype int64 --op min --inplace --graph --iters 3
+# NVLink multicast (FAKE_CUDA_MULTICAST=1): every rank's window bound to
+# one object, whose address each kernel gets for its buffers (the fake
+# launcher checks that it aliases them); the window is remade, bound again,
+# as it grows, and graphs replay on it. Where the (type, op) has no
+# multimem form, COLL_NVLS=0 says so, or binding fails, the unicast form
+# runs instead, and says why.
+export FAKE_CUDA_MULTICAST=1
+COLL_DEBUG=INFO expect 0 "multimem steps run on NVLink multicast" twoshot_h100 twoshot --count 4096
+COLL_DEBUG=INFO expect 0 "multimem steps run on NVLink multicast" twoshot_h100 twoshot --count 100003 --dtype bfloat16 --op max --inplace --iters 2
+expect 0 PASS twoshot_h100 twoshot --count 2000003 --dtype float --op sum --graph --iters 3
+expect 0 PASS oneshot_h100 oneshot --count 65536 --dtype half --op avg --iters 2
+COLL_DEBUG=INFO expect 0 "over the peer windows: multimem has no prod of float32" twoshot_h100 twoshot --count 4096 --op prod
+COLL_NVLS=0 COLL_DEBUG=INFO expect 0 "over the peer windows: rank 0: COLL_NVLS=0" twoshot_h100 twoshot --count 4096
+FAKE_CUDA_FAIL=cuMulticastBindMem COLL_DEBUG=INFO expect 0 \
+  "over the peer windows: binding NVLink multicast failed (rank 0: cuMulticastBindMem: CUDA_ERROR_OUT_OF_MEMORY)" \
+  twoshot_h100 twoshot --count 4096 --dtype int32
+unset FAKE_CUDA_MULTICAST
 expect 1 "GPU plans need every rank on this machine" ring_allreduce ring --transport socket --count 7
 # A failing driver call fails the launch as collUnhandledCudaError, named.
 FAKE_CUDA_FAIL=cuMemCreate expect 1 "unhandled CUDA error: cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY" \

@@ -154,7 +154,8 @@ section_one_launch() {
 # collrt's GPU path: test/gpu/collrt_check.cu calls collc_ring (the ring
 # allreduce of COLLRT_RANKS ranks, 2 by default, FIFO steps only) and
 # collc_twoshot (peer windows; multimem falls back to unicast, as a GPU
-# without NVSwitch has no multicast) through collrt on this GPU, (a) every
+# without NVSwitch has no multicast: the line "multicast:" says what collrt
+# decided and why) through collrt on this GPU, (a) every
 # rank a thread of one process, (b) a process per rank over CUDA VMM
 # handles, under MPS where this machine has it; each also checks (d) a
 # CUDA graph capture, replayed between plain launches, and (e)
@@ -189,15 +190,17 @@ section_collrt() {
     fail collrt "does not build" "$logs/collrt.build.log"
     return
   fi
-  timeout -k 10 120 "$bin/collrt_check" --threads "$n" > "$logs/collrt.threads.log" 2>&1
+  COLL_DEBUG=INFO timeout -k 10 120 "$bin/collrt_check" --threads "$n" \
+    > "$logs/collrt.threads.log" 2>&1
   collrt_rows "$logs/collrt.threads.log" "collrt/threads" $?
+  echo "multicast (threads): $(grep -m1 -o 'multimem steps run.*' "$logs/collrt.threads.log")"
   if command -v nvidia-cuda-mps-control > /dev/null && nvidia-cuda-mps-control -d 2> /dev/null; then
     mps=started
   fi
   echo "MPS: ${mps:-not available}"
   port=$((20000 + RANDOM % 20000))
   for ((r = 0; r < n; r++)); do
-    RANK=$r WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    RANK=$r WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port COLL_DEBUG=INFO \
       timeout -k 10 120 "$bin/collrt_check" > "$logs/collrt.rank$r.log" 2>&1 &
   done
   for ((r = 0; r < n; r++)); do
@@ -209,6 +212,7 @@ section_collrt() {
       collrt_rows "$logs/collrt.rank$r.log" "collrt/processes rank $r" "$rc"
     fi
   done
+  echo "multicast (processes): $(grep -m1 -o 'multimem steps run.*' "$logs/collrt.rank0.log")"
   [ -z "$mps" ] || echo quit | nvidia-cuda-mps-control
 }
 

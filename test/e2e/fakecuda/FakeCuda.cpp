@@ -9,6 +9,16 @@
 // FAKE_CUDA_FAIL=NAME makes the call NAME fail with out-of-memory, so that
 // tests see how collrt reports a failing call.
 //
+// FAKE_CUDA_MULTICAST=1 gives the device NVLink multicast. A multicast
+// object is a memfd too, whose first page counts the devices added; as in
+// CUDA, binding memory to it or mapping it waits until all have been (and
+// here fails after 10 s). Each process is a GPU of its own (its PCI bus id
+// is its pid), so ranks as processes may bind one object. A process maps
+// the object as the memory it bound: an address through the object then
+// aliases the same offset of this rank's memory, which FakeGpu.h checks of
+// every Args::multicast. (The fake kernels run multimem steps in their
+// unicast form: a fake switch would reduce nothing more.)
+//
 // Capture records what a stream is given (copies, memsets, and kernels
 // through fakeCudaRecord) and a graph launch runs it again; graphs hold
 // user objects as CUDA's do. As CUDA does in its default (global) mode, a
@@ -18,13 +28,18 @@
 //===----------------------------------------------------------------------===//
 #include <cuda.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -36,6 +51,45 @@ int fdOf(CUmemGenericAllocationHandle h) { return int(h) - 1; }
 bool failing(const char *call) {
   const char *which = getenv("FAKE_CUDA_FAIL");
   return which && !strcmp(which, call);
+}
+
+// A multicast object: its memfd's first page, then what it maps.
+constexpr size_t kMulticastHeader = 4096, kMulticastGranularity = 65536;
+struct MulticastHeader {
+  std::atomic<uint32_t> devices, added;
+  uint64_t size;
+};
+bool isMulticast(CUmemGenericAllocationHandle h) {
+  char link[256];
+  ssize_t n = readlink(("/proc/self/fd/" + std::to_string(fdOf(h))).c_str(), link,
+                       sizeof link - 1);
+  return n > 0 && std::string(link, size_t(n)).find("fake-cuda-multicast") != std::string::npos;
+}
+// The object's header, mapped for the caller (munmap it after).
+MulticastHeader *headerOf(CUmemGenericAllocationHandle h) {
+  void *p = mmap(nullptr, kMulticastHeader, PROT_READ | PROT_WRITE, MAP_SHARED, fdOf(h), 0);
+  return p == MAP_FAILED ? nullptr : static_cast<MulticastHeader *>(p);
+}
+// Per multicast object (its memfd's inode): the memory this process bound.
+std::mutex bindings;
+std::map<ino_t, std::pair<int, size_t>> bound; // descriptor (a dup) and offset
+ino_t inodeOf(CUmemGenericAllocationHandle h) {
+  struct stat st;
+  return fstat(fdOf(h), &st) ? 0 : st.st_ino;
+}
+
+// Waits, as CUDA does, until every device of the object is added.
+CUresult allAdded(CUmemGenericAllocationHandle h, uint64_t &size) {
+  MulticastHeader *m = headerOf(h);
+  if (!m)
+    return CUDA_ERROR_INVALID_VALUE;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (m->added.load() < m->devices.load() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool all = m->added.load() == m->devices.load();
+  size = m->size;
+  munmap(m, kMulticastHeader);
+  return all ? CUDA_SUCCESS : CUDA_ERROR_ILLEGAL_STATE;
 }
 
 struct UserObject {
@@ -108,8 +162,11 @@ CUresult cuCtxGetDevice(CUdevice *d) {
   *d = 0;
   return CUDA_SUCCESS;
 }
-CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute, CUdevice) {
-  *v = 0;
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
+  const char *multicast = getenv("FAKE_CUDA_MULTICAST");
+  *v = a == CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED ? multicast && !strcmp(multicast, "1")
+       : a == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID        ? int(getpid())
+                                                    : 0;
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceCanAccessPeer(int *v, CUdevice, CUdevice) {
@@ -165,6 +222,20 @@ CUresult cuMemAddressFree(CUdeviceptr p, size_t size) {
 }
 CUresult cuMemMap(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocationHandle h,
                   unsigned long long) {
+  if (isMulticast(h)) {
+    uint64_t objectSize = 0;
+    if (CUresult r = allAdded(h, objectSize))
+      return r;
+    if (offset + size > objectSize)
+      return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(bindings);
+    auto it = bound.find(inodeOf(h));
+    if (it == bound.end())
+      return CUDA_ERROR_INVALID_VALUE; // nothing bound here to show
+    void *r = mmap(at(p), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, it->second.first,
+                   off_t(it->second.second + offset));
+    return r == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  }
   void *r = mmap(at(p), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fdOf(h),
                  off_t(offset));
   return r == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
@@ -174,6 +245,71 @@ CUresult cuMemUnmap(CUdeviceptr p, size_t size) {
   return r == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 CUresult cuMemSetAccess(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t) {
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMulticastGetGranularity(size_t *g, const CUmulticastObjectProp *,
+                                   CUmulticastGranularity_flags) {
+  *g = kMulticastGranularity;
+  return CUDA_SUCCESS;
+}
+CUresult cuMulticastCreate(CUmemGenericAllocationHandle *h, const CUmulticastObjectProp *prop) {
+  if (failing("cuMulticastCreate"))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!prop->numDevices || !prop->size || prop->size % kMulticastGranularity ||
+      !(prop->handleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+    return CUDA_ERROR_INVALID_VALUE;
+  int fd = memfd_create("fake-cuda-multicast", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, off_t(kMulticastHeader + prop->size)))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *h = CUmemGenericAllocationHandle(fd + 1);
+  MulticastHeader *m = headerOf(*h);
+  m->devices = prop->numDevices;
+  m->size = prop->size;
+  munmap(m, kMulticastHeader);
+  return CUDA_SUCCESS;
+}
+CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle h, CUdevice) {
+  if (failing("cuMulticastAddDevice"))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  MulticastHeader *m = isMulticast(h) ? headerOf(h) : nullptr;
+  if (!m)
+    return CUDA_ERROR_INVALID_VALUE;
+  const bool fits = ++m->added <= m->devices.load();
+  munmap(m, kMulticastHeader);
+  return fits ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+CUresult cuMulticastBindMem(CUmemGenericAllocationHandle h, size_t mcOffset,
+                            CUmemGenericAllocationHandle memory, size_t memOffset, size_t size,
+                            unsigned long long) {
+  if (failing("cuMulticastBindMem"))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!isMulticast(h) || isMulticast(memory))
+    return CUDA_ERROR_INVALID_VALUE;
+  uint64_t objectSize = 0;
+  if (CUresult r = allAdded(h, objectSize))
+    return r;
+  struct stat st;
+  if (fstat(fdOf(memory), &st) || size % kMulticastGranularity ||
+      memOffset % kMulticastGranularity || mcOffset % kMulticastGranularity ||
+      memOffset + size > size_t(st.st_size) || mcOffset + size > objectSize || mcOffset)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(bindings);
+  auto [it, fresh] = bound.emplace(inodeOf(h), std::make_pair(dup(fdOf(memory)), memOffset));
+  if (!fresh) { // one binding per device
+    close(it->second.first);
+    bound.erase(it);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuMulticastUnbind(CUmemGenericAllocationHandle h, CUdevice, size_t, size_t) {
+  std::lock_guard<std::mutex> lock(bindings);
+  auto it = bound.find(inodeOf(h));
+  if (!isMulticast(h) || it == bound.end())
+    return CUDA_ERROR_INVALID_VALUE;
+  close(it->second.first);
+  bound.erase(it);
   return CUDA_SUCCESS;
 }
 

@@ -17,6 +17,7 @@
 #include "collrt.h"
 #include "src/Numeric.h" // collrt's host arithmetic (-I runtime)
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -50,9 +51,32 @@ template <class Job> void enqueue(void *stream, Job *job) {
   }
 }
 
+// The fake driver maps a multicast object as the memory this rank bound
+// to it, so Args::multicast[b] must alias buffer b: a byte stored through
+// one reads back through the other. Before the kernel starts, no rank
+// touches this rank's window (the plan's first barrier holds them).
+inline void checkMulticast(const collc::Args &a) {
+  for (int b = 0; b < collc::kMaxBuffers; ++b) {
+    volatile char *mc = a.multicast[b], *at = a.buffers[b];
+    if (!mc)
+      continue;
+    const char was = *at;
+    *at = char(~was);
+    const bool alias = *mc == char(~was);
+    *at = was;
+    if (!alias) {
+      fprintf(stderr, "fake GPU: rank %d: Args::multicast[%d] does not address buffer %d\n",
+              a.rank, b, b);
+      abort();
+    }
+  }
+}
+
 template <void (*K)(const collc::Args *)> struct Kernel {
   collc::DeviceLaunch l;
   void operator()() const {
+    for (int32_t b = 0; b < l.blocks; ++b)
+      checkMulticast(l.args[b]);
     std::vector<std::thread> blocks;
     for (int32_t b = 1; b < l.blocks; ++b)
       blocks.emplace_back(K, l.args + b);
