@@ -65,8 +65,10 @@ collResult_t collCommAbort(collComm_t comm);
 collResult_t collCommCount(collComm_t comm, int *count);
 collResult_t collCommUserRank(collComm_t comm, int *rank);
 
-/* Memory that symmetric windows are made of: shared memory that peers on
- * this machine can map (the host build), or CUDA VMM memory (the GPU). */
+/* Memory that symmetric windows are made of, which peers on this machine
+ * can map: CUDA VMM memory of the current device where the calling thread
+ * has a CUDA context (after cudaSetDevice), else shared host memory (the
+ * host build). */
 collResult_t collMemAlloc(void **ptr, size_t size);
 collResult_t collMemFree(void *ptr);
 

@@ -139,6 +139,7 @@ collResult_t collCommDestroy(collComm_t comm) {
   if (comm->symmetricBytes)
     comm->transport->release(comm->symmetric);
   for (collWindow *w : comm->windows) {
+    collrt::unbindWindow(w);
     comm->transport->unshare(w->window);
     delete w;
   }

@@ -40,6 +40,7 @@
 #include "src/Env.h"
 #include "src/Multicast.h"
 #include "src/PeerLayout.h"
+#include "src/Windows.h"
 #include "transport/MemoryBackend.h"
 #include "transport/Nvls.h"
 
@@ -403,6 +404,40 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
   return r;
 }
 
+collResult_t collrt::bindWindow(collComm *comm, collWindow *window) {
+  GpuState *s = nullptr;
+  if (collResult_t r = state(comm, s))
+    return r;
+  if (collResult_t r = askMulticast(comm, *s))
+    return r;
+  if (s->canMulticast != 1)
+    return collSuccess;
+  std::string error, why;
+  size_t granularity = 0;
+  if (collResult_t r = multicastGranularity(*s->cu, comm->nranks, granularity, error))
+    return comm->fail(r, error);
+  // The same bytes of every rank's allocation: what the smallest holds.
+  const std::vector<size_t> &size = window->window.size;
+  const size_t bytes = *std::min_element(size.begin(), size.end()) / granularity * granularity;
+  if (!bytes)
+    return collSuccess;
+  if (collResult_t r = bindMulticast(*s->cu, comm->bootstrap, *comm->transport, comm->rank,
+                                     comm->nranks, window->window, bytes, window->multicast, why,
+                                     error))
+    return comm->fail(r, error);
+  if (!why.empty() && Env::get().debug && comm->rank == 0)
+    fprintf(stderr, "collc INFO collCommWindowRegister: no multicast object over the window: "
+            "%s\n", why.c_str());
+  return collSuccess;
+}
+
+void collrt::unbindWindow(collWindow *window) {
+  std::string why;
+  if (window->multicast.handle)
+    if (const CudaApi *cu = cudaDriver(why))
+      unbindMulticast(*cu, window->multicast);
+}
+
 namespace {
 
 // Queues the launch on its stream; a captured one's memory goes to `owned`.
@@ -502,8 +537,10 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
       return r;
     scratch[k] = reinterpret_cast<char *>(at);
   }
-  // Steps on other ranks' buffers: this rank's buffers copied into its
-  // window, the peers' windows in a table, and the barrier.
+  // Steps on other ranks' buffers: this rank's buffers in a registered
+  // window or copied into the runtime's, every rank's in a table, the
+  // multicast addresses of those bound to a multicast object, and the
+  // barrier.
   std::vector<char *> peers;
   CUdeviceptr userOut = 0;
   uint64_t *barrier = nullptr, arrivals = 0;
@@ -511,9 +548,20 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
   bool multimem = false;
   for (int32_t i = 0; i < plan.numThreadblocks; ++i)
     multimem |= (plan.threadblocks[i].direct & collc::kTbMultimem) != 0;
+  std::string note; // why multimem steps run unicast, if they do
   if (l.windows) {
+    // The user's own buffers where every rank's lie in registered windows
+    // of GPU memory, else copies in the runtime's window.
+    std::string error;
+    LaunchPlaces places;
+    const MemoryBackend *gpu = cudaMemory(error);
+    if (collResult_t r = launchPlaces(comm, reinterpret_cast<void *>(in), size_t(inBytes),
+                                      reinterpret_cast<void *>(out), size_t(outBytes), gpu,
+                                      places, error))
+      return comm->fail(r, error);
+    const bool registered = places.registered;
     const PeerLayout layout =
-        peerLayout(plan, R, unit, inBytes, outBytes, loops, l.slice, es, false);
+        peerLayout(plan, R, unit, inBytes, outBytes, loops, l.slice, es, registered);
     if (multimem)
       if (collResult_t r = askMulticast(comm, *s))
         return r;
@@ -521,31 +569,55 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
       return r;
     const std::vector<char *> &base = s->symmetric.base;
     peers = peerTable(layout, base, plan.numScratch);
+    if (registered && !pointAtUserBuffers(comm, places, peers, error))
+      return comm->fail(collInvalidUsage, error);
     for (int32_t k = 0; k < plan.numScratch; ++k)
       scratch[k] = base[me] + layout.scratchAt[k];
-    // Through the multicast object, a buffer that lies at the same offset
-    // in every rank's window (the input of an in-place all-gather, say,
-    // does not: its steps then run unicast).
-    if (multimem && s->multicast.base) {
-      auto same = [&](const std::vector<int64_t> &at) {
-        return std::all_of(at.begin(), at.end(), [&](int64_t o) { return o == at[0]; });
-      };
+    // Through a multicast object, a buffer that lies at the same offset of
+    // every rank's memory bound to it: the runtime's window (not the input
+    // of an in-place all-gather, say, whose steps then run unicast), or a
+    // registered window bound at registration.
+    auto same = [](const std::vector<int64_t> &at) {
+      return std::all_of(at.begin(), at.end(), [&](int64_t o) { return o == at[0]; });
+    };
+    auto through = [&](const std::vector<WindowPlace> &at, int64_t bytes) -> char * {
+      const collWindow *w = windowById(comm, at[0].id);
+      const bool ok = w && w->multicast.base && int64_t(w->multicast.size) >= at[0].offset + bytes &&
+                      std::all_of(at.begin(), at.end(), [&](const WindowPlace &p) {
+                        return p.id == at[0].id && p.offset == at[0].offset;
+                      });
+      return ok ? w->multicast.base + at[0].offset : nullptr;
+    };
+    char *const mc = multimem ? s->multicast.base : nullptr; // null: the group has none
+    if (mc && registered) {
+      multicast[collc::kIn] = through(places.in, inBytes);
+      multicast[collc::kOut] = through(places.out, outBytes);
+      if (!multicast[collc::kIn] || !multicast[collc::kOut])
+        note = "the steps on the user's buffers, whose registered windows are not bound to a "
+               "multicast object at the same offset on every rank";
+    } else if (mc) {
       if (same(layout.inAt))
-        multicast[collc::kIn] = s->multicast.base + layout.inAt[0];
+        multicast[collc::kIn] = mc + layout.inAt[0];
       if (same(layout.outAt))
-        multicast[collc::kOut] = s->multicast.base + layout.outAt[0];
-      for (int32_t k = 0; k < plan.numScratch; ++k)
-        multicast[collc::kScratch0 + k] = s->multicast.base + layout.scratchAt[k];
+        multicast[collc::kOut] = mc + layout.outAt[0];
     }
-    const CUdeviceptr windowIn = at(base[me] + layout.inAt[me]),
-                      windowOut = at(base[me] + layout.outAt[me]);
-    if (!plan.inplace) // what the plan leaves alone comes back unchanged
-      COLLRT_CU(cuMemcpyDtoDAsync, (windowOut, out, outBytes, stream));
-    if (inBytes)
-      COLLRT_CU(cuMemcpyDtoDAsync, (windowIn, in, inBytes, stream));
-    userOut = out;
-    in = windowIn;
-    out = windowOut;
+    for (int32_t k = 0; k < plan.numScratch && mc; ++k)
+      multicast[collc::kScratch0 + k] = mc + layout.scratchAt[k];
+    if (Env::get().debug && me == 0)
+      fprintf(stderr, "collc INFO plan %s: steps on other ranks' buffers run %s\n", plan.name,
+              registered ? "on the registered windows, without copies"
+                         : ("on copies in the runtime's window: " + places.why).c_str());
+    if (!registered) {
+      const CUdeviceptr windowIn = at(base[me] + layout.inAt[me]),
+                        windowOut = at(base[me] + layout.outAt[me]);
+      if (!plan.inplace) // what the plan leaves alone comes back unchanged
+        COLLRT_CU(cuMemcpyDtoDAsync, (windowOut, out, outBytes, stream));
+      if (inBytes)
+        COLLRT_CU(cuMemcpyDtoDAsync, (windowIn, in, inBytes, stream));
+      userOut = out;
+      in = windowIn;
+      out = windowOut;
+    }
     arrivals = uint64_t(plan.numThreadblocks) * uint64_t(l.shape.replicas);
     barrier = reinterpret_cast<uint64_t *>(base[0]);
     s->symmetricCaptured |= captured;
@@ -655,7 +727,8 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
                                                  : unicastReason(true, l.type, l.op, reduces(coll));
     if (multimem && why.empty())
       fprintf(stderr, "collc INFO plan %s: multimem steps run on NVLink multicast, over "
-              "every rank's window bound to one multicast object\n", plan.name);
+              "every rank's window bound to one multicast object%s%s\n", plan.name,
+              note.empty() ? "" : ", except ", note.c_str());
     else if (multimem)
       fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the "
               "peer windows: %s\n", plan.name, why.c_str());
@@ -739,6 +812,8 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &) {
   cudaDriver(why);
   return comm->fail(collUnhandledCudaError, why);
 }
+collResult_t collrt::bindWindow(collComm *, collWindow *) { return collSuccess; }
+void collrt::unbindWindow(collWindow *) {}
 collrt::RelaxedCapture::RelaxedCapture() {}
 collrt::RelaxedCapture::~RelaxedCapture() {}
 void collrt::abortGpu(collComm *) {}

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 struct collComm;
+struct collWindow;
 
 namespace collrt {
 
@@ -53,6 +54,13 @@ private:
   int mode = 0;
   bool changed = false;
 };
+/// Collective, when every rank registers a window of GPU memory: binds it
+/// to a multicast object where the group has NVLink multicast, so that
+/// multimem steps on it run there.
+collResult_t bindWindow(collComm *comm, collWindow *window);
+/// Undoes bindWindow, once no kernel uses the window.
+void unbindWindow(collWindow *window);
+
 /// Tells this communicator's running kernels to stop (collCommAbort).
 void abortGpu(collComm *comm);
 /// Frees what launchOnGpu made, after the kernels have ended.

@@ -316,34 +316,15 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   bool registered = false;
   if (windows) {
     std::string err;
-    std::vector<WindowPlace> inOf(R), outOf(R);
-    std::string why = "no window is registered";
-    if (!comm->windows.empty()) { // the same on every rank: registration is collective
-      const WindowPlace mine[2] = {placeOf(comm, in, size_t(inBytes)),
-                                   placeOf(comm, out, size_t(outBytes))};
-      std::vector<std::string> all;
-      if (collResult_t r = comm->bootstrap.allgather(
-              std::string(reinterpret_cast<const char *>(mine), sizeof mine), all, err))
-        return comm->fail(r, err);
-      registered = true;
-      for (int q = 0; q < R && registered; ++q) {
-        WindowPlace theirs[2];
-        if (all[q].size() != sizeof theirs)
-          return comm->fail(collInternalError, "rank " + std::to_string(q) +
-                                                   " sent no window places");
-        memcpy(theirs, all[q].data(), sizeof theirs);
-        inOf[q] = theirs[0];
-        outOf[q] = theirs[1];
-        registered = inOf[q].id >= 0 && outOf[q].id >= 0;
-        if (!registered)
-          why = "rank " + std::to_string(q) + "'s " + (inOf[q].id < 0 ? "input" : "output") +
-                " is not in a registered window";
-      }
-    }
+    LaunchPlaces places;
+    if (collResult_t r = launchPlaces(comm, in, size_t(inBytes), out, size_t(outBytes), nullptr,
+                                      places, err))
+      return comm->fail(r, err);
+    registered = places.registered;
     if (Env::get().debug && me == 0)
       fprintf(stderr, "collc INFO plan %s: steps on other ranks' buffers run %s\n", plan->name,
               registered ? "on the registered windows, without copies"
-                         : ("on copies in the runtime's window: " + why).c_str());
+                         : ("on copies in the runtime's window: " + places.why).c_str());
     const PeerLayout layout =
         peerLayout(*plan, R, unit, inBytes, outBytes, loops, slice, es, registered);
     const std::vector<int64_t> &inAt = layout.inAt, &outAt = layout.outAt,
@@ -359,15 +340,8 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     }
     const std::vector<char *> &base = comm->symmetric.base;
     peers = peerTable(layout, base, plan->numScratch);
-    for (int q = 0; q < R && registered; ++q) { // the user's own buffers
-      char **of = &peers[size_t(q) * collc::kMaxBuffers];
-      of[collc::kIn] = peerAddress(comm, q, inOf[q]);
-      of[collc::kOut] = peerAddress(comm, q, outOf[q]);
-      if (!of[collc::kIn] || !of[collc::kOut])
-        return comm->fail(collInvalidUsage,
-                          "rank " + std::to_string(q) + " launched on a window that this "
-                          "rank has deregistered");
-    }
+    if (registered && !pointAtUserBuffers(comm, places, peers, err)) // the user's own
+      return comm->fail(collInvalidUsage, err);
     for (int32_t k = 0; k < plan->numScratch; ++k)
       scratchOf[k] = base[me] + scratchAt[k];
     if (!registered) {

@@ -1,4 +1,4 @@
-//===- Memory.cpp - collMemAlloc and collMemFree on the host ---------------===//
+//===- Memory.cpp - collMemAlloc and collMemFree ---------------------------===//
 #include "src/Memory.h"
 
 #include "collrt.h"
@@ -45,12 +45,15 @@ collResult_t collMemAlloc(void **ptr, size_t size) {
   *ptr = nullptr;
   if (size > (size_t(1) << 48))
     return collInvalidArgument;
+  const MemoryBackend *gpu = currentGpuMemory();
   Region region;
   std::string error;
-  if (collResult_t r = hostMemory().allocate(size, region, error))
+  if (collResult_t r = gpu ? gpu->allocate(multicastBytes(size), region, error)
+                           : hostMemory().allocate(size, region, error))
     return r;
   std::lock_guard<std::mutex> hold(lock);
-  allocations()[reinterpret_cast<uintptr_t>(region.base)] = {region.base, region.size, region.fd};
+  allocations()[reinterpret_cast<uintptr_t>(region.base)] = {region.base, region.size, region.fd,
+                                                             region.handle, gpu};
   *ptr = region.base;
   return collSuccess;
 }
@@ -67,8 +70,8 @@ collResult_t collMemFree(void *ptr) {
     a = found->second;
     allocations().erase(found);
   }
-  Region region{a.base, a.size, a.fd, 0};
-  hostMemory().unmap(region);
+  Region region{a.base, a.size, a.fd, a.handle};
+  (a.memory ? *a.memory : hostMemory()).unmap(region);
   return collSuccess;
 }
 

@@ -45,6 +45,13 @@ const MemoryBackend &hostMemory();
 /// CUDA VMM memory on the calling thread's current device; null, with the
 /// reason, where the driver is not usable.
 const MemoryBackend *cudaMemory(std::string &error);
+/// CUDA VMM memory where the calling thread has a current CUDA context (the
+/// application has called cudaSetDevice), else null: what collMemAlloc
+/// hands out, as ncclMemAlloc does, and host memory for the emulation.
+const MemoryBackend *currentGpuMemory();
+/// `bytes` rounded up so that a multicast object can bind all of it where
+/// the current device has NVLink multicast (as ncclMemAlloc rounds).
+size_t multicastBytes(size_t bytes);
 
 } // namespace collrt
 

@@ -68,6 +68,14 @@ COLL_DIRECT=1 expect 0 PASS ring_h100 ring --count 4000037 --dtype float --iters
 # replay from a graph too.
 expect 0 PASS twoshot_h100 twoshot --count 100003 --dtype float --op sum --graph --iters 4
 expect 0 PASS oneshot_h100 oneshot --count 4099 --dtype int64 --op min --inplace --graph --iters 3
+# Every rank's input and output in registered windows of GPU memory
+# (collMemAlloc after the context exists): the kernels run on the user's
+# buffers, without copies, and graphs replay on them.
+COLL_DEBUG=INFO expect 0 "on the registered windows, without copies" twoshot_h100 twoshot --count 100003 --registered
+COLL_DEBUG=INFO expect 0 "on the registered windows, without copies" twoshot_h100 twoshot --count 65537 --dtype bfloat16 --op avg --registered --iters 2
+COLL_DEBUG=INFO expect 0 "on the registered windows, without copies" twoshot_h100 twoshot --count 300001 --dtype int64 --op min --registered --graph --iters 3
+COLL_DIRECT=1 COLL_DEBUG=INFO expect 0 "on the registered windows, without copies" ring_h100 ring --count 6000001 --dtype float --registered --iters 2
+
 # NVLink multicast (FAKE_CUDA_MULTICAST=1): every rank's window bound to
 # one object, whose address each kernel gets for its buffers (the fake
 # launcher checks that it aliases them); the window is remade, bound again,
@@ -79,6 +87,11 @@ COLL_DEBUG=INFO expect 0 "multimem steps run on NVLink multicast" twoshot_h100 t
 COLL_DEBUG=INFO expect 0 "multimem steps run on NVLink multicast" twoshot_h100 twoshot --count 100003 --dtype bfloat16 --op max --inplace --iters 2
 expect 0 PASS twoshot_h100 twoshot --count 2000003 --dtype float --op sum --graph --iters 3
 expect 0 PASS oneshot_h100 oneshot --count 65536 --dtype half --op avg --iters 2
+# Registered windows are bound at registration, and the kernels reach the
+# user's buffers through that object.
+COLL_DEBUG=INFO expect 0 "on the registered windows, without copies" twoshot_h100 twoshot --count 100003 --registered
+COLL_DEBUG=INFO expect 0 $'bound to one multicast object\n' twoshot_h100 twoshot --count 100003 --registered --iters 2
+expect 0 PASS twoshot_h100 twoshot --count 1000001 --dtype half --op max --registered --graph --iters 3
 COLL_DEBUG=INFO expect 0 "over the peer windows: multimem has no prod of float32" twoshot_h100 twoshot --count 4096 --op prod
 COLL_NVLS=0 COLL_DEBUG=INFO expect 0 "over the peer windows: rank 0: COLL_NVLS=0" twoshot_h100 twoshot --count 4096
 FAKE_CUDA_FAIL=cuMulticastBindMem COLL_DEBUG=INFO expect 0 \
