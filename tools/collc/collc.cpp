@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Help.h"
+#include "HugePages.h"
 #include "dialect/CollOps.h"
 #include "lib/Analysis/Traffic.h"
 #include "lib/Frontend/Elaborate.h"
@@ -323,6 +324,7 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
 } // namespace
 
 int main(int argc, char **argv) {
+  collc::adviseHugeHeap();
   llvm::InitLLVM init(argc, argv);
   llvm::SmallVector<char *> args(argv, argv + argc);
   if (args.size() > 1 && llvm::StringRef(args[1]) == "run") {
