@@ -3,6 +3,7 @@
 
 #include "collrt.h"
 #include "transport/MemoryBackend.h"
+#include "transport/Nvls.h"
 
 #include <cstdint>
 #include <iterator>

@@ -158,24 +158,6 @@ const MemoryBackend *collrt::currentGpuMemory() {
   return cudaMemory(why);
 }
 
-size_t collrt::multicastBytes(size_t bytes) {
-  std::string why;
-  const CudaApi *cu = cudaDriver(why);
-  CUdevice device;
-  int supported = 0;
-  size_t granularity = 0;
-  CUmulticastObjectProp prop{};
-  prop.numDevices = 1;
-  prop.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  if (!cu || !cu->cuMulticastGetGranularity || cu->cuCtxGetDevice(&device) ||
-      cu->cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, device) ||
-      !supported ||
-      cu->cuMulticastGetGranularity(&granularity, &prop, CU_MULTICAST_GRANULARITY_MINIMUM) ||
-      !granularity)
-    return bytes;
-  return (bytes + granularity - 1) / granularity * granularity;
-}
-
 #else
 
 const collrt::MemoryBackend *collrt::cudaMemory(std::string &error) {
@@ -183,6 +165,5 @@ const collrt::MemoryBackend *collrt::cudaMemory(std::string &error) {
   return nullptr;
 }
 const collrt::MemoryBackend *collrt::currentGpuMemory() { return nullptr; }
-size_t collrt::multicastBytes(size_t bytes) { return bytes; }
 
 #endif

@@ -49,9 +49,6 @@ const MemoryBackend *cudaMemory(std::string &error);
 /// application has called cudaSetDevice), else null: what collMemAlloc
 /// hands out, as ncclMemAlloc does, and host memory for the emulation.
 const MemoryBackend *currentGpuMemory();
-/// `bytes` rounded up so that a multicast object can bind all of it where
-/// the current device has NVLink multicast (as ncclMemAlloc rounds).
-size_t multicastBytes(size_t bytes);
 
 } // namespace collrt
 

@@ -4,6 +4,7 @@
 #if __has_include(<cuda.h>)
 #include "src/Bootstrap.h"
 #include "src/CudaApi.h"
+#include "src/CudaDriver.h"
 #include "src/Env.h"
 #include "transport/PeerTransports.h"
 
@@ -88,6 +89,19 @@ collResult_t collrt::multicastGranularity(const CudaApi &cu, int nranks, size_t 
     return collUnhandledCudaError;
   }
   return collSuccess;
+}
+
+size_t collrt::multicastBytes(size_t bytes) {
+  std::string why;
+  const CudaApi *cu = cudaDriver(why);
+  CUdevice device;
+  int supported = 0;
+  size_t granularity = 0;
+  if (!cu || !cu->cuMulticastGetGranularity || cu->cuCtxGetDevice(&device) ||
+      cu->cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, device) ||
+      !supported || multicastGranularity(*cu, 1, granularity, why) || !granularity)
+    return bytes;
+  return (bytes + granularity - 1) / granularity * granularity;
 }
 
 collResult_t collrt::bindMulticast(const CudaApi &cu, Bootstrap &boot, PeerTransports &net,
@@ -179,5 +193,9 @@ void collrt::unbindMulticast(const CudaApi &cu, MulticastMapping &m) {
     cu.cuMemRelease(CUmemGenericAllocationHandle(m.handle));
   m = MulticastMapping{};
 }
+
+#else
+
+size_t collrt::multicastBytes(size_t bytes) { return bytes; }
 
 #endif

@@ -44,6 +44,11 @@ collResult_t multicastSupport(const CudaApi &cu, Bootstrap &boot, std::string &w
 collResult_t multicastGranularity(const CudaApi &cu, int nranks, size_t &granularity,
                                   std::string &error);
 
+/// `bytes` rounded up so that a multicast object can bind all of it where
+/// the current device has NVLink multicast (as ncclMemAlloc rounds), else
+/// `bytes`.
+size_t multicastBytes(size_t bytes);
+
 /// Collective: binds the first `bytes` of every rank's part of `window`
 /// (CUDA VMM memory, `bytes` a multiple of the granularity) to a new
 /// multicast object and maps it into `out`. Where a driver call fails on
