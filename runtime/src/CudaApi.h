@@ -22,6 +22,7 @@
   X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess)                            \
   X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle) X(cuMemsetD8)          \
   X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost) \
+  X(cuMemHostRegister) X(cuMemHostUnregister)                                               \
   X(cuMemcpyHtoDAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuCtxSynchronize)          \
   X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventDestroy)                 \
   X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo) X(cuThreadExchangeStreamCaptureMode)      \

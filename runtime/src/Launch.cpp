@@ -47,6 +47,8 @@ int64_t inUnits(int32_t c, int r) { return c == collc::kReduceScatter || c == co
 int64_t outUnits(int32_t c, int r) { return c == collc::kAllGather || c == collc::kAllToAll ? r : 1; }
 bool reduces(int32_t c) { return c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce; }
 
+/// The FIFOs of `alg` on every rank, made once per communicator; in
+/// `memory` (host memory where null, for host kernels).
 collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&out,
                    const MemoryBackend *memory) {
   auto found = comm->setups.find(alg);
@@ -75,9 +77,10 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
       size[tb.rank] += fifoBytes(plan.slots, slotBytes(tb.protocol));
     }
   }
+  PeerTransports &net = *comm->transport;
+  const bool gpu = memory != nullptr;
   AlgorithmSetup setup;
   std::string error;
-  PeerTransports &net = *comm->transport;
   if (collResult_t r = net.exchangeWindow(size[comm->rank], setup.window, error, memory))
     return comm->fail(r, error);
   setup.recv.resize(alg->numPlans);
@@ -117,6 +120,10 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
       }
       r = net.sendFifo(setup.window, tb.sendPeer, offset[p][replica + match], plan.slots,
                        slotBytes(tb.protocol), tb.protocol, setup.send[p][e], error);
+      // GPU senders publish each LL and LL128 step's tail and size only for
+      // a proxy: their receivers read flags.
+      if (gpu && tb.protocol != collc::kSimple && !net.proxied(tb.sendPeer))
+        setup.send[p][e].sizes = nullptr;
       // Only the connections the plan made direct store into the receiver's
       // buffers: a shape shared with other threadblocks may name a direct
       // destination that this one's receiver does not have.
@@ -214,10 +221,19 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the peer "
             "windows: %s\n", plan->name, unicastReason(false, datatype, op, reduces(coll)).c_str());
   const bool shm = comm->transport->mapsEveryRank();
-  if (gpu && !shm)
-    return comm->fail(collInvalidUsage, "GPU plans need every rank on this machine (their "
-                                        "FIFOs are GPU memory shared between processes), and "
-                                        "this group is not: " + comm->transport->describe());
+  // A GPU reads an LL128 line whole only as NVLink delivers it; from the
+  // host memory that holds FIFOs across machines, it may see a line's flag
+  // before its data.
+  bool ll128 = false;
+  for (int32_t i = 0; i < plan->numThreadblocks; ++i)
+    ll128 |= plan->threadblocks[i].protocol == collc::kLL128;
+  if (gpu && !shm && ll128)
+    return comm->fail(collInvalidUsage,
+                      std::string("plan ") + plan->name + " runs LL128, which on the GPU needs "
+                      "every rank on one machine, and this group is not (" +
+                      comm->transport->describe() + "). Compile for a topology that has "
+                      "every machine (collc then picks LL or Simple between them), or with "
+                      "--protocol=LL or Simple");
   if (peerSteps && !shm)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " reaches other ranks' buffers "
@@ -232,9 +248,11 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   const MemoryBackend *memory = nullptr; // host memory
   std::optional<RelaxedCapture> relaxed;
   if (gpu) {
+    // GPU memory that every rank maps where all share one machine; else
+    // pinned host memory, which proxy threads reach too.
     relaxed.emplace();
     std::string why;
-    if (!(memory = cudaMemory(why)))
+    if (!(memory = shm ? cudaMemory(why) : pinnedMemory(why)))
       return comm->fail(collUnhandledCudaError, why);
   }
   if (collResult_t r = setUp(comm, alg, setup, memory))

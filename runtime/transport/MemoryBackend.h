@@ -1,8 +1,9 @@
 //===- MemoryBackend.h - What windows are made of -------------------------===//
 //
-// One interface for the memory of windows, and two implementations: host
-// memfds (HostMemory.cpp) and CUDA VMM allocations exported as POSIX fds
-// (CudaMemory.cpp). Both hand a peer on the same machine a descriptor that
+// One interface for the memory of windows, and three implementations: host
+// memfds (HostMemory.cpp), CUDA VMM allocations exported as POSIX fds
+// (CudaMemory.cpp), and host memfds pinned for the GPU (PinnedMemory.cpp).
+// All hand a peer on the same machine a descriptor that
 // it imports and maps, so the transports' connection logic is one, and the
 // host runs it in every test.
 //
@@ -49,6 +50,11 @@ const MemoryBackend *cudaMemory(std::string &error);
 /// application has called cudaSetDevice), else null: what collMemAlloc
 /// hands out, as ncclMemAlloc does, and host memory for the emulation.
 const MemoryBackend *currentGpuMemory();
+/// memfds pinned and mapped for the calling thread's GPU, at the same
+/// address there: the FIFOs of GPU plans whose ranks span machines, which
+/// a proxy thread and the kernels both reach. Null, with the reason, where
+/// the driver is not usable or the GPU cannot use host addresses.
+const MemoryBackend *pinnedMemory(std::string &error);
 
 } // namespace collrt
 

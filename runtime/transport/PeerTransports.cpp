@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace collrt;
@@ -78,8 +77,8 @@ PeerInfo collrt::localPeerInfo() {
 PeerTransports::~PeerTransports() {
   // Stops every proxy before the memory it may write goes away.
   made.clear();
-  for (auto &[base, bytes] : retired)
-    munmap(base, bytes);
+  for (auto &[part, memory] : retired)
+    (memory ? *memory : hostMemory()).unmap(part);
 }
 
 collResult_t PeerTransports::connect(Bootstrap &boot, int rank_, int nranks, const PeerInfo &self,
@@ -210,7 +209,9 @@ void PeerTransports::release(Window &w) {
       late |= t->writesLate();
     }
   if (late && size_t(rank) < w.base.size() && w.base[rank]) {
-    retired.emplace_back(w.base[rank], w.size[rank]);
+    retired.emplace_back(Region{w.base[rank], w.size[rank], -1,
+                                size_t(rank) < w.handle.size() ? w.handle[rank] : 0},
+                         w.memory);
     w.base[rank] = nullptr;
   }
   freeWindow(w, rank);

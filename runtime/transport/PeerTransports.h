@@ -11,6 +11,7 @@
 #ifndef COLLRT_PEERTRANSPORTS_H
 #define COLLRT_PEERTRANSPORTS_H
 
+#include "transport/MemoryBackend.h"
 #include "transport/Transport.h"
 
 #include <memory>
@@ -54,6 +55,8 @@ public:
   /// shares memory), as the host emulation of peer steps needs. The same
   /// answer on every rank.
   bool mapsEveryRank() const { return everyRankMapped; }
+  /// Whether a proxy thread ships the steps to and from `peer`.
+  bool proxied(int peer) const { return of[peer] >= 0 && made[of[peer]]->proxied(); }
 
   /// Collective: this rank's part of a new window of `bytes`, and each
   /// peer's where its transport maps it; host memory unless `memory` says.
@@ -80,8 +83,9 @@ private:
   std::vector<int> of;                          // per rank: the row that serves it, -1 for self
   bool everyRankMapped = false;
   int windows = 0;
-  // This rank's parts of released windows that a transport may still write.
-  std::vector<std::pair<char *, size_t>> retired;
+  // This rank's parts of released windows that a transport may still
+  // write, with what they are made of.
+  std::vector<std::pair<Region, const MemoryBackend *>> retired;
 };
 
 } // namespace collrt

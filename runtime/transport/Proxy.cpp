@@ -5,11 +5,9 @@
 #include "src/Env.h"
 
 #include <chrono>
-#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace collrt;
-
-void Proxy::Unmap::operator()(char *p) const { munmap(p, bytes); }
 
 void Proxy::start(Wire &wire) {
   thread = std::thread([this, &wire] { run(wire); });
@@ -31,18 +29,29 @@ void Proxy::addWindow(int id, char *base, size_t bytes) {
   windowBytes[id] = bytes;
 }
 
-collc::Fifo Proxy::addSend(int peer, int window, uint64_t offset, int32_t slots,
-                           int64_t slotBytes, int32_t protocol) {
+collResult_t Proxy::addSend(int peer, int window, uint64_t offset, int32_t slots,
+                            int64_t slotBytes, int32_t protocol, const MemoryBackend &memory,
+                            collc::Fifo &mirror, std::string &error) {
   std::lock_guard<std::mutex> lock(mutex);
   SendConn &c = sends[{peer, window, offset}];
   c.peer = peer;
-  const size_t bytes = fifoBytes(slots, slotBytes);
-  void *base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED)
-    return collc::Fifo{};
-  c.memory = std::unique_ptr<char, Unmap>(static_cast<char *>(base), Unmap{bytes});
-  c.mirror = fifoAt(c.memory.get(), slots, slotBytes, protocol);
-  return c.mirror;
+  if (!c.backend) {
+    if (collResult_t r = memory.allocate(fifoBytes(slots, slotBytes), c.memory, error)) {
+      sends.erase({peer, window, offset});
+      return r;
+    }
+    c.backend = &memory;
+    close(c.memory.fd); // no peer imports a mirror
+    c.memory.fd = -1;
+    c.mirror = fifoAt(c.memory.base, slots, slotBytes, protocol);
+  }
+  mirror = c.mirror;
+  return collSuccess;
+}
+
+Proxy::SendConn::~SendConn() {
+  if (backend)
+    backend->unmap(memory);
 }
 
 void Proxy::addRecv(int peer, int window, uint64_t offset, const collc::Fifo &fifo) {
@@ -165,12 +174,8 @@ collResult_t ProxyTransport::shareWindow(Window &w, std::string &error) {
 collResult_t ProxyTransport::sendFifo(Window &w, int owner, size_t offset, int32_t slots,
                                       int64_t slotBytes, int32_t protocol, collc::Fifo &fifo,
                                       std::string &error) {
-  fifo = proxy.addSend(owner, w.id, offset, slots, slotBytes, protocol);
-  if (!fifo.head) {
-    error = "no memory for a FIFO's mirror";
-    return collSystemError;
-  }
-  return collSuccess;
+  return proxy.addSend(owner, w.id, offset, slots, slotBytes, protocol,
+                       w.memory ? *w.memory : hostMemory(), fifo, error);
 }
 
 collResult_t ProxyTransport::recvFifo(Window &w, int peer, size_t offset,

@@ -18,6 +18,7 @@
 
 #include "collc/abi.h"
 #include "transport/Frame.h"
+#include "transport/MemoryBackend.h"
 #include "transport/Transport.h"
 
 #include <atomic>
@@ -66,9 +67,12 @@ public:
   /// data for it lands there.
   void addWindow(int id, char *base, size_t bytes);
   /// The mirror that this rank's sender to `peer` writes, for the FIFO at
-  /// `offset` of the peer's window `window`.
-  collc::Fifo addSend(int peer, int window, uint64_t offset, int32_t slots, int64_t slotBytes,
-                      int32_t protocol);
+  /// `offset` of the peer's window `window`, made of `memory` (what the
+  /// window is made of, so that the same kernels reach it). False, saying
+  /// why, where it cannot be made.
+  collResult_t addSend(int peer, int window, uint64_t offset, int32_t slots, int64_t slotBytes,
+                       int32_t protocol, const MemoryBackend &memory, collc::Fifo &mirror,
+                       std::string &error);
   /// This rank's FIFO at `offset` in its window `window`, fed by `peer`:
   /// its head moves become credits.
   void addRecv(int peer, int window, uint64_t offset, const collc::Fifo &fifo);
@@ -83,14 +87,15 @@ public:
 private:
   // Mapped, not allocated: a mirror is zero until written, and most of
   // its slots never are at small sizes, so no page is touched up front.
-  struct Unmap {
-    size_t bytes;
-    void operator()(char *p) const;
-  };
   struct SendConn {
-    int peer;
-    collc::Fifo mirror;
-    std::unique_ptr<char, Unmap> memory{nullptr, Unmap{0}};
+    SendConn() = default;
+    SendConn(const SendConn &) = delete;
+    SendConn &operator=(const SendConn &) = delete;
+    ~SendConn();
+    int peer = -1;
+    collc::Fifo mirror{};
+    Region memory;
+    const MemoryBackend *backend = nullptr;
     uint64_t shipped = 0;
   };
   struct RecvConn {
@@ -129,6 +134,7 @@ public:
                         std::string &error) override;
   // The proxy may deliver into a window until it stops.
   bool writesLate() const override { return true; }
+  bool proxied() const override { return true; }
 
 protected:
   void start(std::unique_ptr<Wire> connected);

@@ -136,6 +136,9 @@ public:
   /// window (a proxy delivering late); the part then lives as long as the
   /// transport.
   virtual bool writesLate() const { return false; }
+  /// Whether a proxy thread ships the steps: senders then publish every
+  /// step's tail and wire size, whatever the protocol.
+  virtual bool proxied() const { return false; }
 };
 
 /// Makes a transport on this rank for the peers marked in `peers` (one entry

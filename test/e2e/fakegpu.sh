@@ -98,7 +98,24 @@ FAKE_CUDA_FAIL=cuMulticastBindMem COLL_DEBUG=INFO expect 0 \
   "over the peer windows: binding NVLink multicast failed (rank 0: cuMulticastBindMem: CUDA_ERROR_OUT_OF_MEMORY)" \
   twoshot_h100 twoshot --count 4096 --dtype int32
 unset FAKE_CUDA_MULTICAST
-expect 1 "GPU plans need every rank on this machine" ring_allreduce ring --transport socket --count 7
+
+# Ranks on several machines (collc-launch --machines sets COLL_HOSTID): shm
+# within a machine, socket between, or socket everywhere. Every FIFO is
+# then pinned host memory (the fake launcher checks that the GPU may reach
+# each), shared by the kernels and the proxy threads; LL senders publish
+# every step for the proxy, and LL128 is refused.
+COLL_DEBUG=INFO expect 0 "shm to 1, socket to 2-3" ring_allreduce ring --machines 2 --count 100003 --dtype bfloat16 --iters 3
+expect 0 PASS ring_allreduce ring --machines 2 --count 6000037 --dtype float --op avg --iters 2
+expect 0 PASS ring_allreduce ring --machines 2 --count 7 --dtype int64 --op min --graph --iters 3
+expect 0 PASS ring_reducescatter ring_rs --machines 2 --count 65537 --dtype half --op avg --inplace
+expect 0 PASS ring_allgather ring_ag --machines 4 --count 250001 --dtype double --iters 2
+expect 0 PASS pairwise_alltoall pairwise --machines 2 --count 4099 --dtype uint8
+expect 0 PASS tree_broadcast binomial_bcast --transport socket --count 100001 --dtype double --inplace
+expect 0 PASS hier_allreduce hier --machines 2 --count 100003 --dtype bfloat16 --op max --graph --iters 3
+expect 1 "plan ring_LL128 runs LL128, which on the GPU needs every rank on one machine" \
+  ring_allreduce ring --machines 2 --count 1000003
+FAKE_CUDA_FAIL=cuMemHostRegister expect 1 "unhandled CUDA error: cuMemHostRegister: CUDA_ERROR_OUT_OF_MEMORY" \
+  ring_allreduce ring --machines 2 --count 1000
 # A failing driver call fails the launch as collUnhandledCudaError, named.
 FAKE_CUDA_FAIL=cuMemCreate expect 1 "unhandled CUDA error: cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY" \
   ring_allreduce ring --count 1000

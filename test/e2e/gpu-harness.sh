@@ -35,7 +35,27 @@ if grep -q 'collrt_check\.cu.*warning' "$work/log"; then
   echo "collrt_check.cu compiles with warnings"
   exit 1
 fi
-# Where there is a GPU, test/gpu/run.sh runs it.
+# Its variant for ranks on machines of their own: the ring alone, compiled
+# for one GPU per node (LL and Simple).
+echo '{"nodes": 2, "gpusPerNode": 1}' > "$work/machines.json"
+mkdir "$work/machines"
+"$collc" "$root/examples/ring_allreduce.coll" -D ranks=2 --topology="$work/machines.json" \
+  --emit=cuda -o "$work/machines/ring_allreduce.cu"
+"$collc" "$root/examples/ring_allreduce.coll" -D ranks=2 --topology="$work/machines.json" \
+  --emit=header -o "$work/machines/ring_allreduce.h"
+if grep -q LL128 "$work/machines/ring_allreduce.cu"; then
+  echo "the ring for two machines has an LL128 plan, which collrt refuses there"
+  exit 1
+fi
+"$nvcc" -std=c++17 -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra -DCOLLRT_CHECK_MACHINES \
+  -I"$root/runtime/include" -I"$root/runtime/device" -I"$work/machines" \
+  "$root/test/gpu/collrt_check.cu" "$work/machines/ring_allreduce.cu" \
+  -o "$work/collrt_machines" -L"$libdir" -lcollrt -Xlinker -rpath="$libdir" 2>&1 | tee "$work/log"
+if grep -q 'collrt_check\.cu.*warning' "$work/log"; then
+  echo "collrt_check.cu (COLLRT_CHECK_MACHINES) compiles with warnings"
+  exit 1
+fi
+# Where there is a GPU, test/gpu/run.sh runs them.
 if ! command -v nvidia-smi > /dev/null &&
    { "$work/collrt_check" --threads 2 > "$work/out" 2>&1 || ! grep -q "no usable GPU" "$work/out"; }; then
   echo "collrt_check did not stop at the missing GPU:"

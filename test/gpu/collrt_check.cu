@@ -12,9 +12,15 @@
 // each checked, and last collCommAbort of a launch that waits for a rank
 // that never launches. One row per rank 0 result, in run.sh's columns.
 //
+// Built with -DCOLLRT_CHECK_MACHINES, it runs the ring alone, for ranks
+// that run.sh places on machines of their own (COLL_HOSTID): FIFOs in
+// pinned host memory, shipped by the socket transport's proxy threads.
+//
 //===----------------------------------------------------------------------===//
 #include "ring_allreduce.h"
+#ifndef COLLRT_CHECK_MACHINES
 #include "twoshot_allreduce.h"
+#endif
 
 #include <cuda_runtime.h>
 
@@ -256,10 +262,12 @@ Outcome rank(collComm_t comm, int r, int n) {
   cudaStream_t stream;
   cudaStreamCreate(&stream);
   o.why = runCases(comm, r, n, stream, collc_ring, "collc_ring");
+#ifndef COLLRT_CHECK_MACHINES
   if (o.why.empty())
     o.why = runCases(comm, r, n, stream, collc_twoshot, "collc_twoshot");
   if (o.why.empty())
     o.why = runCases(comm, r, n, stream, collc_twoshot, "collc_twoshot registered", true);
+#endif
   if (o.why.empty() && (o.us = timeLarge(comm, stream)) < 0)
     o.why = std::string("timed run: ") + collGetLastError(comm);
   if (o.why.empty())
@@ -315,9 +323,17 @@ int main(int argc, char **argv) {
   collCommCount(comm, &n);
   Outcome o = rank(comm, r, n);
   collCommDestroy(comm);
+#ifdef COLLRT_CHECK_MACHINES
+  const char *kind = "collrt/machines x", *what =
+      "a process per rank as a machine of its own, one GPU, pinned FIFOs over socket; ring, "
+      "graph replay, abort";
+#else
+  const char *kind = "collrt/processes x", *what =
+      "a process per rank, one GPU, VMM handles; ring, twoshot on peer and registered windows, "
+      "graph replay, abort";
+#endif
   if (r == 0 || !o.why.empty())
-    row(("collrt/processes x" + std::to_string(n) + (r ? " rank " + std::to_string(r) : ""))
-            .c_str(),
-        o.why.empty(), o.us, n, o.why.empty() ? "a process per rank, one GPU, VMM handles; ring, twoshot on peer and registered windows, graph replay, abort" : o.why);
+    row((kind + std::to_string(n) + (r ? " rank " + std::to_string(r) : "")).c_str(),
+        o.why.empty(), o.us, n, o.why.empty() ? what : o.why);
   return o.why.empty() ? 0 : 1;
 }

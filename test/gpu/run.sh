@@ -19,7 +19,8 @@
 # kernel that does not build, a harness that crashes or hangs and a
 # requested plan with no row fail, as does a SKIP without a reason. Then
 # collrt's own GPU path (section_collrt): an nvcc-built allreduce called
-# through the runtime, by threads and by processes sharing the GPU.
+# through the runtime, by threads and by processes sharing the GPU, and by
+# processes posing as machines of their own (section_machines).
 #
 # Knobs: ARCH=sm_90  RANKS=8  KERNELS=dir-of-.cu (made elsewhere by
 # kernels.sh; used as they are)  OUT_DIR=build-gpu  JOBS=8  SWEEP=8:1G:4
@@ -162,7 +163,9 @@ section_one_launch() {
 # collCommAbort of a launch waiting for ranks that never launch.
 collrt_rows() { # LOG NAME EXIT
   local p f
-  read -r p f < <(awk '$2 == "PASS" { p++ } $2 == "FAIL" { f++ } END { print p + 0, f + 0 }' "$1")
+  # The result is the column after the 46 of the plan, whose name has spaces.
+  read -r p f < <(awk '/^collrt\// { r = substr($0, 48, 4) } r == "PASS" { p++ } r == "FAIL" { f++ }
+                       { r = "" } END { print p + 0, f + 0 }' "$1")
   grep -E '^collrt/' "$1"
   passed=$((passed + p)) failed=$((failed + f))
   if [ "$((p + f))" -eq 0 ]; then
@@ -171,8 +174,27 @@ collrt_rows() { # LOG NAME EXIT
     details+=("$1")
   fi
 }
+# run_processes BIN N LOG NAME [machines]: N processes of BIN as the ranks of
+# one job (collCommInitEnv), each on a machine of its own (COLL_HOSTID) with
+# `machines`; rows for rank 0 and for any rank that failed.
+run_processes() {
+  local port=$((20000 + RANDOM % 20000)) rc=0 r
+  for ((r = 0; r < $2; r++)); do
+    env RANK=$r WORLD_SIZE="$2" MASTER_ADDR=127.0.0.1 MASTER_PORT=$port COLL_DEBUG=INFO \
+      ${5:+COLL_HOSTID=machine-$r} timeout -k 10 120 "$1" > "$3.rank$r.log" 2>&1 &
+  done
+  for ((r = 0; r < $2; r++)); do
+    wait -n
+    rc=$?
+  done
+  for ((r = 0; r < $2; r++)); do
+    if [ "$r" -eq 0 ] || grep -q FAIL "$3.rank$r.log"; then
+      collrt_rows "$3.rank$r.log" "$4 rank $r" "$rc"
+    fi
+  done
+}
 section_collrt() {
-  local gen=$out/collrt n=${COLLRT_RANKS:-2} port rc r mps=""
+  local gen=$out/collrt n=${COLLRT_RANKS:-2} mps=""
   mkdir -p "$gen"
   if ! { "$COLLC" "$root/examples/ring_allreduce.coll" -D ranks="$n" --emit=cuda \
            -o "$gen/ring_allreduce.cu" &&
@@ -198,22 +220,32 @@ section_collrt() {
     mps=started
   fi
   echo "MPS: ${mps:-not available}"
-  port=$((20000 + RANDOM % 20000))
-  for ((r = 0; r < n; r++)); do
-    RANK=$r WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port COLL_DEBUG=INFO \
-      timeout -k 10 120 "$bin/collrt_check" > "$logs/collrt.rank$r.log" 2>&1 &
-  done
-  for ((r = 0; r < n; r++)); do
-    wait -n
-    rc=$?
-  done
-  for ((r = 0; r < n; r++)); do
-    if [ "$r" -eq 0 ] || grep -q FAIL "$logs/collrt.rank$r.log"; then
-      collrt_rows "$logs/collrt.rank$r.log" "collrt/processes rank $r" "$rc"
-    fi
-  done
+  run_processes "$bin/collrt_check" "$n" "$logs/collrt" collrt/processes
   echo "multicast (processes): $(grep -m1 -o 'multimem steps run.*' "$logs/collrt.rank0.log")"
+  section_machines
   [ -z "$mps" ] || echo quit | nvidia-cuda-mps-control
+}
+
+# The ring again, each rank a process on a machine of its own (COLL_HOSTID):
+# FIFOs in pinned host memory, shipped by socket's proxy threads. Compiled
+# for one GPU per node, so that collc picks LL and Simple, never LL128.
+section_machines() {
+  local gen=$out/machines n=${COLLRT_RANKS:-2}
+  mkdir -p "$gen"
+  echo "{\"nodes\": $n, \"gpusPerNode\": 1}" > "$gen/topology.json"
+  if ! { "$COLLC" "$root/examples/ring_allreduce.coll" -D ranks="$n" --topology="$gen/topology.json" \
+           --emit=cuda -o "$gen/ring_allreduce.cu" &&
+         "$COLLC" "$root/examples/ring_allreduce.coll" -D ranks="$n" --topology="$gen/topology.json" \
+           --emit=header -o "$gen/ring_allreduce.h" &&
+         "$nvcc" -std=c++17 -O3 -arch="$arch" -DCOLLRT_CHECK_MACHINES -I"$root/runtime/include" \
+           -I"$root/runtime/device" -I"$gen" "$root/test/gpu/collrt_check.cu" \
+           "$gen/ring_allreduce.cu" -o "$bin/collrt_machines" -L"$bin" -lcollrt \
+           -Xlinker -rpath="$bin"; } > "$logs/machines.build.log" 2>&1; then
+    fail collrt/machines "does not build" "$logs/machines.build.log"
+    return
+  fi
+  run_processes "$bin/collrt_machines" "$n" "$logs/machines" collrt/machines machines
+  echo "transports (machines): $(grep -m1 -o 'rank 0 of .*' "$logs/machines.rank0.log")"
 }
 
 rm -rf "$logs"

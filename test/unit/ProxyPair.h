@@ -52,7 +52,10 @@ struct Pair {
       uint64_t offset = uint64_t(k) * fifoBytes(kSlots, kSlotBytes);
       fifo[k] = fifoAt(window.base[1] + offset, kSlots, kSlotBytes, kProtocols[k]);
       proxy[1].addRecv(0, 0, offset, fifo[k]);
-      mirror[k] = proxy[0].addSend(1, 0, offset, kSlots, kSlotBytes, kProtocols[k]);
+      EXPECT_EQ(proxy[0].addSend(1, 0, offset, kSlots, kSlotBytes, kProtocols[k], hostMemory(),
+                                 mirror[k], error),
+                collSuccess)
+          << error;
     }
     proxy[0].start(*this->link.end[0]);
     proxy[1].start(*this->link.end[1]);

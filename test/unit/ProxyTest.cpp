@@ -169,9 +169,12 @@ TEST(Proxy, TakesOnlyWholeMessagesAndSaysHowMuch) {
 
 TEST(Proxy, RefusesCreditsForStepsNeverSent) {
   Proxy proxy(2);
-  collc::Fifo mirror = proxy.addSend(1, 0, 0, kSlots, kSlotBytes, collc::kSimple);
-  proxy.addWindow(0, nullptr, 0);
+  collc::Fifo mirror;
   std::string error;
+  ASSERT_EQ(proxy.addSend(1, 0, 0, kSlots, kSlotBytes, collc::kSimple, hostMemory(), mirror, error),
+            collSuccess)
+      << error;
+  proxy.addWindow(0, nullptr, 0);
   size_t used = 0;
   // Nothing was shipped yet: no credit can be due.
   std::string bytes = message(credit(1));

@@ -41,6 +41,10 @@ struct Options {
   int iters = 1;
   int repeat = 1; // start the ranks this many times, each a new communicator
   std::string transport = "shm";
+  // Ranks split into this many emulated machines (COLL_HOSTID), joined by
+  // the transport collrt picks for each pair unless --transport names one.
+  int machines = 1;
+  bool transportGiven = false;
   // Register the algorithm and call the entry point of its collective
   // (collAllReduce ...) instead of collLaunch; another collective's or
   // another root (-1: the plan's) checks that dispatch refuses them.
@@ -72,10 +76,13 @@ int usage(const char *why) {
           "collc-launch: %s\n"
           "usage: collc-launch KERNEL.so --ranks R [--algorithm NAME] [--count N]\n"
           "         [--dtype T] [--op OP] [--inplace] [--iters K] [--repeat K]\n"
-          "         [--transport shm|socket] [--api [--api-as COLL] [--api-root R]]\n"
-          "         [--registered] [--graph]\n"
+          "         [--transport shm|socket] [--machines M]\n"
+          "         [--api [--api-as COLL] [--api-root R]] [--registered] [--graph]\n"
           "  T: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
           "     (float16, float32, float64 too); OP: sum prod max min avg\n"
+          "  --machines M: split the ranks into M emulated machines (rank r on machine\n"
+          "     r * M / R, by COLL_HOSTID); collrt picks each pair's transport unless\n"
+          "     --transport names one\n"
           "  --api: register the algorithm, call collAllReduce, collBroadcast ... (the\n"
           "     collective's entry point) instead of collLaunch; --api-as COLL calls\n"
           "     another collective's, --api-root R passes another root\n"
@@ -114,7 +121,10 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       ok = in.dtype(o.dtype);
     else if (a == "--op")
       ok = in.op(o.op);
+    else if (a == "--machines")
+      ok = in.integer(o.machines, 1, 4096);
     else if (a == "--transport") {
+      o.transportGiven = true;
       ok = in.text(o.transport);
       if (ok && o.transport != "shm" && o.transport != "socket" && o.transport != "ib") {
         error = "unknown transport '" + o.transport + "'; expected shm, socket or ib";
@@ -340,6 +350,10 @@ int child(const Options &o) {
     snprintf(rep.message, sizeof rep.message, "rank %d: %s", o.child, error.c_str());
   } else if (!readIdFd(o.idFd, id, error)) {
     snprintf(rep.message, sizeof rep.message, "rank %d: %s", o.child, error.c_str());
+  } else if (o.machines > 1 &&
+             setenv("COLL_HOSTID",
+                    ("machine-" + std::to_string(o.child * o.machines / o.ranks)).c_str(), 1)) {
+    snprintf(rep.message, sizeof rep.message, "rank %d: cannot set COLL_HOSTID", o.child);
   } else if (collResult_t r = collCommInitRank(&comm, o.ranks, id, o.child)) {
     rep.result = r;
     snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", o.child,
@@ -411,10 +425,15 @@ int parent(const Options &o, int argc, char **argv) {
     return 2;
   }
   // Ranks inherit the environment, where the runtime reads its knobs.
-  setenv("COLL_TRANSPORT", o.transport.c_str(), 1);
+  const bool pick = o.machines > 1 && !o.transportGiven;
+  if (pick)
+    unsetenv("COLL_TRANSPORT");
+  else
+    setenv("COLL_TRANSPORT", o.transport.c_str(), 1);
+  const std::string over = pick ? std::to_string(o.machines) + " machines" : o.transport;
   printf("%s (%s): %s on %d ranks, %lld x %s %s, %s, %s\n", alg->name, alg->source,
          collNames[plan.collective], o.ranks, (long long)o.count, typeNames[o.dtype],
-         opNames[o.op], o.inplace ? "in place" : "out of place", o.transport.c_str());
+         opNames[o.op], o.inplace ? "in place" : "out of place", over.c_str());
   double slowest = 0;
   int failed = 0;
   for (int run = 0; run < o.repeat; ++run) {

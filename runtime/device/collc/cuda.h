@@ -99,9 +99,8 @@ public:
     if (loop >= loops) {
       if (a->barrier)
         arrive();
-      // LL and LL128 receivers read flags, not the tail: it is written once
-      // per launch, for the next launch to start from (host.h and its proxy
-      // read it every step; a proxy on the GPU would need it so too).
+      // LL and LL128 receivers read flags, not the tail: without a proxy it
+      // is written once per launch, for the next launch to start from.
       if (a->send.slots && a->send.protocol != kSimple && threadIdx.x == 0)
         cuda::storeSys(a->send.tail, sendStep);
       return false;
@@ -435,9 +434,14 @@ private:
     if (poster()) {
       if (receives)
         cuda::storeSys(in.head, recvStep + 1);
-      if (sends && simple) {
+      // LL and LL128 publish a tail and a size per step only for a proxy,
+      // which ships whole steps (the runtime leaves them `sizes` only then).
+      if (sends && (simple || out.sizes)) {
         if (out.sizes)
-          out.sizes[sendStep % out.numSlots] = t.toPeer ? kDirect : t.bytes;
+          out.sizes[sendStep % out.numSlots] = t.toPeer               ? kDirect
+                                               : simple               ? int64_t(t.bytes)
+                                               : protocol == kLL      ? int64_t(t.words) * 16
+                                                                      : int64_t(t.bytes + 119) / 120 * 128;
         cuda::releaseSys(out.tail, sendStep + 1);
       }
       finished();

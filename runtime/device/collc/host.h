@@ -313,9 +313,10 @@ private:
     char *slot = f.slots + (sendStep % f.numSlots) * f.slotBytes;
     uint64_t *words = reinterpret_cast<uint64_t *>(slot);
     const char *in = acc.data();
-    f.sizes[sendStep % f.numSlots] = f.protocol == kSimple ? bytes
-                                     : f.protocol == kLL   ? (bytes + 3) / 4 * 8
-                                                           : (bytes + 119) / 120 * 128;
+    if (f.sizes) // null where no proxy ships the step (GPU plans' LL and LL128)
+      f.sizes[sendStep % f.numSlots] = f.protocol == kSimple ? bytes
+                                       : f.protocol == kLL   ? (bytes + 3) / 4 * 8
+                                                             : (bytes + 119) / 120 * 128;
     if (f.protocol == kSimple) {
       memcpy(slot, in, bytes);
     } else if (f.protocol == kLL) {

@@ -78,6 +78,19 @@ ino_t inodeOf(CUmemGenericAllocationHandle h) {
   return fstat(fdOf(h), &st) ? 0 : st.st_ino;
 }
 
+// What "the GPU" may touch: device allocations, VMM mappings and host
+// memory allocated or registered for it, by start address.
+std::mutex reachMutex;
+std::map<uintptr_t, size_t> reachable;
+void reach(const void *p, size_t n) {
+  std::lock_guard<std::mutex> lock(reachMutex);
+  reachable[reinterpret_cast<uintptr_t>(p)] = n;
+}
+void unreach(const void *p) {
+  std::lock_guard<std::mutex> lock(reachMutex);
+  reachable.erase(reinterpret_cast<uintptr_t>(p));
+}
+
 // Waits, as CUDA does, until every device of the object is added.
 CUresult allAdded(CUmemGenericAllocationHandle h, uint64_t &size) {
   MulticastHeader *m = headerOf(h);
@@ -166,6 +179,7 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
   const char *multicast = getenv("FAKE_CUDA_MULTICAST");
   *v = a == CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED ? multicast && !strcmp(multicast, "1")
        : a == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID        ? int(getpid())
+       : a == CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM ? 1
                                                     : 0;
   return CUDA_SUCCESS;
 }
@@ -234,13 +248,20 @@ CUresult cuMemMap(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocat
       return CUDA_ERROR_INVALID_VALUE; // nothing bound here to show
     void *r = mmap(at(p), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, it->second.first,
                    off_t(it->second.second + offset));
-    return r == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (r == MAP_FAILED)
+      return CUDA_ERROR_INVALID_VALUE;
+    reach(r, size);
+    return CUDA_SUCCESS;
   }
   void *r = mmap(at(p), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fdOf(h),
                  off_t(offset));
-  return r == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  if (r == MAP_FAILED)
+    return CUDA_ERROR_INVALID_VALUE;
+  reach(r, size);
+  return CUDA_SUCCESS;
 }
 CUresult cuMemUnmap(CUdeviceptr p, size_t size) {
+  unreach(at(p));
   void *r = mmap(at(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   return r == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
@@ -329,10 +350,12 @@ CUresult cuMemAlloc(CUdeviceptr *p, size_t n) {
   void *r = aligned_alloc(256, (n + 255) & ~size_t(255));
   if (!r)
     return CUDA_ERROR_OUT_OF_MEMORY;
+  reach(r, n);
   *p = of(r);
   return CUDA_SUCCESS;
 }
 CUresult cuMemFree(CUdeviceptr p) {
+  unreach(at(p));
   free(at(p));
   return CUDA_SUCCESS;
 }
@@ -340,13 +363,35 @@ CUresult cuMemHostAlloc(void **p, size_t n, unsigned int) {
   if (forbidden())
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   *p = calloc(1, n);
-  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  if (!*p)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  reach(*p, n);
+  return CUDA_SUCCESS;
+}
+// Pinning host memory: the GPU may then use its address.
+CUresult cuMemHostRegister(void *p, size_t n, unsigned int flags) {
+  if (forbidden())
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (failing("cuMemHostRegister"))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!(flags & CU_MEMHOSTREGISTER_DEVICEMAP) || !n)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(reachMutex);
+  if (!reachable.emplace(reinterpret_cast<uintptr_t>(p), n).second)
+    return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemHostUnregister(void *p) {
+  std::lock_guard<std::mutex> lock(reachMutex);
+  return reachable.erase(reinterpret_cast<uintptr_t>(p)) ? CUDA_SUCCESS
+                                                         : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int) {
   *d = of(p);
   return CUDA_SUCCESS;
 }
 CUresult cuMemFreeHost(void *p) {
+  unreach(p);
   free(p);
   return CUDA_SUCCESS;
 }
@@ -469,6 +514,17 @@ CUresult cuGraphExecDestroy(CUgraphExec e) {
 CUresult cuGraphDestroy(CUgraph g) {
   delete reinterpret_cast<Graph *>(g);
   return CUDA_SUCCESS;
+}
+
+// For FakeGpu.h's kernels: whether the GPU may touch [p, p + n).
+int fakeCudaReaches(const void *p, size_t n) {
+  const uintptr_t x = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(reachMutex);
+  auto it = reachable.upper_bound(x);
+  if (it == reachable.begin())
+    return 0;
+  --it;
+  return x + n <= it->first + it->second;
 }
 
 // For FakeGpu.h's kernels: records run(ctx) where `s` is capturing and

@@ -72,11 +72,38 @@ inline void checkMulticast(const collc::Args &a) {
   }
 }
 
+// A kernel touches its FIFOs, and through a proxy those are host memory:
+// each must lie in memory the fake driver gave or pinned for the GPU.
+inline void checkFifos(const collc::Args &a) {
+  using Reaches = int (*)(const void *, size_t);
+  static Reaches reaches = [] {
+    const char *driver = getenv("COLL_CUDA_LIBRARY");
+    void *lib = driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+    return lib ? reinterpret_cast<Reaches>(dlsym(lib, "fakeCudaReaches")) : nullptr;
+  }();
+  const collc::Fifo *fifos[] = {&a.send, &a.recv};
+  for (const collc::Fifo *f : fifos) {
+    if (!reaches || !f->slots)
+      continue;
+    const size_t slots = size_t(f->numSlots);
+    const bool ok = reaches(f->head, 8) && reaches(f->tail, 8) &&
+                    reaches(f->slots, slots * size_t(f->slotBytes)) &&
+                    (!f->sizes || reaches(f->sizes, slots * 8)) && (!f->ready || reaches(f->ready, 8));
+    if (!ok) {
+      fprintf(stderr, "fake GPU: rank %d threadblock %d: a %s FIFO lies in memory the GPU "
+              "cannot reach\n", a.rank, a.tb, f == &a.send ? "send" : "receive");
+      abort();
+    }
+  }
+}
+
 template <void (*K)(const collc::Args *)> struct Kernel {
   collc::DeviceLaunch l;
   void operator()() const {
-    for (int32_t b = 0; b < l.blocks; ++b)
+    for (int32_t b = 0; b < l.blocks; ++b) {
       checkMulticast(l.args[b]);
+      checkFifos(l.args[b]);
+    }
     std::vector<std::thread> blocks;
     for (int32_t b = 1; b < l.blocks; ++b)
       blocks.emplace_back(K, l.args + b);
