@@ -134,8 +134,11 @@ collResult_t collCommDestroy(collComm_t comm) {
   if (!comm)
     return collInvalidArgument;
   collrt::releaseGpu(comm); // first: its kernels use the FIFOs
-  for (auto &[alg, setup] : comm->setups)
+  for (auto &[alg, setup] : comm->setups) {
     comm->transport->release(setup.window);
+    if (!setup.staged.base.empty())
+      comm->transport->release(setup.staged);
+  }
   if (comm->symmetricBytes)
     comm->transport->release(comm->symmetric);
   for (collWindow *w : comm->windows) {

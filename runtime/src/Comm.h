@@ -19,6 +19,10 @@ namespace collrt {
 /// The FIFOs of one algorithm on this rank, made at its first launch.
 struct AlgorithmSetup {
   Window window;
+  // GPU plans across machines: the FIFOs of the pairs a proxy joins, in
+  // pinned host memory (the rest stay in `window`, GPU memory); empty
+  // elsewhere.
+  Window staged;
   // Per plan, per replica and threadblock of the table (replica-major):
   // its receive and send FIFOs (meaningful for this rank's only).
   std::vector<std::vector<collc::Fifo>> recv, send;

@@ -20,6 +20,7 @@
 #include "src/Windows.h"
 #include "transport/MemoryBackend.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -47,10 +48,12 @@ int64_t inUnits(int32_t c, int r) { return c == collc::kReduceScatter || c == co
 int64_t outUnits(int32_t c, int r) { return c == collc::kAllGather || c == collc::kAllToAll ? r : 1; }
 bool reduces(int32_t c) { return c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce; }
 
-/// The FIFOs of `alg` on every rank, made once per communicator; in
-/// `memory` (host memory where null, for host kernels).
+/// The FIFOs of `alg` on every rank, made once per communicator: in
+/// `memory` (host memory where null, for host kernels), and those of pairs
+/// that a proxy joins in `staged` where it is given (GPU plans across
+/// machines: pinned host memory, which the proxy reaches).
 collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&out,
-                   const MemoryBackend *memory) {
+                   const MemoryBackend *memory, const MemoryBackend *staged) {
   auto found = comm->setups.find(alg);
   if (found != comm->setups.end()) {
     out = &found->second;
@@ -62,9 +65,15 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
                         std::string("algorithm ") + alg->name + " is compiled for " +
                             std::to_string(alg->plans[p].ranks) + " ranks, the communicator has " +
                             std::to_string(comm->nranks));
+  PeerTransports &net = *comm->transport;
+  const bool gpu = memory != nullptr;
+  // Whether the FIFO that `from` sends to `to` through lies in `staged`.
+  auto isStaged = [&](int from, int to) { return staged && net.proxied(from, to); };
   // Every rank computes every rank's layout: receive FIFOs in table order,
-  // replica by replica (entry x * numThreadblocks + i is replica x of i).
-  std::vector<size_t> size(comm->nranks, 0);
+  // replica by replica (entry x * numThreadblocks + i is replica x of i),
+  // in the window of their kind.
+  std::vector<size_t> size[2] = {std::vector<size_t>(comm->nranks, 0),
+                                 std::vector<size_t>(comm->nranks, 0)};
   std::vector<std::vector<size_t>> offset(alg->numPlans);
   for (int32_t p = 0; p < alg->numPlans; ++p) {
     const PlanDesc &plan = alg->plans[p];
@@ -73,16 +82,28 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
       const collc::ThreadblockDesc &tb = plan.threadblocks[e % plan.numThreadblocks];
       if (tb.recvPeer < 0)
         continue;
-      offset[p][e] = size[tb.rank];
-      size[tb.rank] += fifoBytes(plan.slots, slotBytes(tb.protocol));
+      size_t &at = size[isStaged(tb.recvPeer, tb.rank)][tb.rank];
+      offset[p][e] = at;
+      at += fifoBytes(plan.slots, slotBytes(tb.protocol));
     }
   }
-  PeerTransports &net = *comm->transport;
-  const bool gpu = memory != nullptr;
   AlgorithmSetup setup;
   std::string error;
-  if (collResult_t r = net.exchangeWindow(size[comm->rank], setup.window, error, memory))
+  if (collResult_t r = net.exchangeWindow(size[0][comm->rank], setup.window, error, memory))
     return comm->fail(r, error);
+  auto unwind = [&](collResult_t r) {
+    net.release(setup.window);
+    if (!setup.staged.base.empty())
+      net.release(setup.staged);
+    return comm->fail(r, error);
+  };
+  const bool anyStaged =
+      std::any_of(size[1].begin(), size[1].end(), [](size_t bytes) { return bytes > 0; });
+  if (anyStaged)
+    if (collResult_t r = net.exchangeWindow(size[1][comm->rank], setup.staged, error, staged))
+      return unwind(r);
+  Window *windows[2] = {&setup.window, &setup.staged};
+  int fifos[2] = {0, 0}; // this rank's receive FIFOs in each
   setup.recv.resize(alg->numPlans);
   setup.send.resize(alg->numPlans);
   collResult_t r = collSuccess;
@@ -97,9 +118,12 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
       if (tb.rank != comm->rank)
         continue;
       if (tb.recvPeer >= 0) {
-        setup.recv[p][e] = fifoAt(setup.window.base[tb.rank] + offset[p][e], plan.slots,
+        const int kind = isStaged(tb.recvPeer, tb.rank);
+        Window &w = *windows[kind];
+        ++fifos[kind];
+        setup.recv[p][e] = fifoAt(w.base[tb.rank] + offset[p][e], plan.slots,
                                   slotBytes(tb.protocol), tb.protocol);
-        r = net.recvFifo(setup.window, tb.recvPeer, offset[p][e], setup.recv[p][e], error);
+        r = net.recvFifo(w, tb.recvPeer, offset[p][e], setup.recv[p][e], error);
         if (!(tb.direct & collc::kTbDirectRecv))
           setup.recv[p][e].ready = nullptr;
       }
@@ -118,11 +142,12 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
                 " on a channel where nobody receives";
         break;
       }
-      r = net.sendFifo(setup.window, tb.sendPeer, offset[p][replica + match], plan.slots,
-                       slotBytes(tb.protocol), tb.protocol, setup.send[p][e], error);
+      r = net.sendFifo(*windows[isStaged(tb.rank, tb.sendPeer)], tb.sendPeer,
+                       offset[p][replica + match], plan.slots, slotBytes(tb.protocol),
+                       tb.protocol, setup.send[p][e], error);
       // GPU senders publish each LL and LL128 step's tail and size only for
       // a proxy: their receivers read flags.
-      if (gpu && tb.protocol != collc::kSimple && !net.proxied(tb.sendPeer))
+      if (gpu && tb.protocol != collc::kSimple && !net.proxied(tb.rank, tb.sendPeer))
         setup.send[p][e].sizes = nullptr;
       // Only the connections the plan made direct store into the receiver's
       // buffers: a shape shared with other threadblocks may name a direct
@@ -131,10 +156,12 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
         setup.send[p][e].ready = nullptr;
     }
   }
-  if (r != collSuccess) {
-    net.release(setup.window);
-    return comm->fail(r, error);
-  }
+  if (r != collSuccess)
+    return unwind(r);
+  if (anyStaged && Env::get().debug)
+    fprintf(stderr, "collc INFO %s: rank %d receives on %d FIFOs in GPU memory and %d in "
+            "pinned host memory, which the proxy reaches\n", alg->name, comm->rank, fifos[0],
+            fifos[1]);
   out = &(comm->setups[alg] = std::move(setup));
   return collSuccess;
 }
@@ -222,18 +249,24 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
             "windows: %s\n", plan->name, unicastReason(false, datatype, op, reduces(coll)).c_str());
   const bool shm = comm->transport->mapsEveryRank();
   // A GPU reads an LL128 line whole only as NVLink delivers it; from the
-  // host memory that holds FIFOs across machines, it may see a line's flag
-  // before its data.
-  bool ll128 = false;
-  for (int32_t i = 0; i < plan->numThreadblocks; ++i)
-    ll128 |= plan->threadblocks[i].protocol == collc::kLL128;
-  if (gpu && !shm && ll128)
-    return comm->fail(collInvalidUsage,
-                      std::string("plan ") + plan->name + " runs LL128, which on the GPU needs "
-                      "every rank on one machine, and this group is not (" +
-                      comm->transport->describe() + "). Compile for a topology that has "
-                      "every machine (collc then picks LL or Simple between them), or with "
-                      "--protocol=LL or Simple");
+  // host memory that a proxy writes, it may see a line's flag before its
+  // data.
+  for (int32_t i = 0; i < plan->numThreadblocks && gpu && !shm; ++i) {
+    const collc::ThreadblockDesc &tb = plan->threadblocks[i];
+    const int peer = tb.recvPeer >= 0 && comm->transport->proxied(tb.recvPeer, tb.rank)
+                         ? tb.recvPeer
+                         : tb.sendPeer >= 0 && comm->transport->proxied(tb.rank, tb.sendPeer)
+                               ? tb.sendPeer
+                               : -1;
+    if (tb.protocol == collc::kLL128 && peer >= 0)
+      return comm->fail(collInvalidUsage,
+                        std::string("plan ") + plan->name + " runs LL128 between rank " +
+                            std::to_string(tb.rank) + " and rank " + std::to_string(peer) +
+                            ", which are on different machines: on the GPU, LL128 needs "
+                            "NVLink between its ranks. Compile for a topology that has every "
+                            "machine (collc then picks LL or Simple between them), or with "
+                            "--protocol=LL or Simple");
+  }
   if (peerSteps && !shm)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " reaches other ranks' buffers "
@@ -247,15 +280,16 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   AlgorithmSetup *setup;
   const MemoryBackend *memory = nullptr; // host memory
   std::optional<RelaxedCapture> relaxed;
+  const MemoryBackend *staged = nullptr; // where FIFOs that a proxy joins live, if apart
   if (gpu) {
-    // GPU memory that every rank maps where all share one machine; else
-    // pinned host memory, which proxy threads reach too.
+    // GPU memory, which the ranks of a machine map; the FIFOs of pairs
+    // that a proxy joins in pinned host memory, which it reaches too.
     relaxed.emplace();
     std::string why;
-    if (!(memory = shm ? cudaMemory(why) : pinnedMemory(why)))
+    if (!(memory = cudaMemory(why)) || (!shm && !(staged = pinnedMemory(why))))
       return comm->fail(collUnhandledCudaError, why);
   }
-  if (collResult_t r = setUp(comm, alg, setup, memory))
+  if (collResult_t r = setUp(comm, alg, setup, memory, staged))
     return r;
   if (E == 0)
     return collSuccess;

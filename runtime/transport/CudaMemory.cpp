@@ -26,6 +26,7 @@ class CudaMemory : public MemoryBackend {
 public:
   explicit CudaMemory(const CudaApi &cu) : cu(cu) {}
   const char *name() const override { return "cuda"; }
+  bool hostAccessible() const override { return false; }
 
   collResult_t allocate(size_t bytes, Region &out, std::string &error) const override {
     CUmemAllocationProp prop;

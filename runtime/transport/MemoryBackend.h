@@ -32,6 +32,9 @@ class MemoryBackend {
 public:
   virtual ~MemoryBackend() = default;
   virtual const char *name() const = 0;
+  /// Whether this process's threads can read and write it, as a proxy
+  /// thread must.
+  virtual bool hostAccessible() const { return true; }
   /// At least `bytes` of zeroed memory, mapped here, and its descriptor.
   virtual collResult_t allocate(size_t bytes, Region &out, std::string &error) const = 0;
   /// Maps the `bytes` of a peer's allocation that `fd` names; the caller

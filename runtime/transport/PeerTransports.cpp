@@ -105,6 +105,7 @@ collResult_t PeerTransports::connect(Bootstrap &boot, int rank_, int nranks, con
   if (!chooseTransports(table, ranks, forced, choice, error))
     return collInvalidUsage;
   of = choice[rank];
+  pairs = choice;
   everyRankMapped = true;
   std::vector<bool> used(table.size(), false);
   for (int a = 0; a < nranks; ++a)

@@ -55,8 +55,9 @@ public:
   /// shares memory), as the host emulation of peer steps needs. The same
   /// answer on every rank.
   bool mapsEveryRank() const { return everyRankMapped; }
-  /// Whether a proxy thread ships the steps to and from `peer`.
-  bool proxied(int peer) const { return of[peer] >= 0 && made[of[peer]]->proxied(); }
+  /// Whether a proxy thread ships the steps between ranks `a` and `b`
+  /// (any pair of the group: every rank knows every pair's transport).
+  bool proxied(int a, int b) const { return a != b && made[pairs[a][b]]->proxied(); }
 
   /// Collective: this rank's part of a new window of `bytes`, and each
   /// peer's where its transport maps it; host memory unless `memory` says.
@@ -81,6 +82,7 @@ private:
   int rank = 0;
   std::vector<std::unique_ptr<Transport>> made; // per table row; null if the group has no use
   std::vector<int> of;                          // per rank: the row that serves it, -1 for self
+  std::vector<std::vector<int>> pairs;          // of every rank, as `of` is of this one
   bool everyRankMapped = false;
   int windows = 0;
   // This rank's parts of released windows that a transport may still

@@ -32,6 +32,10 @@ void Proxy::addWindow(int id, char *base, size_t bytes) {
 collResult_t Proxy::addSend(int peer, int window, uint64_t offset, int32_t slots,
                             int64_t slotBytes, int32_t protocol, const MemoryBackend &memory,
                             collc::Fifo &mirror, std::string &error) {
+  if (!memory.hostAccessible()) {
+    error = std::string("a proxy cannot ship FIFOs in ") + memory.name() + " memory";
+    return collInternalError;
+  }
   std::lock_guard<std::mutex> lock(mutex);
   SendConn &c = sends[{peer, window, offset}];
   c.peer = peer;
@@ -166,8 +170,10 @@ void ProxyTransport::start(std::unique_ptr<Wire> connected) {
 }
 
 collResult_t ProxyTransport::shareWindow(Window &w, std::string &error) {
-  proxy.addWindow(w.id, w.base[rank], w.size[rank]);
-  // No step may arrive for a window its receiver has not made yet.
+  // No step may arrive for a window its receiver has not made yet, nor for
+  // one its proxy cannot write (GPU memory): that one takes no FIFO here.
+  const bool reachable = !w.memory || w.memory->hostAccessible();
+  proxy.addWindow(w.id, reachable ? w.base[rank] : nullptr, reachable ? w.size[rank] : 0);
   return boot.barrier(error);
 }
 

@@ -100,11 +100,16 @@ FAKE_CUDA_FAIL=cuMulticastBindMem COLL_DEBUG=INFO expect 0 \
 unset FAKE_CUDA_MULTICAST
 
 # Ranks on several machines (collc-launch --machines sets COLL_HOSTID): shm
-# within a machine, socket between, or socket everywhere. Every FIFO is
-# then pinned host memory (the fake launcher checks that the GPU may reach
-# each), shared by the kernels and the proxy threads; LL senders publish
-# every step for the proxy, and LL128 is refused.
+# within a machine, socket between, or socket everywhere. The FIFOs between
+# machines are pinned host memory (the fake launcher checks that the GPU
+# may reach every FIFO), shared by the kernels and the proxy threads, those
+# within a machine VMM memory; LL senders publish every step for the proxy,
+# and LL128 is refused between machines.
 COLL_DEBUG=INFO expect 0 "shm to 1, socket to 2-3" ring_allreduce ring --machines 2 --count 100003 --dtype bfloat16 --iters 3
+COLL_DEBUG=INFO expect 0 "rank 1 receives on 48 FIFOs in GPU memory and 0 in pinned host memory" \
+  ring_allreduce ring --machines 2 --count 1000
+COLL_DEBUG=INFO expect 0 "rank 0 receives on 0 FIFOs in GPU memory and 48 in pinned host memory" \
+  ring_allreduce ring --machines 2 --count 1000
 expect 0 PASS ring_allreduce ring --machines 2 --count 6000037 --dtype float --op avg --iters 2
 expect 0 PASS ring_allreduce ring --machines 2 --count 7 --dtype int64 --op min --graph --iters 3
 expect 0 PASS ring_reducescatter ring_rs --machines 2 --count 65537 --dtype half --op avg --inplace
@@ -112,7 +117,7 @@ expect 0 PASS ring_allgather ring_ag --machines 4 --count 250001 --dtype double 
 expect 0 PASS pairwise_alltoall pairwise --machines 2 --count 4099 --dtype uint8
 expect 0 PASS tree_broadcast binomial_bcast --transport socket --count 100001 --dtype double --inplace
 expect 0 PASS hier_allreduce hier --machines 2 --count 100003 --dtype bfloat16 --op max --graph --iters 3
-expect 1 "plan ring_LL128 runs LL128, which on the GPU needs every rank on one machine" \
+expect 1 "plan ring_LL128 runs LL128 between rank 0 and rank 3, which are on different machines" \
   ring_allreduce ring --machines 2 --count 1000003
 FAKE_CUDA_FAIL=cuMemHostRegister expect 1 "unhandled CUDA error: cuMemHostRegister: CUDA_ERROR_OUT_OF_MEMORY" \
   ring_allreduce ring --machines 2 --count 1000
