@@ -44,8 +44,10 @@ std::string coll::synth::hierarchical(const Target &t) {
                    "// Hierarchical allreduce: GPU g of each node reduces shard g\n"
                    "// (chunks g*N .. g*N + N) over its node, the N pieces of shard g run\n"
                    "// a ring allreduce across the nodes on rail g, and GPU g shares the\n"
-                   "// result with its node.\n",
-                   "ranks", true, std::string(shape) + R"(  for n in 0 .. N {
+                   "// result with its node. Each phase has a channel of its own, so that\n"
+                   "// one loop's phases overlap the next loop's instead of queueing\n"
+                   "// behind them on the same threadblocks.\n",
+                   "ranks", true, std::string(shape) + R"(  @channel(0) for n in 0 .. N {
     for g in 0 .. G {
       in[n * G + g][g * N .. g * N + N] = reduce(j in 0 .. G) in[n * G + j][g * N .. g * N + N];
     }
@@ -53,15 +55,15 @@ std::string coll::synth::hierarchical(const Target &t) {
   for g in 0 .. G {                // rail g: piece m starts on node m + 1
     for m in 0 .. N {
       let c = g * N + m;
-      for s in 1 .. N {
+      @channel(1) for s in 1 .. N {
         in[((m + s + 1) % N) * G + g][c] += in[((m + s) % N) * G + g][c];
       }
-      for s in 0 .. N - 1 {
+      @channel(2) for s in 0 .. N - 1 {
         in[((m + s + 1) % N) * G + g][c] = in[((m + s) % N) * G + g][c];
       }
     }
   }
-  for n in 0 .. N {
+  @channel(3) for n in 0 .. N {
     for g in 0 .. G {
       for j in 0 .. G {
         if j != g {

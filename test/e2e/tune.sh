@@ -56,14 +56,16 @@ PY
 }
 
 # says NAME RANKS: under COLL_DEBUG=INFO the runtime names, for the smallest
-# and the largest range run, the winner the tuner chose and its margin
+# range and the largest that starts within 64 MiB (what 4 ranks can afford),
+# the winner the tuner chose and its margin
 says() {
   local name=$1 ranks=$2 index winner count out
   for index in 0 -1; do
     read -r winner count < <(python3 - "$work/$name.json" "$index" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))["ranges"][int(sys.argv[2])]
-# the range's first count of int32: the largest range starts at some MiB
+ranges = [r for r in json.load(open(sys.argv[1]))["ranges"] if r["min_bytes"] <= 64 << 20]
+r = ranges[int(sys.argv[2])]
+# the range's first count of int32
 print(r["winner"], r["min_bytes"] // 4 + 1)
 PY
 )

@@ -2,8 +2,9 @@
 //
 // Lowers every candidate (the files given and, with --synth, every generator
 // that applies) once per protocol, instance count and pipeline depth,
-// simulates each plan at every size from 8 B to 4 GiB, and keeps the fastest
-// per size. Adjacent sizes with the same winner merge into one size range;
+// simulates each plan at every size from 8 B to 4 GiB, refines the programs
+// that win from 64 KiB up over more instances and deeper pipelines, and
+// keeps the fastest per size. Adjacent sizes with the same winner merge into one size range;
 // the winners, cloned into one algorithm with those ranges, go through the
 // kernel emitter, whose per-size dispatch then runs the winner.
 //
@@ -38,6 +39,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
+#include <set>
+#include <tuple>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -68,10 +71,12 @@ cl::list<std::string> protocols("protocols", cl::CommaSeparated,
                                 cl::desc("Protocols to try (default Simple,LL,LL128)"),
                                 cl::sub(tuneCommand));
 cl::list<int64_t> instanceCounts("instances", cl::CommaSeparated,
-                                 cl::desc("Instance counts to try (default 1,2)"),
+                                 cl::desc("Instance counts to try (default 1,2, then 1,2,4,8 for "
+                                          "the winners from 64 KiB up)"),
                                  cl::sub(tuneCommand));
 cl::list<int64_t> pipelineDepths("pipeline", cl::CommaSeparated,
-                                 cl::desc("Pipeline depths to try (default 1,2)"),
+                                 cl::desc("Pipeline depths to try (default 1,2, then 1,2,4 for "
+                                          "the winners from 64 KiB up)"),
                                  cl::sub(tuneCommand));
 cl::opt<std::string> outputPath("o", cl::desc("Write the library (CUDA/host C++) here"),
                                 cl::value_desc("file"), cl::sub(tuneCommand));
@@ -108,6 +113,7 @@ struct Source {
 struct Grid {
   std::vector<coll::Protocol> protocols;
   std::vector<int64_t> instances, pipeline;
+  bool refine = false; // both left to their defaults: refine the winners
 };
 
 llvm::Expected<Grid> readGrid() {
@@ -122,6 +128,7 @@ llvm::Expected<Grid> readGrid() {
     g.protocols = {coll::Protocol::Simple, coll::Protocol::LL, coll::Protocol::LL128};
   g.instances.assign(instanceCounts.begin(), instanceCounts.end());
   g.pipeline.assign(pipelineDepths.begin(), pipelineDepths.end());
+  g.refine = g.instances.empty() && g.pipeline.empty();
   if (g.instances.empty())
     g.instances = {1, 2};
   if (g.pipeline.empty())
@@ -141,6 +148,8 @@ struct Tuner {
   const coll::Topology &topo;
   Grid grid;
   int64_t ranks = 0;
+  std::vector<OwningOpRef<ModuleOp>> parsed; // per source
+  std::vector<bool> verified;                 // per source: by a lowering that succeeded
   std::vector<OwningOpRef<ModuleOp>> modules;
   std::vector<Candidate> candidates;
   std::optional<coll::Collective> collective;
@@ -153,6 +162,11 @@ struct Tuner {
   /// and a generator's program (too many threadblocks at this rank count,
   /// say) is left out, noted in `skipped`.
   llvm::Error add(const Source &source, const coll::ElaborateOptions &options);
+  /// Lowers parsed source `k` with `protocol` at `instances` and `pipeline`,
+  /// adding its candidates; false with the first error where the lowering
+  /// refuses it.
+  llvm::Expected<bool> lower(size_t k, coll::Protocol protocol, int64_t instances,
+                             int64_t pipeline, std::string &refusal);
 };
 
 llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &options) {
@@ -162,18 +176,18 @@ llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &optio
   SourceMgrDiagnosticHandler printed(sourceMgr, &context);
   TimingScope timing;
   std::string unused;
-  OwningOpRef<ModuleOp> parsed = coll::importColl(sourceMgr, &context, options, timing, &unused);
-  if (!parsed && !unused.empty() && source.file) {
+  OwningOpRef<ModuleOp> program = coll::importColl(sourceMgr, &context, options, timing, &unused);
+  if (!program && !unused.empty() && source.file) {
     // -D ranks=N is implied for files; one without that parameter takes none.
     coll::ElaborateOptions without = options;
     llvm::erase_if(without.defines, [](const auto &d) { return d.first == "ranks"; });
-    parsed = coll::importColl(sourceMgr, &context, without, timing, &unused);
-    if (!parsed && !unused.empty())
+    program = coll::importColl(sourceMgr, &context, without, timing, &unused);
+    if (!program && !unused.empty())
       return error(source.name + ": no algorithm has a parameter named '" + unused + "'");
   }
-  if (!parsed)
+  if (!program)
     return error(source.name + " does not compile");
-  for (auto alg : parsed->getOps<coll::AlgorithmOp>()) {
+  for (auto alg : program->getOps<coll::AlgorithmOp>()) {
     if (!collective)
       collective = alg.getCollective();
     else if (*collective != alg.getCollective())
@@ -190,71 +204,20 @@ llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &optio
                    llvm::Twine(int64_t(alg.getRanks())) + " ranks, not " + llvm::Twine(ranks));
   }
 
+  parsed.push_back(std::move(program));
+  verified.push_back(false);
+  const size_t k = parsed.size() - 1;
   std::string firstRefusal;
   size_t before = candidates.size();
-  bool verified = false;
   for (coll::Protocol protocol : grid.protocols)
     for (int64_t instances : grid.instances)
       for (int64_t pipeline : grid.pipeline) {
-        // Where the machine has NVLink, copies between ranks become steps
-        // on the peers' buffers; the same program over FIFOs is a candidate
-        // too, as neither wins everywhere (a rank's peer steps share its
-        // threadblocks, while FIFOs give each peer a threadblock of its own).
-        bool peerSteps = false;
-        for (bool peers : {true, false}) {
-          if (!peers && !peerSteps)
-            continue;
-          OwningOpRef<ModuleOp> module = parsed->clone();
-          std::string refusal;
-          {
-            ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &d) {
-              if (refusal.empty() && d.getSeverity() == DiagnosticSeverity::Error)
-                refusal = d.str();
-              return success();
-            });
-            coll::CollLoweringOptions lowering;
-            lowering.verifyAlgorithms = !verified; // the same algorithm each time
-            lowering.topology = topologySpec;
-            lowering.protocol = protocol;
-            lowering.instances = instances;
-            lowering.pipeline = pipeline;
-            lowering.multimem = peers;
-            lowering.reroll = false; // only the winners are emitted
-            PassManager pm(&context);
-            // The plan verifier proves each plan; every op's invariants
-            // are the tests' to check (collc-opt), as in collc.
-            pm.enableVerifier(false);
-            coll::buildCollLoweringPipeline(pm, lowering);
-            if (failed(pm.run(*module))) {
-              if (firstRefusal.empty())
-                firstRefusal = refusal.empty() ? "the lowering failed" : refusal;
-              continue;
-            }
-          }
-          verified = true;
-          module->walk([&](coll::ThreadblockOp tb) { peerSteps |= coll::usesPeers(tb); });
-          std::string tag = (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" +
-                             llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
-                             (peers ? "" : "/fifo"))
-                                .str();
-          llvm::MapVector<llvm::StringRef, size_t> byAlgorithm;
-          for (auto plan : module->getOps<coll::PlanOp>()) {
-            llvm::StringRef alg = plan.getAlgorithm().value_or(plan.getSymName());
-            auto [it, fresh] = byAlgorithm.insert({alg, candidates.size()});
-            if (fresh) {
-              Candidate &c = candidates.emplace_back();
-              c.algorithm = alg.str();
-              c.name = alg.str() + tag;
-            }
-            llvm::Expected<coll::SimPlan> sim = coll::buildSimPlan(plan);
-            if (!sim)
-              return sim.takeError();
-            candidates[it->second].plans.push_back(plan);
-            candidates[it->second].sims.push_back(std::move(*sim));
-            candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
-          }
-          modules.push_back(std::move(module));
-        }
+        std::string refusal;
+        llvm::Expected<bool> ok = lower(k, protocol, instances, pipeline, refusal);
+        if (!ok)
+          return ok.takeError();
+        if (!*ok && firstRefusal.empty())
+          firstRefusal = refusal;
       }
   if (candidates.size() == before && !source.file) {
     skipped.push_back(source.name + ": " + firstRefusal);
@@ -265,6 +228,75 @@ llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &optio
   return llvm::Error::success();
 }
 
+llvm::Expected<bool> Tuner::lower(size_t k, coll::Protocol protocol, int64_t instances,
+                                  int64_t pipeline, std::string &firstRefusal) {
+  // Where the machine has NVLink, copies between ranks become steps on the
+  // peers' buffers; the same program over FIFOs is a candidate too, as
+  // neither wins everywhere (a rank's peer steps share its threadblocks,
+  // while FIFOs give each peer a threadblock of its own).
+  bool peerSteps = false, any = false;
+  for (bool peers : {true, false}) {
+    if (!peers && !peerSteps)
+      continue;
+    OwningOpRef<ModuleOp> module = parsed[k]->clone();
+    std::string refusal;
+    {
+      ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &d) {
+        if (refusal.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+          refusal = d.str();
+        return success();
+      });
+      coll::CollLoweringOptions lowering;
+      lowering.verifyAlgorithms = !verified[k]; // the same algorithm each time
+      lowering.topology = topologySpec;
+      lowering.protocol = protocol;
+      lowering.instances = instances;
+      lowering.pipeline = pipeline;
+      lowering.multimem = peers;
+      lowering.reroll = false; // only the winners are emitted
+      PassManager pm(&context);
+      // The plan verifier proves each plan; every op's invariants are the
+      // tests' to check (collc-opt), as in collc.
+      pm.enableVerifier(false);
+      coll::buildCollLoweringPipeline(pm, lowering);
+      if (failed(pm.run(*module))) {
+        if (firstRefusal.empty())
+          firstRefusal = refusal.empty() ? "the lowering failed" : refusal;
+        continue;
+      }
+    }
+    any = true;
+    verified[k] = true;
+    module->walk([&](coll::ThreadblockOp tb) { peerSteps |= coll::usesPeers(tb); });
+    std::string tag = (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" +
+                       llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
+                       (peers ? "" : "/fifo"))
+                          .str();
+    llvm::MapVector<llvm::StringRef, size_t> byAlgorithm;
+    for (auto plan : module->getOps<coll::PlanOp>()) {
+      llvm::StringRef alg = plan.getAlgorithm().value_or(plan.getSymName());
+      auto [it, fresh] = byAlgorithm.insert({alg, candidates.size()});
+      if (fresh) {
+        Candidate &c = candidates.emplace_back();
+        c.algorithm = alg.str();
+        c.name = alg.str() + tag;
+        c.source = k;
+        c.protocol = int(protocol);
+        c.instances = instances;
+        c.pipeline = pipeline;
+      }
+      llvm::Expected<coll::SimPlan> sim = coll::buildSimPlan(plan);
+      if (!sim)
+        return sim.takeError();
+      candidates[it->second].plans.push_back(plan);
+      candidates[it->second].sims.push_back(std::move(*sim));
+      candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
+    }
+    modules.push_back(std::move(module));
+  }
+  return any;
+}
+
 /// Sizes M from 8 B to 4 GiB, doubling: collc sim's default sweep.
 std::vector<double> sweep() {
   std::vector<double> sizes;
@@ -273,15 +305,16 @@ std::vector<double> sweep() {
   return sizes;
 }
 
+/// Simulates candidates `from` onwards at every size.
 llvm::Error simulateAll(std::vector<Candidate> &candidates, const coll::Topology &topo,
-                        llvm::ArrayRef<double> sizes) {
-  for (Candidate &c : candidates) {
-    c.micros.assign(sizes.size(), 0);
-    c.variant.assign(sizes.size(), 0);
+                        llvm::ArrayRef<double> sizes, size_t from = 0) {
+  for (size_t k = from; k < candidates.size(); ++k) {
+    candidates[k].micros.assign(sizes.size(), 0);
+    candidates[k].variant.assign(sizes.size(), 0);
   }
   std::vector<std::string> errors(candidates.size() * sizes.size());
   llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
-  for (size_t k = 0; k < candidates.size(); ++k)
+  for (size_t k = from; k < candidates.size(); ++k)
     for (size_t i = 0; i < sizes.size(); ++i)
       pool.async([&, k, i] {
         Candidate &c = candidates[k];
@@ -317,6 +350,41 @@ size_t fastest(llvm::ArrayRef<Candidate> candidates, size_t i) {
     if (candidates[k].micros[i] < candidates[best].micros[i])
       best = k;
   return best;
+}
+
+/// Where bandwidth starts to matter, and with it more channels and deeper
+/// pipelines than the coarse grid's.
+constexpr double kRefineFrom = 64 << 10;
+
+/// Lowers the programs and protocols that win some size from kRefineFrom
+/// up once more for every instance count and pipeline depth of the finer
+/// grid that the coarse one left out, as one would tune them by hand: the
+/// coarse grid says which to refine, so that the rest cost nothing more.
+/// Returns where the new candidates start.
+llvm::Expected<size_t> refine(Tuner &tuner, llvm::ArrayRef<double> sizes) {
+  std::vector<Candidate> &cs = tuner.candidates;
+  const size_t from = cs.size();
+  std::set<std::pair<size_t, int>> winners;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] >= kRefineFrom) {
+      const Candidate &w = cs[fastest(cs, i)];
+      winners.insert({w.source, w.protocol});
+    }
+  std::set<std::tuple<size_t, int, int64_t, int64_t>> tried;
+  for (const Candidate &c : cs)
+    tried.insert({c.source, c.protocol, c.instances, c.pipeline});
+  for (auto [source, protocol] : winners)
+    for (int64_t instances : {1, 2, 4, 8})
+      for (int64_t pipeline : {1, 2, 4}) {
+        if (tried.count({source, protocol, instances, pipeline}))
+          continue;
+        std::string refusal; // too many threadblocks, say: not a candidate
+        llvm::Expected<bool> ok =
+            tuner.lower(source, coll::Protocol(protocol), instances, pipeline, refusal);
+        if (!ok)
+          return ok.takeError();
+      }
+  return from;
 }
 
 /// Ranges of adjacent sizes with one winner (and one variant of it), in
@@ -457,6 +525,13 @@ int collc::runTune() {
   std::vector<double> sizes = sweep();
   if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes))
     return fail(llvm::toString(std::move(e)));
+  if (tuner.grid.refine) {
+    llvm::Expected<size_t> from = refine(tuner, sizes);
+    if (!from)
+      return fail(llvm::toString(from.takeError()));
+    if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes, *from))
+      return fail(llvm::toString(std::move(e)));
+  }
   std::vector<Range> ranges = pickRanges(tuner.candidates, sizes);
   References refs = references(tuner.candidates, sizes, *topo, *tuner.collective, ranks);
   double bus = coll::busBandwidthFactor(*tuner.collective, ranks);

@@ -18,6 +18,9 @@ namespace collc::tune {
 /// One lowering of one algorithm: its plan variants and their times.
 struct Candidate {
   std::string name, algorithm;
+  size_t source = 0; // the tuner's, which the refinement lowers again
+  int protocol = 0;  // coll::Protocol
+  int64_t instances = 1, pipeline = 1;
   std::vector<coll::PlanOp> plans;
   std::vector<coll::SimPlan> sims;
   std::vector<std::unique_ptr<coll::SimPeriods>> periods; // per plan, kept across sizes
