@@ -42,8 +42,13 @@ std::string twoShot(const Target &t);
 std::string binomialTree(const Target &t);
 std::string doubleBinaryTree(const Target &t);
 // HierGenerators.cpp
+/// Why `algorithm`, over two levels (nodes x gpus), cannot serve `t`.
+std::string refuseTwoLevels(const Target &t, llvm::StringRef algorithm);
 std::string refuseHierarchical(const Target &t);
 std::string hierarchical(const Target &t);
+// HierDirectGenerators.cpp
+std::string refuseHierarchicalDirect(const Target &t);
+std::string hierarchicalDirect(const Target &t);
 
 } // namespace coll::synth
 

@@ -73,6 +73,10 @@ const Generator kGenerators[] = {
     {"hierarchical",
      "direct steps inside each node, a ring across the nodes on each rail",
      kHier, refuseHierarchical, hierarchical},
+    {"hierarchical-direct",
+     "direct steps inside each node, and across the nodes on each rail: one network "
+     "hop per loop instead of a ring's nodes - 1",
+     kHier, refuseHierarchicalDirect, hierarchicalDirect},
     {"tree", "binomial tree from or to the root: ceil(log2 R) steps", kTree, anyRanks,
      binomialTree},
     {"double-binary-tree",

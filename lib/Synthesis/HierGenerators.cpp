@@ -13,7 +13,7 @@
 using namespace coll;
 using namespace coll::synth;
 
-std::string coll::synth::refuseHierarchical(const Target &t) {
+std::string coll::synth::refuseTwoLevels(const Target &t, llvm::StringRef algorithm) {
   int64_t g = t.gpusPerNode;
   std::string why;
   if (g < 2)
@@ -26,9 +26,13 @@ std::string coll::synth::refuseHierarchical(const Target &t) {
     why = (llvm::Twine(t.ranks) + " ranks fill one node of " + llvm::Twine(g) + " GPUs").str();
   else
     return "";
-  return "hierarchical needs at least two nodes of at least two GPUs each, but " + why +
+  return algorithm.str() + " needs at least two nodes of at least two GPUs each, but " + why +
          "; " + (t.collective == Collective::allgather ? "bruck" : "ring") +
          " works for any";
+}
+
+std::string coll::synth::refuseHierarchical(const Target &t) {
+  return refuseTwoLevels(t, "hierarchical");
 }
 
 std::string coll::synth::hierarchical(const Target &t) {

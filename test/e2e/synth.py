@@ -139,7 +139,8 @@ def main():
                 json.dump({"name": f"nodes{nodes}x{gpus}", "nodes": nodes,
                            "gpusPerNode": gpus, "network": {"nicsPerNode": gpus}}, f)
             for collective in HIERARCHICAL:
-                m.run_program("hierarchical", collective, nodes * gpus, topology, topology)
+                for algorithm in ("hierarchical", "hierarchical-direct"):
+                    m.run_program(algorithm, collective, nodes * gpus, topology, topology)
     print(f"{m.passed} passed, {m.failed} failed")
     return 1 if m.failed or not m.passed else 0
 
