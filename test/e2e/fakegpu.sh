@@ -117,6 +117,19 @@ expect 0 PASS ring_allgather ring_ag --machines 4 --count 250001 --dtype double 
 expect 0 PASS pairwise_alltoall pairwise --machines 2 --count 4099 --dtype uint8
 expect 0 PASS tree_broadcast binomial_bcast --transport socket --count 100001 --dtype double --inplace
 expect 0 PASS hier_allreduce hier --machines 2 --count 100003 --dtype bfloat16 --op max --graph --iters 3
+# A plan compiled for those two machines (collc synth for two nodes of two
+# GPUs: LL and Simple, direct steps within a node and across it), with
+# FIFOs in both memories; COLL_DIRECT=1 leaves its direct connections on
+# FIFOs, as windows need every rank on one machine.
+echo '{"nodes": 2, "gpusPerNode": 2, "network": {"nicsPerNode": 2}}' > "$work/2x2.json"
+"$collc" synth allreduce --topology "$work/2x2.json" --algorithm hierarchical-direct \
+  -o "$work/hd_allreduce.coll" > /dev/null
+examples=$work build hd_allreduce --topology="$work/2x2.json"
+COLL_DEBUG=INFO expect 0 "rank 2 receives on 32 FIFOs in GPU memory and 32 in pinned host memory" \
+  hd_allreduce hierarchical_direct_allreduce --machines 2 --count 100003 --dtype bfloat16 --op avg
+expect 0 PASS hd_allreduce hierarchical_direct_allreduce --machines 2 --count 6000001 --dtype float --iters 2
+expect 0 PASS hd_allreduce hierarchical_direct_allreduce --machines 2 --count 7 --dtype int32 --op max --graph --iters 3
+COLL_DIRECT=1 expect 0 PASS hd_allreduce hierarchical_direct_allreduce --machines 2 --count 300001 --dtype half --op min --inplace
 expect 1 "plan ring_LL128 runs LL128 between rank 0 and rank 3, which are on different machines" \
   ring_allreduce ring --machines 2 --count 1000003
 FAKE_CUDA_FAIL=cuMemHostRegister expect 1 "unhandled CUDA error: cuMemHostRegister: CUDA_ERROR_OUT_OF_MEMORY" \
