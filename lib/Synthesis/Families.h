@@ -46,7 +46,6 @@ std::string doubleBinaryTree(const Target &t);
 std::string refuseTwoLevels(const Target &t, llvm::StringRef algorithm);
 std::string refuseHierarchical(const Target &t);
 std::string hierarchical(const Target &t);
-// HierDirectGenerators.cpp
 std::string refuseHierarchicalDirect(const Target &t);
 std::string hierarchicalDirect(const Target &t);
 

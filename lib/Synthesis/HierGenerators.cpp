@@ -2,8 +2,13 @@
 //
 // Rank r is GPU r % gpus of node r / gpus. Inside a node (NVLink) each GPU
 // reduces or shares its shard directly with its node's GPUs; across nodes
-// only same-index GPUs talk, in a ring per rail, so each NIC carries 1/gpus
-// of the data and no traffic crosses rails.
+// only same-index GPUs talk, so each NIC carries 1/gpus of the data and no
+// traffic crosses rails. `hierarchical` passes blocks around a ring per
+// rail; `hierarchical-direct` sends them straight to every other node's
+// GPU on the rail: the same bytes on each NIC, and a loop waits for one
+// network hop instead of nodes - 1 in turn, for nodes - 1 connections per
+// GPU (so rings stay the choice for many nodes). The two share their
+// phases inside the nodes.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Synthesis/Families.h"
@@ -35,39 +40,24 @@ std::string coll::synth::refuseHierarchical(const Target &t) {
   return refuseTwoLevels(t, "hierarchical");
 }
 
-std::string coll::synth::hierarchical(const Target &t) {
-  std::string params = ("nodes = " + llvm::Twine(t.ranks / t.gpusPerNode) +
-                        ", gpus = " + llvm::Twine(t.gpusPerNode) + ", ranks = nodes * gpus")
-                           .str();
-  static const char *shape = R"(  let N = nodes; let G = gpus;
+std::string coll::synth::refuseHierarchicalDirect(const Target &t) {
+  return refuseTwoLevels(t, "hierarchical-direct");
+}
+
+namespace {
+
+const char *const kShape = R"(  let N = nodes; let G = gpus;
   assert R == N * G, "ranks must equal nodes * gpus";
 )";
-  switch (t.collective) {
-  case Collective::allreduce:
-    return program(t, "hierarchical",
-                   "// Hierarchical allreduce: GPU g of each node reduces shard g\n"
-                   "// (chunks g*N .. g*N + N) over its node, the N pieces of shard g run\n"
-                   "// a ring allreduce across the nodes on rail g, and GPU g shares the\n"
-                   "// result with its node. Each phase has a channel of its own, so that\n"
-                   "// one loop's phases overlap the next loop's instead of queueing\n"
-                   "// behind them on the same threadblocks.\n",
-                   "ranks", true, std::string(shape) + R"(  @channel(0) for n in 0 .. N {
+
+// Allreduce, inside the nodes: GPU g reduces shard g, then shares it.
+const char *const kReduceShard = R"(  @channel(0) for n in 0 .. N {
     for g in 0 .. G {
       in[n * G + g][g * N .. g * N + N] = reduce(j in 0 .. G) in[n * G + j][g * N .. g * N + N];
     }
   }
-  for g in 0 .. G {                // rail g: piece m starts on node m + 1
-    for m in 0 .. N {
-      let c = g * N + m;
-      @channel(1) for s in 1 .. N {
-        in[((m + s + 1) % N) * G + g][c] += in[((m + s) % N) * G + g][c];
-      }
-      @channel(2) for s in 0 .. N - 1 {
-        in[((m + s + 1) % N) * G + g][c] = in[((m + s) % N) * G + g][c];
-      }
-    }
-  }
-  @channel(3) for n in 0 .. N {
+)";
+const char *const kShareShard = R"(  @channel(3) for n in 0 .. N {
     for g in 0 .. G {
       for j in 0 .. G {
         if j != g {
@@ -76,15 +66,12 @@ std::string coll::synth::hierarchical(const Target &t) {
       }
     }
   }
-)",
-                   params);
-  case Collective::reducescatter:
-    return program(t, "hierarchical",
-                   "// Hierarchical reduce-scatter, in place: GPU g of each node reduces\n"
-                   "// over its node every block bound for rail g (blocks m*G + g), then\n"
-                   "// a ring across the nodes on rail g brings block m*G + g, complete,\n"
-                   "// to node m.\n",
-                   "", true, std::string(shape) + R"(  for n in 0 .. N {
+)";
+
+// Reduce-scatter and all-gather, inside the nodes: GPU g reduces, or
+// shares, every block of rail g (blocks m*G + g). `at` annotates the phase.
+std::string reduceRailBlocks(llvm::StringRef at) {
+  return ("  " + at + R"(for n in 0 .. N {
     for g in 0 .. G {
       for m in 0 .. N {
         let b = m * G + g;
@@ -92,30 +79,10 @@ std::string coll::synth::hierarchical(const Target &t) {
       }
     }
   }
-  for g in 0 .. G {                // rail g: block m*G + g starts on node m + 1
-    for m in 0 .. N {
-      let b = m * G + g;
-      for s in 1 .. N {
-        in[((m + s + 1) % N) * G + g][b] += in[((m + s) % N) * G + g][b];
-      }
-    }
-  }
-)",
-                   params);
-  case Collective::allgather:
-    return program(t, "hierarchical",
-                   "// Hierarchical all-gather, in place: the slot of GPU g of node m goes\n"
-                   "// around the nodes on rail g, then GPU g of every node shares the\n"
-                   "// rail-g slots with its node.\n",
-                   "", true, std::string(shape) + R"(  for g in 0 .. G {
-    for m in 0 .. N {
-      let b = m * G + g;
-      for s in 0 .. N - 1 {
-        out[((m + s + 1) % N) * G + g][b] = out[((m + s) % N) * G + g][b];
-      }
-    }
-  }
-  for n in 0 .. N {
+)").str();
+}
+std::string shareRailBlocks(llvm::StringRef at) {
+  return ("  " + at + R"(for n in 0 .. N {
     for g in 0 .. G {
       for j in 0 .. G {
         if j != g {
@@ -126,9 +93,130 @@ std::string coll::synth::hierarchical(const Target &t) {
       }
     }
   }
-)",
-                   params);
+)").str();
+}
+
+/// The program of `t` over two levels, across the nodes by rings or
+/// `direct`ly.
+std::string twoLevels(const Target &t, bool direct) {
+  std::string params = ("nodes = " + llvm::Twine(t.ranks / t.gpusPerNode) +
+                        ", gpus = " + llvm::Twine(t.gpusPerNode) + ", ranks = nodes * gpus")
+                           .str();
+  const char *name = direct ? "hierarchical_direct" : "hierarchical";
+  switch (t.collective) {
+  case Collective::allreduce:
+    return program(
+        t, name,
+        direct ? "// Hierarchical allreduce, direct on the rails: GPU g of each node\n"
+                 "// reduces shard g (chunks g*N .. g*N + N) over its node; piece m of\n"
+                 "// shard g is reduced on node m from every node's GPU g, which sends\n"
+                 "// it back to them; GPU g shares the result with its node. Each phase\n"
+                 "// has a channel of its own, so that one loop's phases overlap the\n"
+                 "// next loop's instead of queueing behind them on the same\n"
+                 "// threadblocks.\n"
+               : "// Hierarchical allreduce: GPU g of each node reduces shard g\n"
+                 "// (chunks g*N .. g*N + N) over its node, the N pieces of shard g run\n"
+                 "// a ring allreduce across the nodes on rail g, and GPU g shares the\n"
+                 "// result with its node. Each phase has a channel of its own, so that\n"
+                 "// one loop's phases overlap the next loop's instead of queueing\n"
+                 "// behind them on the same threadblocks.\n",
+        "ranks", true,
+        std::string(kShape) + kReduceShard +
+            (direct ? R"(  @channel(1) for g in 0 .. G {    // rail g: piece m is reduced on node m
+    for m in 0 .. N {
+      in[m * G + g][g * N + m] = reduce(k in 0 .. N) in[k * G + g][g * N + m];
+    }
+  }
+  @channel(2) for g in 0 .. G {
+    for m in 0 .. N {
+      for d in 1 .. N {
+        in[((m + d) % N) * G + g][g * N + m] = in[m * G + g][g * N + m];
+      }
+    }
+  }
+)"
+                    : R"(  for g in 0 .. G {                // rail g: piece m starts on node m + 1
+    for m in 0 .. N {
+      let c = g * N + m;
+      @channel(1) for s in 1 .. N {
+        in[((m + s + 1) % N) * G + g][c] += in[((m + s) % N) * G + g][c];
+      }
+      @channel(2) for s in 0 .. N - 1 {
+        in[((m + s + 1) % N) * G + g][c] = in[((m + s) % N) * G + g][c];
+      }
+    }
+  }
+)") +
+            kShareShard,
+        params);
+  case Collective::reducescatter:
+    return program(
+        t, name,
+        direct ? "// Hierarchical reduce-scatter, in place, direct on the rails: GPU g of\n"
+                 "// each node reduces over its node every block bound for rail g (blocks\n"
+                 "// m*G + g), then GPU g of node m reduces block m*G + g from every\n"
+                 "// node's GPU g.\n"
+               : "// Hierarchical reduce-scatter, in place: GPU g of each node reduces\n"
+                 "// over its node every block bound for rail g (blocks m*G + g), then\n"
+                 "// a ring across the nodes on rail g brings block m*G + g, complete,\n"
+                 "// to node m.\n",
+        "", true,
+        std::string(kShape) + reduceRailBlocks(direct ? "@channel(0) " : "") +
+            (direct ? R"(  @channel(1) for g in 0 .. G {
+    for m in 0 .. N {
+      let b = m * G + g;
+      in[m * G + g][b] = reduce(k in 0 .. N) in[k * G + g][b];
+    }
+  }
+)"
+                    : R"(  for g in 0 .. G {                // rail g: block m*G + g starts on node m + 1
+    for m in 0 .. N {
+      let b = m * G + g;
+      for s in 1 .. N {
+        in[((m + s + 1) % N) * G + g][b] += in[((m + s) % N) * G + g][b];
+      }
+    }
+  }
+)"),
+        params);
+  case Collective::allgather:
+    return program(
+        t, name,
+        direct ? "// Hierarchical all-gather, in place, direct on the rails: GPU g of node\n"
+                 "// m sends its slot to GPU g of every other node, then GPU g of every\n"
+                 "// node shares the rail-g slots with its node.\n"
+               : "// Hierarchical all-gather, in place: the slot of GPU g of node m goes\n"
+                 "// around the nodes on rail g, then GPU g of every node shares the\n"
+                 "// rail-g slots with its node.\n",
+        "", true,
+        std::string(kShape) +
+            (direct ? R"(  @channel(0) for g in 0 .. G {
+    for m in 0 .. N {
+      let b = m * G + g;
+      for d in 1 .. N {
+        out[((m + d) % N) * G + g][b] = out[m * G + g][b];
+      }
+    }
+  }
+)"
+                    : R"(  for g in 0 .. G {
+    for m in 0 .. N {
+      let b = m * G + g;
+      for s in 0 .. N - 1 {
+        out[((m + s + 1) % N) * G + g][b] = out[((m + s) % N) * G + g][b];
+      }
+    }
+  }
+)") +
+            shareRailBlocks(direct ? "@channel(1) " : ""),
+        params);
   default:
     return "";
   }
 }
+
+} // namespace
+
+std::string coll::synth::hierarchical(const Target &t) { return twoLevels(t, false); }
+
+std::string coll::synth::hierarchicalDirect(const Target &t) { return twoLevels(t, true); }

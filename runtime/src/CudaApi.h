@@ -42,6 +42,16 @@ struct CudaApi {
   COLLRT_CUDA_OPTIONAL_CALLS(COLLRT_CUDA_FIELD)
 #undef COLLRT_CUDA_FIELD
 
+  /// The calling thread's device; false, saying why, where it has no
+  /// CUDA context.
+  bool currentDevice(CUdevice &device, std::string &error) const {
+    if (CUresult c = cuCtxGetDevice(&device)) {
+      error = describe("cuCtxGetDevice", c) + " (call cudaSetDevice before collrt)";
+      return false;
+    }
+    return true;
+  }
+
   /// "cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY", for collUnhandledCudaError.
   std::string describe(const char *call, CUresult r) const {
     const char *name = nullptr;

@@ -253,19 +253,15 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   // data.
   for (int32_t i = 0; i < plan->numThreadblocks && gpu && !shm; ++i) {
     const collc::ThreadblockDesc &tb = plan->threadblocks[i];
-    const int peer = tb.recvPeer >= 0 && comm->transport->proxied(tb.recvPeer, tb.rank)
-                         ? tb.recvPeer
-                         : tb.sendPeer >= 0 && comm->transport->proxied(tb.rank, tb.sendPeer)
-                               ? tb.sendPeer
-                               : -1;
-    if (tb.protocol == collc::kLL128 && peer >= 0)
-      return comm->fail(collInvalidUsage,
-                        std::string("plan ") + plan->name + " runs LL128 between rank " +
-                            std::to_string(tb.rank) + " and rank " + std::to_string(peer) +
-                            ", which are on different machines: on the GPU, LL128 needs "
-                            "NVLink between its ranks. Compile for a topology that has every "
-                            "machine (collc then picks LL or Simple between them), or with "
-                            "--protocol=LL or Simple");
+    for (int peer : {tb.recvPeer, tb.sendPeer})
+      if (tb.protocol == collc::kLL128 && peer >= 0 && comm->transport->proxied(tb.rank, peer))
+        return comm->fail(collInvalidUsage,
+                          std::string("plan ") + plan->name + " runs LL128 between rank " +
+                              std::to_string(tb.rank) + " and rank " + std::to_string(peer) +
+                              ", which are on different machines: on the GPU, LL128 needs "
+                              "NVLink between its ranks. Compile for a topology that has every "
+                              "machine (collc then picks LL or Simple between them), or with "
+                              "--protocol=LL or Simple");
   }
   if (peerSteps && !shm)
     return comm->fail(collInvalidUsage,

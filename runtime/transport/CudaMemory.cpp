@@ -93,10 +93,8 @@ private:
   collResult_t properties(CUmemAllocationProp &prop, size_t &granularity,
                           std::string &error) const {
     CUdevice device;
-    if (CUresult c = cu.cuCtxGetDevice(&device)) {
-      error = cu.describe("cuCtxGetDevice", c) + " (call cudaSetDevice before collrt)";
+    if (!cu.currentDevice(device, error))
       return collUnhandledCudaError;
-    }
     prop = CUmemAllocationProp{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;

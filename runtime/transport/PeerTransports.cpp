@@ -207,7 +207,7 @@ void PeerTransports::release(Window &w) {
   for (auto &t : made)
     if (t) {
       t->release(w);
-      late |= t->writesLate();
+      late |= t->proxied(); // it may deliver into the window until it stops
     }
   if (late && size_t(rank) < w.base.size() && w.base[rank]) {
     retired.emplace_back(Region{w.base[rank], w.size[rank], -1,

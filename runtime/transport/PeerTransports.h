@@ -56,7 +56,8 @@ public:
   /// answer on every rank.
   bool mapsEveryRank() const { return everyRankMapped; }
   /// Whether a proxy thread ships the steps between ranks `a` and `b`
-  /// (any pair of the group: every rank knows every pair's transport).
+  /// (any pair of the group, either way round: every rank knows every
+  /// pair's one transport).
   bool proxied(int a, int b) const { return a != b && made[pairs[a][b]]->proxied(); }
 
   /// Collective: this rank's part of a new window of `bytes`, and each

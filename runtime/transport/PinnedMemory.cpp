@@ -67,10 +67,8 @@ const MemoryBackend *collrt::pinnedMemory(std::string &error) {
     return nullptr;
   CUdevice device;
   int same = 0;
-  if (CUresult c = cu->cuCtxGetDevice(&device)) {
-    error = cu->describe("cuCtxGetDevice", c) + " (call cudaSetDevice before collrt)";
+  if (!cu->currentDevice(device, error))
     return nullptr;
-  }
   if (CUresult c = cu->cuDeviceGetAttribute(
           &same, CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, device)) {
     error = cu->describe("cuDeviceGetAttribute", c);

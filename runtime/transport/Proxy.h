@@ -132,8 +132,6 @@ public:
                         int32_t protocol, collc::Fifo &fifo, std::string &error) override;
   collResult_t recvFifo(Window &w, int peer, size_t offset, const collc::Fifo &fifo,
                         std::string &error) override;
-  // The proxy may deliver into a window until it stops.
-  bool writesLate() const override { return true; }
   bool proxied() const override { return true; }
 
 protected:

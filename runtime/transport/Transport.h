@@ -132,12 +132,10 @@ public:
     error = std::string(name()) + " cannot pass descriptors between processes";
     return collInvalidUsage;
   }
-  /// Whether a peer may still write into this rank's part of a released
-  /// window (a proxy delivering late); the part then lives as long as the
-  /// transport.
-  virtual bool writesLate() const { return false; }
-  /// Whether a proxy thread ships the steps: senders then publish every
-  /// step's tail and wire size, whatever the protocol.
+  /// Whether a proxy thread ships the steps. Senders then publish every
+  /// step's tail and wire size, whatever the protocol; and a peer's proxy
+  /// may still write into this rank's part of a released window, which
+  /// then lives as long as the transport.
   virtual bool proxied() const { return false; }
 };
 

@@ -4,9 +4,10 @@
 // that applies) once per protocol, instance count and pipeline depth,
 // simulates each plan at every size from 8 B to 4 GiB, refines the programs
 // that win from 64 KiB up over more instances and deeper pipelines, and
-// keeps the fastest per size. Adjacent sizes with the same winner merge into one size range;
-// the winners, cloned into one algorithm with those ranges, go through the
-// kernel emitter, whose per-size dispatch then runs the winner.
+// keeps the fastest per size. Adjacent sizes with the same winner merge
+// into one size range; the winners, cloned into one algorithm with those
+// ranges, go through the kernel emitter, whose per-size dispatch then runs
+// the winner.
 //
 //===----------------------------------------------------------------------===//
 #include "Bytes.h"

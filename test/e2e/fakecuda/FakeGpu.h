@@ -88,7 +88,8 @@ inline void checkFifos(const collc::Args &a) {
     const size_t slots = size_t(f->numSlots);
     const bool ok = reaches(f->head, 8) && reaches(f->tail, 8) &&
                     reaches(f->slots, slots * size_t(f->slotBytes)) &&
-                    (!f->sizes || reaches(f->sizes, slots * 8)) && (!f->ready || reaches(f->ready, 8));
+                    (!f->sizes || reaches(f->sizes, slots * 8)) &&
+                    (!f->ready || reaches(f->ready, 8));
     if (!ok) {
       fprintf(stderr, "fake GPU: rank %d threadblock %d: a %s FIFO lies in memory the GPU "
               "cannot reach\n", a.rank, a.tb, f == &a.send ? "send" : "receive");
