@@ -70,10 +70,14 @@ const char *const kShareShard = R"(  @channel(3) for n in 0 .. N {
 
 // Reduce-scatter and all-gather, inside the nodes: GPU g reduces, or
 // shares, every block of rail g (blocks m*G + g). `at` annotates the phase.
+// Node n takes the blocks in the order the ring across the nodes sends
+// (n - 1 first) or delivers them (n first, then n - 1), so that every node
+// runs the same steps, shifted.
 std::string reduceRailBlocks(llvm::StringRef at) {
   return ("  " + at + R"(for n in 0 .. N {
     for g in 0 .. G {
-      for m in 0 .. N {
+      for d in 0 .. N {
+        let m = (n + N - 1 - d) % N;
         let b = m * G + g;
         in[n * G + g][b] = reduce(j in 0 .. G) in[n * G + j][b];
       }
@@ -86,7 +90,8 @@ std::string shareRailBlocks(llvm::StringRef at) {
     for g in 0 .. G {
       for j in 0 .. G {
         if j != g {
-          for m in 0 .. N {
+          for d in 0 .. N {
+            let m = (n + N - d) % N;
             out[n * G + j][m * G + g] = out[n * G + g][m * G + g];
           }
         }
@@ -124,7 +129,7 @@ std::string twoLevels(const Target &t, bool direct) {
         std::string(kShape) + kReduceShard +
             (direct ? R"(  @channel(1) for g in 0 .. G {    // rail g: piece m is reduced on node m
     for m in 0 .. N {
-      in[m * G + g][g * N + m] = reduce(k in 0 .. N) in[k * G + g][g * N + m];
+      in[m * G + g][g * N + m] = reduce(d in 0 .. N) in[((m + d) % N) * G + g][g * N + m];
     }
   }
   @channel(2) for g in 0 .. G {
@@ -165,7 +170,7 @@ std::string twoLevels(const Target &t, bool direct) {
             (direct ? R"(  @channel(1) for g in 0 .. G {
     for m in 0 .. N {
       let b = m * G + g;
-      in[m * G + g][b] = reduce(k in 0 .. N) in[k * G + g][b];
+      in[m * G + g][b] = reduce(d in 0 .. N) in[((m + d) % N) * G + g][b];
     }
   }
 )"

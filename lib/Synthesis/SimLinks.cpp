@@ -12,8 +12,16 @@ int32_t Links::resource(Kind kind, uint64_t index, double gbps) {
 }
 
 void Links::addTransfer(std::vector<Use> &uses, int64_t a, int64_t b) {
+  LinkClass link = topo.linkClass(int(a), int(b));
+  bool rail = topo.sameRail(int(a), int(b));
+  // A folded plan's flows share the links of the period: those of a GPU
+  // stand for the same links of its every shift.
+  if (plan.foldGpus) {
+    a %= plan.foldGpus;
+    b %= plan.foldGpus;
+  }
   const Gpu &ga = topo.gpus[a], &gb = topo.gpus[b];
-  switch (topo.linkClass(int(a), int(b))) {
+  switch (link) {
   case LinkClass::Local:
     uses.push_back({resource(Mem, a, topo.bandwidth(int(a), int(a))), 1});
     return;
@@ -35,7 +43,7 @@ void Links::addTransfer(std::vector<Use> &uses, int64_t a, int64_t b) {
     uses.push_back({resource(NicIn, uint64_t(gb.node) * topo.nicsPerNode + gb.nic, nic), 1});
     // Between rails through the spine: a node's uplinks, thinned by
     // oversubscription.
-    if (!topo.sameRail(int(a), int(b))) {
+    if (!rail) {
       double up = nic * topo.nicsPerNode / topo.oversubscription;
       uses.push_back({resource(SpineOut, ga.node, up), 1});
       uses.push_back({resource(SpineIn, gb.node, up), 1});
@@ -49,9 +57,10 @@ int32_t Links::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step)
   using A = SimPlan::Access;
   int64_t gpu = plan.gpus[tb.rank];
   int64_t peer = -1;
-  if (step.sends)
-    peer = plan.gpus[plan.threadblocks[plan.connections[tb.sendConn].receiver].rank];
-  else if (step.access == A::Get)
+  if (step.sends) {
+    const SimPlan::Connection &c = plan.connections[tb.sendConn];
+    peer = plan.gpus[c.to >= 0 ? c.to : plan.threadblocks[c.receiver].rank];
+  } else if (step.access == A::Get)
     peer = plan.gpus[step.peer];
   // A receive that stores or reduces what arrived costs a pass over memory,
   // unless the sender stored it in place (a direct connection).

@@ -138,7 +138,7 @@ llvm::Expected<SimPlan> coll::buildSimPlan(PlanOp plan) {
       return planError(plan, "rank " + llvm::Twine(from) + " sends to rank " + llvm::Twine(to) +
                                  " on channel " + llvm::Twine(ch) + ", which receives nothing");
     int32_t c = int32_t(sim.connections.size());
-    sim.connections.push_back({sender, receiver->second});
+    sim.connections.push_back({sender, receiver->second, int32_t(to)});
     sim.threadblocks[sender].sendConn = c;
     sim.threadblocks[receiver->second].recvConn = c;
   }

@@ -56,6 +56,7 @@ struct SimPlan {
   /// receiving threadblock's k-th receiving step.
   struct Connection {
     int32_t sender, receiver; // threadblocks
+    int32_t to = -1;          // the receiving rank, if not the receiver's (SimFold.h)
   };
   /// From `minBytes` of input per rank on, the runtime runs `replicas`
   /// copies of every threadblock, copy j on loops j, j + replicas, ...,
@@ -72,6 +73,9 @@ struct SimPlan {
   int64_t widest = 1;                         // chunks of the widest step
   int64_t slots = 8;                          // FIFO slots of every connection
   bool peerSteps = false;                     // steps on other ranks' buffers
+  /// Folded (SimFold.h): only the ranks on GPUs below this many run, and
+  /// stand for their shifts by it; 0: every rank runs.
+  int64_t foldGpus = 0;
   std::vector<int64_t> gpus;                  // rank -> physical GPU
   std::vector<Threadblock> threadblocks;
   std::vector<Step> steps;

@@ -9,6 +9,7 @@
 #include "lib/Lowering/Pipelines.h"
 #include "lib/Synthesis/Bound.h"
 #include "lib/Synthesis/NcclModel.h"
+#include "lib/Synthesis/SimFold.h"
 #include "lib/Synthesis/SimPlan.h"
 #include "lib/Synthesis/Simulator.h"
 
@@ -382,6 +383,52 @@ TEST(Simulator, CompiledPlansExtrapolateAsTheyRun) {
     CollectiveBound bound = computeBound(plan.collective, t, int(plan.ranks), bytes);
     EXPECT_GE(simulated(plan, t, bytes), bound.lowerUs());
   }
+}
+
+TEST(Simulator, FoldedPlansRunAsTheWholePlan) {
+  struct Case {
+    const char *example, *topo;
+    int64_t ranks;
+    bool folds;
+  };
+  for (Case c : {Case{"ring_allreduce.coll", "hgx-h100:nodes=4", 32, true},
+                 Case{"ring_allgather.coll", "dgx-a100:nodes=4", 32, true},
+                 Case{"pairwise_alltoall.coll", "hgx-h100:nodes=4", 32, true},
+                 Case{"tree_broadcast.coll", "hgx-h100:nodes=4", 32, false}}) {
+    Topology t = topology(c.topo);
+    for (const SimPlan &plan : compile(c.example, c.topo, c.ranks)) {
+      std::optional<SimPlan> folded = foldPlan(plan, t);
+      ASSERT_EQ(bool(folded), c.folds) << c.example << " " << plan.name;
+      if (!folded)
+        continue;
+      EXPECT_LT(folded->threadblocks.size(), plan.threadblocks.size());
+      EXPECT_EQ(t.size() % folded->foldGpus, 0) << plan.name;
+      for (double bytes = 8; bytes <= double(1 << 30); bytes *= 32) {
+        double whole = simulated(plan, t, bytes);
+        EXPECT_NEAR(simulated(*folded, t, bytes), whole, 1e-9 * whole)
+            << c.example << " " << plan.name << " at " << bytes << " B";
+      }
+    }
+  }
+}
+
+TEST(Simulator, PlansThatDifferFromNodeToNodeDoNotFold) {
+  Topology t = topology("hgx-h100:nodes=4");
+  std::vector<SimPlan> plans = compile("ring_allreduce.coll", "hgx-h100:nodes=4", 32);
+  ASSERT_FALSE(plans.empty());
+  SimPlan &plan = plans.front();
+  std::optional<SimPlan> folded = foldPlan(plan, t);
+  ASSERT_TRUE(folded);
+  // One step of a rank past the first period moves more: the plan no
+  // longer repeats at that period, and a fold there would hide the change.
+  int64_t period = folded->foldGpus;
+  for (const SimPlan::Threadblock &tb : plan.threadblocks)
+    if (plan.gpus[tb.rank] == period + 1 && tb.steps() > 1) {
+      ++plan.steps[tb.stepBegin + 1].chunks;
+      break;
+    }
+  std::optional<SimPlan> changed = foldPlan(plan, t);
+  EXPECT_TRUE(!changed || changed->foldGpus > period);
 }
 
 TEST(Simulator, CompiledRingMatchesNcclsLatencyWhenSmall) {

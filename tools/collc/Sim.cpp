@@ -11,6 +11,7 @@
 #include "Bytes.h"
 #include "lib/Synthesis/Bound.h"
 #include "lib/Synthesis/NcclModel.h"
+#include "lib/Synthesis/SimFold.h"
 #include "lib/Synthesis/SimPlan.h"
 #include "lib/Synthesis/Simulator.h"
 #include "lib/Synthesis/Topology.h"
@@ -50,6 +51,10 @@ cl::opt<int64_t> exactLoops("exact-loops",
                             cl::cat(category));
 cl::opt<bool> asJson("json", cl::desc("Print one JSON array, an object per algorithm"),
                      cl::cat(category));
+cl::opt<bool> fold("fold",
+                   cl::desc("Run one period of a plan that repeats from node to node "
+                            "(default; --fold=false runs every rank, to the same times)"),
+                   cl::init(true), cl::Hidden, cl::cat(category));
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "collc sim: error: " << message << "\n";
@@ -111,6 +116,7 @@ struct Table {
   coll::Collective collective;
   int64_t ranks = 0;
   size_t nodes = 0;
+  int64_t period = 0, gpus = 0; // GPUs of the one period that ran, of all
   double bus = 1; // busbw over algbw
   int ringChannels = 0;
   double ringChannelGBps = 0;
@@ -127,6 +133,13 @@ llvm::Error simulateAlgorithm(Table &table, Algorithm &alg, llvm::ArrayRef<doubl
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "topology: " + llvm::toString(topo.takeError()));
   llvm::sort(alg.variants, [](const SimPlan &a, const SimPlan &b) { return a.minBytes < b.minBytes; });
+  if (fold)
+    for (SimPlan &v : alg.variants)
+      if (std::optional<SimPlan> folded = foldPlan(v, *topo)) {
+        v = std::move(*folded);
+        table.period = std::max(table.period, v.foldGpus);
+      }
+  table.gpus = topo->size();
   const SimPlan &first = alg.variants.front();
   table.topology = alg.topology;
   table.collective = first.collective;
@@ -185,7 +198,10 @@ void printTable(const Table &t, llvm::raw_ostream &os) {
   using namespace coll;
   os << t.name << ": " << stringifyCollective(t.collective) << " on " << t.topology << ", "
      << t.ranks << " ranks on " << t.nodes << (t.nodes == 1 ? " node" : " nodes")
-     << "; simulated. Times in us, bandwidths in GB/s (nccl-tests' algbw and busbw)\n";
+     << "; simulated";
+  if (t.period)
+    os << " (one period of " << t.period << " GPUs of " << t.gpus << ", which the rest repeat)";
+  os << ". Times in us, bandwidths in GB/s (nccl-tests' algbw and busbw)\n";
   auto cell = [&](const llvm::Twine &text, unsigned width) {
     os << llvm::right_justify(text.str(), width);
   };

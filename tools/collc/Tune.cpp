@@ -21,6 +21,7 @@
 #include "lib/Lowering/Passes.h"
 #include "lib/Lowering/Pipelines.h"
 #include "lib/Synthesis/Generators.h"
+#include "lib/Synthesis/SimFold.h"
 #include "lib/Synthesis/SimPlan.h"
 #include "lib/Synthesis/Simulator.h"
 #include "lib/Synthesis/Topology.h"
@@ -289,6 +290,8 @@ llvm::Expected<bool> Tuner::lower(size_t k, coll::Protocol protocol, int64_t ins
       llvm::Expected<coll::SimPlan> sim = coll::buildSimPlan(plan);
       if (!sim)
         return sim.takeError();
+      if (std::optional<coll::SimPlan> folded = coll::foldPlan(*sim, topo))
+        *sim = std::move(*folded);
       candidates[it->second].plans.push_back(plan);
       candidates[it->second].sims.push_back(std::move(*sim));
       candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
