@@ -26,15 +26,15 @@ struct SlotHistory {
 
 } // namespace
 
-ProgramCost coll::estimateProgram(AlgorithmOp alg, const Topology &topo, double bytes) {
+std::vector<ProgramCost> coll::estimateProgram(AlgorithmOp alg, const Topology &topo,
+                                               llvm::ArrayRef<double> sizes) {
   Collective c = alg.getCollective();
   int64_t chunks = alg.getChunks();
   bool inplace = alg.getInplace();
   int64_t in = *bufferSize(c, alg.getRanks(), chunks, alg.getScratchAttr(), "in");
   int64_t out = *bufferSize(c, alg.getRanks(), chunks, alg.getScratchAttr(), "out");
-  double chunkBytes = bytes / double(std::max(in, out));
 
-  // Which step each transfer falls in.
+  // Which step each transfer falls in; its bytes in chunks.
   SlotHistory history;
   std::vector<llvm::SmallVector<Transfer>> steps;
   for (mlir::Operation &op : alg.getBody().front()) {
@@ -56,8 +56,8 @@ ProgramCost coll::estimateProgram(AlgorithmOp alg, const Topology &topo, double 
       steps.resize(step);
     for (ChunkAttr src : t->srcs)
       if (src.getRank() != t->dst.getRank())
-        steps[step - 1].push_back({int(src.getRank()), int(t->dst.getRank()),
-                                   double(t->dst.getCount()) * chunkBytes});
+        steps[step - 1].push_back(
+            {int(src.getRank()), int(t->dst.getRank()), double(t->dst.getCount())});
   }
 
   bool allNVLink = true;
@@ -65,19 +65,33 @@ ProgramCost coll::estimateProgram(AlgorithmOp alg, const Topology &topo, double 
     for (const Transfer &t : step)
       allNVLink &= topo.allowsLL128(t.from, t.to);
   CostModel model(topo);
-  ProgramCost best;
-  best.micros = -1;
-  best.steps = int(steps.size());
-  for (Protocol p : {Protocol::Simple, Protocol::LL, Protocol::LL128}) {
-    if (p == Protocol::LL128 && !allNVLink)
-      continue;
-    double micros = topo.baseLatencyUs[int(p)];
-    for (auto &step : steps)
-      micros += model.roundTime(step, int(p));
-    if (best.micros < 0 || micros < best.micros) {
-      best.micros = micros;
-      best.protocol = p;
+  std::vector<ProgramCost> costs;
+  llvm::SmallVector<Transfer> scaled;
+  for (double bytes : sizes) {
+    double chunkBytes = bytes / double(std::max(in, out));
+    ProgramCost best;
+    best.micros = -1;
+    best.steps = int(steps.size());
+    for (Protocol p : {Protocol::Simple, Protocol::LL, Protocol::LL128}) {
+      if (p == Protocol::LL128 && !allNVLink)
+        continue;
+      double micros = topo.baseLatencyUs[int(p)];
+      for (auto &step : steps) {
+        scaled.assign(step.begin(), step.end());
+        for (Transfer &t : scaled)
+          t.bytes *= chunkBytes;
+        micros += model.roundTime(scaled, int(p));
+      }
+      if (best.micros < 0 || micros < best.micros) {
+        best.micros = micros;
+        best.protocol = p;
+      }
     }
+    costs.push_back(best);
   }
-  return best;
+  return costs;
+}
+
+ProgramCost coll::estimateProgram(AlgorithmOp alg, const Topology &topo, double bytes) {
+  return estimateProgram(alg, topo, llvm::ArrayRef<double>(bytes)).front();
 }

@@ -25,6 +25,9 @@ struct ProgramCost {
 /// its steps. LL128 counts only where every transfer runs on NVLink.
 /// Requires `alg.getRanks() <= topo.size()`.
 ProgramCost estimateProgram(AlgorithmOp alg, const Topology &topo, double bytes);
+/// The same at each of `sizes`, reading the program once.
+std::vector<ProgramCost> estimateProgram(AlgorithmOp alg, const Topology &topo,
+                                         llvm::ArrayRef<double> sizes);
 
 } // namespace coll
 

@@ -1,7 +1,8 @@
 //===- Tune.cpp - `collc tune`: the fastest plan per size, as one library -===//
 //
 // Lowers every candidate (the files given and, with --synth, every generator
-// that applies) once per protocol, instance count and pipeline depth,
+// that applies; past 64 ranks only the generators whose alpha-beta estimate
+// comes near the best) once per protocol, instance count and pipeline depth,
 // simulates each plan at every size from 8 B to 4 GiB, refines the programs
 // that win from 64 KiB up over more instances and deeper pipelines, and
 // keeps the fastest per size. Adjacent sizes with the same winner merge
@@ -21,6 +22,7 @@
 #include "lib/Lowering/Passes.h"
 #include "lib/Lowering/Pipelines.h"
 #include "lib/Synthesis/Generators.h"
+#include "lib/Synthesis/ProgramCost.h"
 #include "lib/Synthesis/SimFold.h"
 #include "lib/Synthesis/SimPlan.h"
 #include "lib/Synthesis/Simulator.h"
@@ -36,11 +38,14 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -158,12 +163,15 @@ struct Tuner {
   /// Generated sources that no lowering accepted, with the first refusal.
   std::vector<std::string> skipped;
 
-  /// Parses and verifies `source`, then lowers it over the grid. A grid
-  /// point the lowering refuses (a protocol a step cannot use) is skipped;
-  /// a file with none left is an error, reported with the first refusal,
-  /// and a generator's program (too many threadblocks at this rank count,
-  /// say) is left out, noted in `skipped`.
-  llvm::Error add(const Source &source, const coll::ElaborateOptions &options);
+  /// Parses `source` into `parsed`, checking its collective, names and
+  /// rank count against the sources before it.
+  llvm::Error parse(const Source &source, const coll::ElaborateOptions &options);
+  /// Verifies and lowers parsed source `k` over the grid. A grid point the
+  /// lowering refuses (a protocol a step cannot use) is skipped; a file
+  /// with none left is an error, reported with the first refusal, and a
+  /// generator's program (too many threadblocks at this rank count, say) is
+  /// left out, noted in `skipped`.
+  llvm::Error lowerGrid(size_t k, const Source &source);
   /// Lowers parsed source `k` with `protocol` at `instances` and `pipeline`,
   /// adding its candidates; false with the first error where the lowering
   /// refuses it.
@@ -171,7 +179,7 @@ struct Tuner {
                              int64_t pipeline, std::string &refusal);
 };
 
-llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &options) {
+llvm::Error Tuner::parse(const Source &source, const coll::ElaborateOptions &options) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source.text, source.name),
                                llvm::SMLoc());
@@ -197,8 +205,11 @@ llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &optio
                    stringifyCollective(alg.getCollective()) + ", the other candidates " +
                    stringifyCollective(*collective));
     // Candidates and the table are named by algorithm.
-    if (llvm::any_of(candidates,
-                     [&](const Candidate &c) { return c.algorithm == alg.getSymName(); }))
+    if (llvm::any_of(parsed, [&](OwningOpRef<ModuleOp> &m) {
+          return llvm::any_of(m->getOps<coll::AlgorithmOp>(), [&](coll::AlgorithmOp a) {
+            return a.getSymName() == alg.getSymName();
+          });
+        }))
       return error(source.name + ": algorithm '" + alg.getSymName() +
                    "' has the name of an earlier candidate; rename one");
     if (int64_t(alg.getRanks()) != ranks)
@@ -208,7 +219,10 @@ llvm::Error Tuner::add(const Source &source, const coll::ElaborateOptions &optio
 
   parsed.push_back(std::move(program));
   verified.push_back(false);
-  const size_t k = parsed.size() - 1;
+  return llvm::Error::success();
+}
+
+llvm::Error Tuner::lowerGrid(size_t k, const Source &source) {
   std::string firstRefusal;
   size_t before = candidates.size();
   for (coll::Protocol protocol : grid.protocols)
@@ -299,6 +313,72 @@ llvm::Expected<bool> Tuner::lower(size_t k, coll::Protocol protocol, int64_t ins
     modules.push_back(std::move(module));
   }
   return any;
+}
+
+/// Past this many ranks, lowering and simulating every generator's program
+/// over the grid takes many minutes, and most of them lose everywhere by
+/// far: the tuner then lowers a generator's program only where its
+/// alpha-beta estimate (collc synth --list) comes within kScreenFactor of
+/// the best program it lowered, at some size. The estimate knows nothing
+/// of instances and pipelines, hence the wide margin.
+constexpr int64_t kScreenFrom = 64;
+constexpr double kScreenFactor = 2;
+
+/// Lowers every parsed source over the grid, all of them up to
+/// kScreenFrom ranks. Past it, files first and then the generators from
+/// the most promising (the smallest ratio of its estimate to the best at
+/// any size), each only if it is within kScreenFactor of the best
+/// estimate lowered so far at some size; one that failed to lower sets no
+/// bar.
+llvm::Error lowerSources(Tuner &tuner, llvm::ArrayRef<Source> sources,
+                         llvm::ArrayRef<double> sizes) {
+  std::vector<size_t> order(sources.size());
+  std::iota(order.begin(), order.end(), 0);
+  bool screen = tuner.ranks > kScreenFrom;
+  if (!screen) {
+    for (size_t k : order)
+      if (llvm::Error e = tuner.lowerGrid(k, sources[k]))
+        return e;
+    return llvm::Error::success();
+  }
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> estimate(sources.size());
+  std::vector<double> best(sizes.size(), kNone), lowered(sizes.size(), kNone);
+  for (size_t k : order) {
+    estimate[k].assign(sizes.size(), kNone);
+    for (auto alg : tuner.parsed[k]->getOps<coll::AlgorithmOp>()) {
+      std::vector<coll::ProgramCost> costs = coll::estimateProgram(alg, tuner.topo, sizes);
+      for (size_t i = 0; i < sizes.size(); ++i)
+        estimate[k][i] = std::min(estimate[k][i], costs[i].micros);
+    }
+    for (size_t i = 0; i < sizes.size(); ++i)
+      best[i] = std::min(best[i], estimate[k][i]);
+  }
+  auto promise = [&](size_t k) {
+    double ratio = kNone;
+    for (size_t i = 0; i < sizes.size(); ++i)
+      ratio = std::min(ratio, estimate[k][i] / best[i]);
+    return sources[k].file ? 0 : ratio;
+  };
+  llvm::stable_sort(order, [&](size_t a, size_t b) { return promise(a) < promise(b); });
+  for (size_t k : order) {
+    bool near = sources[k].file;
+    for (size_t i = 0; i < sizes.size() && !near; ++i)
+      near = estimate[k][i] <= kScreenFactor * lowered[i];
+    if (!near) {
+      tuner.skipped.push_back(sources[k].name + ": its alpha-beta estimate is more than " +
+                              llvm::formatv("{0:0}", kScreenFactor).str() +
+                              "x that of a lowered candidate at every size");
+      continue;
+    }
+    size_t before = tuner.candidates.size();
+    if (llvm::Error e = tuner.lowerGrid(k, sources[k]))
+      return e;
+    if (tuner.candidates.size() > before)
+      for (size_t i = 0; i < sizes.size(); ++i)
+        lowered[i] = std::min(lowered[i], estimate[k][i]);
+  }
+  return llvm::Error::success();
 }
 
 /// Sizes M from 8 B to 4 GiB, doubling: collc sim's default sweep.
@@ -518,15 +598,17 @@ int collc::runTune() {
   Tuner tuner{context, *topo, *grid, ranks};
   tuner.collective = synthCollective;
   for (const Source &s : sources)
-    if (llvm::Error e = tuner.add(s, s.file ? fileOptions : coll::ElaborateOptions{}))
+    if (llvm::Error e = tuner.parse(s, s.file ? fileOptions : coll::ElaborateOptions{}))
       return fail(llvm::toString(std::move(e)));
+  std::vector<double> sizes = sweep();
+  if (llvm::Error e = lowerSources(tuner, sources, sizes))
+    return fail(llvm::toString(std::move(e)));
   for (const std::string &why : tuner.skipped)
     llvm::errs() << "collc tune: left out " << why << "\n";
   if (tuner.candidates.empty())
     return fail("no candidates: no generator serves " + synthName + " on " + llvm::Twine(ranks) +
                 " ranks");
 
-  std::vector<double> sizes = sweep();
   if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes))
     return fail(llvm::toString(std::move(e)));
   if (tuner.grid.refine) {
