@@ -45,6 +45,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 #include <tuple>
@@ -157,7 +158,7 @@ struct Tuner {
   int64_t ranks = 0;
   std::vector<OwningOpRef<ModuleOp>> parsed; // per source
   std::vector<bool> verified;                 // per source: by a lowering that succeeded
-  std::vector<OwningOpRef<ModuleOp>> modules;
+  std::vector<OwningOpRef<ModuleOp>> modules; // the winners' plans
   std::vector<Candidate> candidates;
   std::optional<coll::Collective> collective;
   /// Generated sources that no lowering accepted, with the first refusal.
@@ -177,6 +178,12 @@ struct Tuner {
   /// refuses it.
   llvm::Expected<bool> lower(size_t k, coll::Protocol protocol, int64_t instances,
                              int64_t pipeline, std::string &refusal);
+  /// One lowering of parsed source `k`; null, with the first error in
+  /// `refusal`, where the lowering refuses it.
+  OwningOpRef<ModuleOp> lowerOne(size_t k, coll::Protocol protocol, int64_t instances,
+                                 int64_t pipeline, bool peers, std::string &refusal);
+  /// Candidate `c`'s plans, lowered again (kept in `modules`).
+  llvm::Expected<std::vector<coll::PlanOp>> plansOf(const Candidate &c);
 };
 
 llvm::Error Tuner::parse(const Source &source, const coll::ElaborateOptions &options) {
@@ -206,7 +213,7 @@ llvm::Error Tuner::parse(const Source &source, const coll::ElaborateOptions &opt
                    stringifyCollective(*collective));
     // Candidates and the table are named by algorithm.
     if (llvm::any_of(parsed, [&](OwningOpRef<ModuleOp> &m) {
-          return llvm::any_of(m->getOps<coll::AlgorithmOp>(), [&](coll::AlgorithmOp a) {
+          return m && llvm::any_of(m->getOps<coll::AlgorithmOp>(), [&](coll::AlgorithmOp a) {
             return a.getSymName() == alg.getSymName();
           });
         }))
@@ -237,11 +244,42 @@ llvm::Error Tuner::lowerGrid(size_t k, const Source &source) {
       }
   if (candidates.size() == before && !source.file) {
     skipped.push_back(source.name + ": " + firstRefusal);
+    parsed[k] = nullptr; // no candidate to refine
     return llvm::Error::success();
   }
   if (candidates.size() == before)
     return error(source.name + ": no lowering succeeded; the first said: " + firstRefusal);
   return llvm::Error::success();
+}
+
+OwningOpRef<ModuleOp> Tuner::lowerOne(size_t k, coll::Protocol protocol, int64_t instances,
+                                      int64_t pipeline, bool peers, std::string &refusal) {
+  OwningOpRef<ModuleOp> module = parsed[k]->clone();
+  ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &d) {
+    if (refusal.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+      refusal = d.str();
+    return success();
+  });
+  coll::CollLoweringOptions lowering;
+  lowering.verifyAlgorithms = !verified[k]; // the same algorithm each time
+  lowering.topology = topologySpec;
+  lowering.protocol = protocol;
+  lowering.instances = instances;
+  lowering.pipeline = pipeline;
+  lowering.multimem = peers;
+  lowering.reroll = false; // only the winners are emitted
+  PassManager pm(&context);
+  // The plan verifier proves each plan; every op's invariants are the
+  // tests' to check (collc-opt), as in collc.
+  pm.enableVerifier(false);
+  coll::buildCollLoweringPipeline(pm, lowering);
+  if (failed(pm.run(*module))) {
+    if (refusal.empty())
+      refusal = "the lowering failed";
+    return nullptr;
+  }
+  verified[k] = true;
+  return module;
 }
 
 llvm::Expected<bool> Tuner::lower(size_t k, coll::Protocol protocol, int64_t instances,
@@ -254,40 +292,22 @@ llvm::Expected<bool> Tuner::lower(size_t k, coll::Protocol protocol, int64_t ins
   for (bool peers : {true, false}) {
     if (!peers && !peerSteps)
       continue;
-    OwningOpRef<ModuleOp> module = parsed[k]->clone();
     std::string refusal;
-    {
-      ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &d) {
-        if (refusal.empty() && d.getSeverity() == DiagnosticSeverity::Error)
-          refusal = d.str();
-        return success();
-      });
-      coll::CollLoweringOptions lowering;
-      lowering.verifyAlgorithms = !verified[k]; // the same algorithm each time
-      lowering.topology = topologySpec;
-      lowering.protocol = protocol;
-      lowering.instances = instances;
-      lowering.pipeline = pipeline;
-      lowering.multimem = peers;
-      lowering.reroll = false; // only the winners are emitted
-      PassManager pm(&context);
-      // The plan verifier proves each plan; every op's invariants are the
-      // tests' to check (collc-opt), as in collc.
-      pm.enableVerifier(false);
-      coll::buildCollLoweringPipeline(pm, lowering);
-      if (failed(pm.run(*module))) {
-        if (firstRefusal.empty())
-          firstRefusal = refusal.empty() ? "the lowering failed" : refusal;
-        continue;
-      }
+    OwningOpRef<ModuleOp> module = lowerOne(k, protocol, instances, pipeline, peers, refusal);
+    if (!module) {
+      if (firstRefusal.empty())
+        firstRefusal = refusal;
+      continue;
     }
     any = true;
-    verified[k] = true;
     module->walk([&](coll::ThreadblockOp tb) { peerSteps |= coll::usesPeers(tb); });
     std::string tag = (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" +
                        llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
                        (peers ? "" : "/fifo"))
                           .str();
+    // The simulator keeps what it needs of each plan; the IR goes, and
+    // only the winners are lowered again (at a thousand ranks, every
+    // candidate's IR would take tens of GB).
     llvm::MapVector<llvm::StringRef, size_t> byAlgorithm;
     for (auto plan : module->getOps<coll::PlanOp>()) {
       llvm::StringRef alg = plan.getAlgorithm().value_or(plan.getSymName());
@@ -300,19 +320,35 @@ llvm::Expected<bool> Tuner::lower(size_t k, coll::Protocol protocol, int64_t ins
         c.protocol = int(protocol);
         c.instances = instances;
         c.pipeline = pipeline;
+        c.fifo = !peers;
       }
       llvm::Expected<coll::SimPlan> sim = coll::buildSimPlan(plan);
       if (!sim)
         return sim.takeError();
       if (std::optional<coll::SimPlan> folded = coll::foldPlan(*sim, topo))
         *sim = std::move(*folded);
-      candidates[it->second].plans.push_back(plan);
       candidates[it->second].sims.push_back(std::move(*sim));
       candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
     }
-    modules.push_back(std::move(module));
   }
   return any;
+}
+
+llvm::Expected<std::vector<coll::PlanOp>> Tuner::plansOf(const Candidate &c) {
+  std::string refusal;
+  OwningOpRef<ModuleOp> module = lowerOne(c.source, coll::Protocol(c.protocol), c.instances,
+                                          c.pipeline, !c.fifo, refusal);
+  if (!module)
+    return error(c.name + " no longer lowers: " + refusal);
+  std::vector<coll::PlanOp> plans;
+  for (auto plan : module->getOps<coll::PlanOp>())
+    if (plan.getAlgorithm().value_or(plan.getSymName()) == c.algorithm)
+      plans.push_back(plan);
+  if (plans.size() != c.sims.size())
+    return error(c.name + " lowers to " + llvm::Twine(plans.size()) + " plans, not " +
+                 llvm::Twine(c.sims.size()));
+  modules.push_back(std::move(module));
+  return plans;
 }
 
 /// Past this many ranks, lowering and simulating every generator's program
@@ -369,6 +405,7 @@ llvm::Error lowerSources(Tuner &tuner, llvm::ArrayRef<Source> sources,
       tuner.skipped.push_back(sources[k].name + ": its alpha-beta estimate is more than " +
                               llvm::formatv("{0:0}", kScreenFactor).str() +
                               "x that of a lowered candidate at every size");
+      tuner.parsed[k] = nullptr;
       continue;
     }
     size_t before = tuner.candidates.size();
@@ -510,16 +547,24 @@ std::string why(llvm::ArrayRef<Candidate> candidates, const Range &r, const Row 
 
 /// One library: each range's winning plan, cloned under a name of its own,
 /// as a variant of algorithm `name` for that range's sizes.
-OwningOpRef<ModuleOp> buildLibrary(MLIRContext &context, llvm::ArrayRef<Candidate> candidates,
-                                   llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
-                                   llvm::ArrayRef<double> sizes, llvm::StringRef name,
-                                   llvm::StringRef topology) {
-  OpBuilder b(&context);
+llvm::Expected<OwningOpRef<ModuleOp>>
+buildLibrary(Tuner &tuner, llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
+             llvm::ArrayRef<double> sizes, llvm::StringRef name, llvm::StringRef topology) {
+  llvm::ArrayRef<Candidate> candidates = tuner.candidates;
+  OpBuilder b(&tuner.context);
   OwningOpRef<ModuleOp> library = ModuleOp::create(b.getUnknownLoc());
   b.setInsertionPointToEnd(library->getBody());
+  std::map<size_t, std::vector<coll::PlanOp>> winners;
   for (auto [k, r] : llvm::enumerate(ranges)) {
     const Candidate &c = candidates[r.winner];
-    auto plan = llvm::cast<coll::PlanOp>(b.clone(*c.plans[c.variant[r.first]]));
+    auto [it, fresh] = winners.try_emplace(r.winner);
+    if (fresh) {
+      llvm::Expected<std::vector<coll::PlanOp>> plans = tuner.plansOf(c);
+      if (!plans)
+        return plans.takeError();
+      it->second = std::move(*plans);
+    }
+    auto plan = llvm::cast<coll::PlanOp>(b.clone(*it->second[c.variant[r.first]]));
     plan.setSymName(coll::cIdent((name + "_" + llvm::Twine(k) + "_" + c.name).str()));
     plan.setAlgorithmAttr(b.getStringAttr(name));
     plan.setMinBytesAttr(b.getI64IntegerAttr(r.minBytes));
@@ -642,8 +687,11 @@ int collc::runTune() {
   if (outputPath.empty())
     return 0;
 
-  OwningOpRef<ModuleOp> library =
-      buildLibrary(context, tuner.candidates, ranges, rows, sizes, libraryName, topo->name);
+  llvm::Expected<OwningOpRef<ModuleOp>> built =
+      buildLibrary(tuner, ranges, rows, sizes, libraryName, topo->name);
+  if (!built)
+    return fail(llvm::toString(built.takeError()));
+  OwningOpRef<ModuleOp> library = std::move(*built);
   // The winners' threadblocks get their shapes, checked against their steps.
   PassManager reroll(&context);
   reroll.enableVerifier(false);

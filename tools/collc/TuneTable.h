@@ -21,7 +21,7 @@ struct Candidate {
   size_t source = 0; // the tuner's, which the refinement lowers again
   int protocol = 0;  // coll::Protocol
   int64_t instances = 1, pipeline = 1;
-  std::vector<coll::PlanOp> plans;
+  bool fifo = false; // copies between ranks over FIFOs, where peer steps could run
   std::vector<coll::SimPlan> sims;
   std::vector<std::unique_ptr<coll::SimPeriods>> periods; // per plan, kept across sizes
   std::vector<size_t> variant;                            // per size: which plan ran
