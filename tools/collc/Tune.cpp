@@ -156,8 +156,10 @@ struct Tuner {
   const coll::Topology &topo;
   Grid grid;
   int64_t ranks = 0;
-  std::vector<OwningOpRef<ModuleOp>> parsed; // per source
+  std::vector<OwningOpRef<ModuleOp>> parsed; // per source; null once not needed
   std::vector<bool> verified;                 // per source: by a lowering that succeeded
+  std::vector<std::vector<double>> estimates; // per source and size, when screening
+  std::vector<std::string> names;             // every source's algorithms
   std::vector<OwningOpRef<ModuleOp>> modules; // the winners' plans
   std::vector<Candidate> candidates;
   std::optional<coll::Collective> collective;
@@ -165,8 +167,15 @@ struct Tuner {
   std::vector<std::string> skipped;
 
   /// Parses `source` into `parsed`, checking its collective, names and
-  /// rank count against the sources before it.
-  llvm::Error parse(const Source &source, const coll::ElaborateOptions &options);
+  /// rank count against the sources before it. Given `sizes`, estimates it
+  /// there for the screening (lowerSources), and keeps a generator's
+  /// program only as text until it passes: at a thousand ranks, every
+  /// program at once would take many GB.
+  llvm::Error parse(const Source &source, const coll::ElaborateOptions &options,
+                    llvm::ArrayRef<double> sizes = {});
+  /// `source` elaborated, or null with its errors printed.
+  OwningOpRef<ModuleOp> import(const Source &source, const coll::ElaborateOptions &options,
+                               std::string &unused);
   /// Verifies and lowers parsed source `k` over the grid. A grid point the
   /// lowering refuses (a protocol a step cannot use) is skipped; a file
   /// with none left is an error, reported with the first refusal, and a
@@ -186,19 +195,26 @@ struct Tuner {
   llvm::Expected<std::vector<coll::PlanOp>> plansOf(const Candidate &c);
 };
 
-llvm::Error Tuner::parse(const Source &source, const coll::ElaborateOptions &options) {
+OwningOpRef<ModuleOp> Tuner::import(const Source &source, const coll::ElaborateOptions &options,
+                                     std::string &unused) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source.text, source.name),
                                llvm::SMLoc());
   SourceMgrDiagnosticHandler printed(sourceMgr, &context);
   TimingScope timing;
+  return coll::importColl(sourceMgr, &context, options, timing, &unused);
+}
+
+llvm::Error Tuner::parse(const Source &source, const coll::ElaborateOptions &options,
+                         llvm::ArrayRef<double> sizes) {
   std::string unused;
-  OwningOpRef<ModuleOp> program = coll::importColl(sourceMgr, &context, options, timing, &unused);
+  OwningOpRef<ModuleOp> program = import(source, options, unused);
   if (!program && !unused.empty() && source.file) {
     // -D ranks=N is implied for files; one without that parameter takes none.
     coll::ElaborateOptions without = options;
     llvm::erase_if(without.defines, [](const auto &d) { return d.first == "ranks"; });
-    program = coll::importColl(sourceMgr, &context, without, timing, &unused);
+    unused.clear();
+    program = import(source, without, unused);
     if (!program && !unused.empty())
       return error(source.name + ": no algorithm has a parameter named '" + unused + "'");
   }
@@ -212,24 +228,39 @@ llvm::Error Tuner::parse(const Source &source, const coll::ElaborateOptions &opt
                    stringifyCollective(alg.getCollective()) + ", the other candidates " +
                    stringifyCollective(*collective));
     // Candidates and the table are named by algorithm.
-    if (llvm::any_of(parsed, [&](OwningOpRef<ModuleOp> &m) {
-          return m && llvm::any_of(m->getOps<coll::AlgorithmOp>(), [&](coll::AlgorithmOp a) {
-            return a.getSymName() == alg.getSymName();
-          });
-        }))
+    if (llvm::is_contained(names, alg.getSymName()))
       return error(source.name + ": algorithm '" + alg.getSymName() +
                    "' has the name of an earlier candidate; rename one");
     if (int64_t(alg.getRanks()) != ranks)
       return error(source.name + ": algorithm '" + alg.getSymName() + "' has " +
                    llvm::Twine(int64_t(alg.getRanks())) + " ranks, not " + llvm::Twine(ranks));
   }
+  for (auto alg : program->getOps<coll::AlgorithmOp>())
+    names.push_back(alg.getSymName().str());
 
+  std::vector<double> &estimate = estimates.emplace_back();
+  if (!sizes.empty()) {
+    estimate.assign(sizes.size(), std::numeric_limits<double>::infinity());
+    for (auto alg : program->getOps<coll::AlgorithmOp>()) {
+      std::vector<coll::ProgramCost> costs = coll::estimateProgram(alg, topo, sizes);
+      for (size_t i = 0; i < sizes.size(); ++i)
+        estimate[i] = std::min(estimate[i], costs[i].micros);
+    }
+    if (!source.file)
+      program = nullptr; // parsed again if it passes
+  }
   parsed.push_back(std::move(program));
   verified.push_back(false);
   return llvm::Error::success();
 }
 
 llvm::Error Tuner::lowerGrid(size_t k, const Source &source) {
+  if (!parsed[k]) {
+    std::string unused;
+    parsed[k] = import(source, {}, unused);
+    if (!parsed[k])
+      return error(source.name + " does not compile");
+  }
   std::string firstRefusal;
   size_t before = candidates.size();
   for (coll::Protocol protocol : grid.protocols)
@@ -359,6 +390,7 @@ llvm::Expected<std::vector<coll::PlanOp>> Tuner::plansOf(const Candidate &c) {
 /// of instances and pipelines, hence the wide margin.
 constexpr int64_t kScreenFrom = 64;
 constexpr double kScreenFactor = 2;
+bool screens(int64_t ranks) { return ranks > kScreenFrom; }
 
 /// Lowers every parsed source over the grid, all of them up to
 /// kScreenFrom ranks. Past it, files first and then the generators from
@@ -370,26 +402,18 @@ llvm::Error lowerSources(Tuner &tuner, llvm::ArrayRef<Source> sources,
                          llvm::ArrayRef<double> sizes) {
   std::vector<size_t> order(sources.size());
   std::iota(order.begin(), order.end(), 0);
-  bool screen = tuner.ranks > kScreenFrom;
-  if (!screen) {
+  if (!screens(tuner.ranks)) {
     for (size_t k : order)
       if (llvm::Error e = tuner.lowerGrid(k, sources[k]))
         return e;
     return llvm::Error::success();
   }
   constexpr double kNone = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<double>> estimate(sources.size());
+  const std::vector<std::vector<double>> &estimate = tuner.estimates;
   std::vector<double> best(sizes.size(), kNone), lowered(sizes.size(), kNone);
-  for (size_t k : order) {
-    estimate[k].assign(sizes.size(), kNone);
-    for (auto alg : tuner.parsed[k]->getOps<coll::AlgorithmOp>()) {
-      std::vector<coll::ProgramCost> costs = coll::estimateProgram(alg, tuner.topo, sizes);
-      for (size_t i = 0; i < sizes.size(); ++i)
-        estimate[k][i] = std::min(estimate[k][i], costs[i].micros);
-    }
+  for (size_t k : order)
     for (size_t i = 0; i < sizes.size(); ++i)
       best[i] = std::min(best[i], estimate[k][i]);
-  }
   auto promise = [&](size_t k) {
     double ratio = kNone;
     for (size_t i = 0; i < sizes.size(); ++i)
@@ -642,10 +666,11 @@ int collc::runTune() {
   context.printOpOnDiagnostic(false);
   Tuner tuner{context, *topo, *grid, ranks};
   tuner.collective = synthCollective;
-  for (const Source &s : sources)
-    if (llvm::Error e = tuner.parse(s, s.file ? fileOptions : coll::ElaborateOptions{}))
-      return fail(llvm::toString(std::move(e)));
   std::vector<double> sizes = sweep();
+  for (const Source &s : sources)
+    if (llvm::Error e = tuner.parse(s, s.file ? fileOptions : coll::ElaborateOptions{},
+                                    screens(ranks) ? sizes : std::vector<double>{}))
+      return fail(llvm::toString(std::move(e)));
   if (llvm::Error e = lowerSources(tuner, sources, sizes))
     return fail(llvm::toString(std::move(e)));
   for (const std::string &why : tuner.skipped)
