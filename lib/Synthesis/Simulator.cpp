@@ -365,7 +365,8 @@ llvm::Expected<SimResult> coll::simulate(const SimPlan &plan, const Topology &to
     return engine.run(result.loops, slice, chunk - (loops - 1) * slice, launch.replicas, share);
   };
   int64_t k = std::max<int64_t>(options.exactLoops, 2) * launch.replicas;
-  if (result.loops <= k || options.trace) {
+  if (result.loops <= k || options.trace ||
+      double(result.loops) * double(plan.steps.size()) <= double(options.exactSteps)) {
     llvm::Expected<double> t = all();
     if (!t)
       return t.takeError();

@@ -80,6 +80,10 @@ struct SimOptions {
   /// period stands for every loop not run.
   int64_t exactLoops = 16;
   double settled = 0.01;
+  /// A plan whose loops times steps stay within this many runs every loop,
+  /// extrapolating none: cheap enough, and a schedule can take hundreds of
+  /// loops to settle (a folded plan, SimFold.h, often fits).
+  int64_t exactSteps = 1 << 20;
   /// Threads of a threadblock that moves `threadblockGBps`; one of a launch
   /// with fewer moves a proportional share.
   int64_t fullThreads = 512;

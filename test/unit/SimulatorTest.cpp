@@ -259,15 +259,21 @@ TEST(Simulator, ExtrapolatedLoopsMatchRunningThemAll) {
   Topology t = topology("hgx-h100");
   for (Protocol p : {Protocol::Simple, Protocol::LL}) {
     SimPlan ring = ringAllreduce(8, p);
-    SimOptions all;
+    SimOptions all, extrapolate;
     all.exactLoops = 1 << 20;
+    extrapolate.exactSteps = 0;
     // 256 loops of Simple, 4096 of LL.
     double bytes = 1024.0 * (1 << 20);
-    llvm::Expected<SimResult> fast = simulate(ring, t, bytes);
+    llvm::Expected<SimResult> fast = simulate(ring, t, bytes, extrapolate);
     ASSERT_TRUE(bool(fast));
     EXPECT_TRUE(fast->extrapolated);
     double exact = simulated(ring, t, bytes, all);
     EXPECT_NEAR(fast->micros, exact, 0.01 * exact) << stringifyProtocol(p).str();
+    // Loops times steps this few run loop by loop by default.
+    llvm::Expected<SimResult> cheap = simulate(ring, t, bytes);
+    ASSERT_TRUE(bool(cheap));
+    EXPECT_FALSE(cheap->extrapolated);
+    EXPECT_DOUBLE_EQ(cheap->micros, exact) << stringifyProtocol(p).str();
   }
 }
 
@@ -371,17 +377,18 @@ TEST(Simulator, CompiledPlansExtrapolateAsTheyRun) {
   // The hierarchical all-gather's stages run ahead of each other for many
   // loops before its pace settles.
   Topology t = topology("pcie-8:nodes=2");
-  SimOptions all;
+  SimOptions all, extrapolate;
   all.exactLoops = 1 << 20;
+  extrapolate.exactSteps = 0;
   double bytes = double(1 << 30);
   for (const SimPlan &plan : compile("hier_allgather.coll", "pcie-8:nodes=2", 8)) {
     if (plan.inputBytes(bytes) < double(plan.minBytes) ||
         plan.inputBytes(bytes) >= double(plan.maxBytes))
       continue;
     double exact = simulated(plan, t, bytes, all);
-    EXPECT_NEAR(simulated(plan, t, bytes), exact, 0.02 * exact) << plan.name;
+    EXPECT_NEAR(simulated(plan, t, bytes, extrapolate), exact, 0.02 * exact) << plan.name;
     CollectiveBound bound = computeBound(plan.collective, t, int(plan.ranks), bytes);
-    EXPECT_GE(simulated(plan, t, bytes), bound.lowerUs());
+    EXPECT_GE(simulated(plan, t, bytes, extrapolate), bound.lowerUs());
   }
 }
 
