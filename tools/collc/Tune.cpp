@@ -263,16 +263,28 @@ llvm::Error Tuner::lowerGrid(size_t k, const Source &source) {
   }
   std::string firstRefusal;
   size_t before = candidates.size();
-  for (coll::Protocol protocol : grid.protocols)
-    for (int64_t instances : grid.instances)
+  for (coll::Protocol protocol : grid.protocols) {
+    // More instances need more threadblocks: where every depth failed at
+    // some count, larger counts are not tried (each failure is a whole
+    // lowering, minutes at a thousand ranks).
+    int64_t failedAt = std::numeric_limits<int64_t>::max();
+    for (int64_t instances : grid.instances) {
+      if (instances >= failedAt)
+        continue;
+      bool any = false;
       for (int64_t pipeline : grid.pipeline) {
         std::string refusal;
         llvm::Expected<bool> ok = lower(k, protocol, instances, pipeline, refusal);
         if (!ok)
           return ok.takeError();
+        any |= *ok;
         if (!*ok && firstRefusal.empty())
           firstRefusal = refusal;
       }
+      if (!any)
+        failedAt = instances;
+    }
+  }
   if (candidates.size() == before && !source.file) {
     skipped.push_back(source.name + ": " + firstRefusal);
     parsed[k] = nullptr; // no candidate to refine
