@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <map>
 #include <optional>
 #include <queue>
@@ -75,8 +76,9 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
     };
     if (s->src)
       touch(s->src, false);
-    for (Attribute a : s->srcs)
-      touch(llvm::cast<ChunkAttr>(a), false);
+    if (s->srcs)
+      for (Attribute a : s->srcs)
+        touch(llvm::cast<ChunkAttr>(a), false);
     if (s->dst) {
       touch(s->dst, true);
       if (s->receives())
@@ -105,7 +107,7 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
     mine.push_back({std::get<1>(key), std::get<2>(key), std::get<0>(key), {}});
   }
   for (Step *s : steps) {
-    auto key = s->peer < 0 ? std::make_tuple(s->channel, int64_t(-1), int64_t(-1))
+    auto key = s->peer < 0 ? std::make_tuple(int64_t(s->channel), int64_t(-1), int64_t(-1))
                            : classKey[classes.getLeaderValue(idOf(*s))];
     s->tb = tbOf[key];
     mine[s->tb].steps.push_back(s);
@@ -150,7 +152,7 @@ void Lowering::orderThreadblock(Threadblock &tb) {
   // they surface. A unit may run only when each of its steps heads its
   // order, so the only candidates are the units of the three heads.
   // Entries carry their key, so that the heaps compare without visiting steps.
-  using Entry = std::pair<std::tuple<uint64_t, uint64_t, uint64_t>, Step *>;
+  using Entry = std::pair<std::tuple<uint32_t, uint32_t, uint32_t>, Step *>;
   auto later = [](const Entry &a, const Entry &b) { return b.first < a.first; };
   using Order = std::priority_queue<Entry, std::vector<Entry>, decltype(later)>;
   Order recvs(later), sends(later), others(later);
@@ -236,8 +238,8 @@ bool Lowering::mayDeadlock() const {
     auto &[tb, next] = run[i];
     while (next < tb->steps.size()) {
       const Step *s = tb->steps[next];
-      auto key = s->receives() ? std::make_tuple(s->peer, s->rank, s->channel)
-                               : std::make_tuple(s->rank, s->peer, s->channel);
+      Key key = s->receives() ? Key{s->peer, s->rank, s->channel}
+                              : Key{s->rank, s->peer, s->channel};
       if (s->peer >= 0) {
         auto &[lastKey, index] = last[i][s->receives()];
         if (lastKey != key) {

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <algorithm>
 #include <map>
@@ -19,15 +20,16 @@ using namespace mlir;
 using namespace coll;
 using namespace coll::streams;
 
-Step &Lowering::add(StepKind kind, int64_t rank, Location loc, uint64_t level,
-                    uint64_t order, int64_t channel) {
-  all.push_back(Step{kind, rank, -1, channel, {}, {}, {}, level, order, sub++, loc});
-  all.back().protocol = protocol;
-  return all.back();
+Step &Lowering::add(StepKind kind, int64_t rank, Location loc, uint32_t level,
+                    uint32_t order, int64_t channel) {
+  Step *s = new (arenas[rank].Allocate<Step>())
+      Step(kind, rank, channel, level, order, sub++, loc, protocol);
+  byRank[rank].push_back(s);
+  return *s;
 }
 
 void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
-                        uint64_t level, uint64_t order, int64_t channel) {
+                        uint32_t level, uint32_t order, int64_t channel) {
   Location loc = op->getLoc();
   int64_t to = dst.getRank();
   // coll-multimem chose a multicast or peer-window form: one local step on
@@ -82,9 +84,11 @@ void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
   // Local terms first, into the destination.
   if (!local.empty() && (accumulates || local.size() > 1)) {
     Step &s = add(StepKind::LocalReduce, to, loc, level, order, channel);
+    SmallVector<Attribute, 4> terms;
     if (accumulates)
-      s.srcs.push_back(dst);
-    s.srcs.append(local.begin(), local.end());
+      terms.push_back(dst);
+    terms.append(local.begin(), local.end());
+    s.srcs = ArrayAttr::get(op->getContext(), terms);
     s.dst = dst;
     accumulates = true;
   } else if (local.size() == 1) {
@@ -111,11 +115,16 @@ void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
 void Lowering::lowerOps() {
   // Dependency depth of every op over the chunk slots it reads and writes.
   std::vector<uint32_t> written(slots.size(), 0), read(slots.size(), 0);
-  uint64_t order = 0;
-  for (Operation &op : alg.getBody().front()) {
+  uint32_t order = 0;
+  byRank.assign(shape.ranks, {});
+  arenas.resize(shape.ranks);
+  // Each op goes once lowered: the steps hold all the plan needs of it, and
+  // take its memory (a program of millions of ops needs it).
+  for (Operation &op : llvm::make_early_inc_range(alg.getBody().front())) {
     std::optional<TransferChunks> t = transferChunks(&op);
     if (!t)
       continue;
+    auto erase = llvm::make_scope_exit([&] { op.erase(); });
     ChunkAttr dst = t->dst;
     ArrayRef<ChunkAttr> srcs = t->srcs;
     IntegerAttr channel = t->channel;

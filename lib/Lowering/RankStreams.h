@@ -14,8 +14,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Allocator.h"
 
-#include <deque>
 #include <tuple>
 #include <vector>
 
@@ -23,25 +23,33 @@ namespace coll::streams {
 
 using namespace mlir;
 
-enum class StepKind {
+enum class StepKind : uint8_t {
   Send, Recv, RecvReduceCopy, LocalCopy, LocalReduce,
   MultimemLdReduce, MultimemSt, ReadReduce, Put, Get
 };
 
+/// One step of one rank. There is one per send and per receive of the whole
+/// program (millions at 1024 ranks), so the fields are packed: the plan's
+/// steps and ops fit in 32 bits (coll-split-chunks bounds them).
 struct Step {
+  Step(StepKind kind, int32_t rank, int32_t channel, uint32_t level, uint32_t order,
+       uint32_t sub, Location loc, ProtocolAttr protocol)
+      : kind(kind), rank(rank), channel(channel), level(level), order(order), sub(sub),
+        loc(loc), protocol(protocol) {}
+
   StepKind kind;
-  int64_t rank, peer = -1, channel = 0;
-  ChunkAttr src, dst;             // src: what is sent or reduced with
-  SmallVector<Attribute, 2> srcs; // LocalReduce
-  uint64_t level, order, sub;
+  // Ordering a threadblock: whether the step is placed, and in a pair.
+  bool paired = false, done = false;
+  int32_t rank, peer = -1, channel;
+  ChunkAttr src, dst; // src: what is sent or reduced with
+  ArrayAttr srcs;     // LocalReduce
+  uint32_t level, order, sub;
+  int32_t tb = -1, pos = -1;
+  uint32_t unit = 0; // ordering a threadblock: the step's unit
   Location loc;
-  int tb = -1, pos = -1;
   ProtocolAttr protocol; // from the statement's @protocol
   /// A receive: the send that forwards what it wrote, in one threadblock.
   Step *partner = nullptr;
-  // Ordering a threadblock: the step's unit, and whether it is placed.
-  size_t unit = 0;
-  bool paired = false, done = false;
 
   bool receives() const { return kind == StepKind::Recv || kind == StepKind::RecvReduceCopy; }
   auto key() const { return std::make_tuple(level, order, sub); }
@@ -65,10 +73,11 @@ public:
   PlanOp run();
 
 private:
+  /// Makes every op's steps and erases the op.
   void lowerOps();
-  void lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs, uint64_t level,
-                uint64_t order, int64_t channel);
-  Step &add(StepKind kind, int64_t rank, Location loc, uint64_t level, uint64_t order,
+  void lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs, uint32_t level,
+                uint32_t order, int64_t channel);
+  Step &add(StepKind kind, int64_t rank, Location loc, uint32_t level, uint32_t order,
             int64_t channel);
   void assignThreadblocks(int64_t rank, std::vector<Step *> &steps);
   struct Threadblock;
@@ -78,9 +87,13 @@ private:
   CollDialect *dialect; // found once: its attribute helpers are asked per op
   CollectiveShape shape;
   SlotLayout slots;
-  std::deque<Step> all; // stable addresses
+  /// Each rank's steps in the order they were made, in an arena of the
+  /// rank's own: a rank's steps are freed once its ops are built, so that
+  /// the next rank's ops take their memory.
+  std::vector<std::vector<Step *>> byRank;
+  std::vector<llvm::BumpPtrAllocator> arenas;
   ProtocolAttr protocol; // of the op being lowered
-  uint64_t sub = 0;
+  uint32_t sub = 0;
   llvm::DenseSet<int64_t> storeGroups; // coll.multimem_st and coll.put groups lowered
 
   struct Threadblock {

@@ -68,7 +68,6 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
 
   LogicalResult split(AlgorithmOp alg) {
     Block &body = alg.getBody().front();
-    SmallVector<std::pair<Operation *, TransferChunks>> old;
     int64_t depth = pipeline, channels = 1;
     int64_t widest = 1; // chunks of the widest op, each to become a message
     // Blames the op's own @pipeline where it has one, else the options.
@@ -97,14 +96,20 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
         if (t->channel)
           channels = std::max(channels, t->channel.getInt() + 1);
         widest = std::max(widest, t->dst.getCount());
-        old.push_back({&op, *t});
       }
     std::optional<int64_t> factor = mul(depth, instances);
     if (!factor)
       return tooManySteps(alg);
     // Each op becomes one per chunk, piece and instance once split.
+    // The ops are read again rather than kept: a program of millions of ops
+    // mostly needs no splitting, and keeping them cost a third of its memory.
     int64_t steps = 0;
-    for (auto &[op, t] : old) {
+    for (Operation &each : body) {
+      std::optional<TransferChunks> chunks = transferChunks(&each);
+      if (!chunks)
+        continue;
+      Operation *op = &each;
+      const TransferChunks &t = *chunks;
       std::optional<int64_t> opSteps = stepsPerChunk(t);
       if (*factor != 1) {
         int64_t pieces = t.pipeline ? t.pipeline.getInt() : int64_t(pipeline);
@@ -128,6 +133,10 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
       return tooLarge(alg, "chunk slots of all buffers", kMaxSplitSlots);
     if (*factor == 1)
       return success();
+    SmallVector<std::pair<Operation *, TransferChunks>> old;
+    for (Operation &op : body)
+      if (std::optional<TransferChunks> t = transferChunks(&op))
+        old.push_back({&op, *t});
 
     MLIRContext *ctx = &getContext();
     OpBuilder b = OpBuilder::atBlockEnd(&body);

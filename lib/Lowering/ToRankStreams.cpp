@@ -29,9 +29,6 @@ using namespace coll::streams;
 PlanOp Lowering::run() {
   lowerOps();
   int64_t ranks = shape.ranks;
-  std::vector<std::vector<Step *>> byRank(ranks);
-  for (Step &s : all)
-    byRank[s.rank].push_back(&s);
   tbs.assign(ranks, {});
   for (int64_t r = 0; r < ranks; ++r) {
     std::stable_sort(byRank[r].begin(), byRank[r].end(),
@@ -43,8 +40,9 @@ PlanOp Lowering::run() {
   // which cannot (every wait points to a smaller key).
   if (partners && mayDeadlock()) {
     pairing = false;
-    for (Step &s : all)
-      setPartner(&s, nullptr);
+    for (std::vector<Step *> &steps : byRank)
+      for (Step *s : steps)
+        setPartner(s, nullptr);
     tbs.assign(ranks, {});
     for (int64_t r = 0; r < ranks; ++r)
       assignThreadblocks(r, byRank[r]);
@@ -83,8 +81,9 @@ PlanOp Lowering::run() {
     }
   // Step ids are positions; made once, not once per step.
   size_t longest = 0;
-  for (Step &s : all)
-    longest = std::max(longest, size_t(s.pos) + 1);
+  for (std::vector<Step *> &steps : byRank)
+    for (Step *s : steps)
+      longest = std::max(longest, size_t(s->pos) + 1);
   std::vector<IntegerAttr> ids;
   for (size_t pos = 0; pos < longest; ++pos)
     ids.push_back(builder.getI64IntegerAttr(pos));
@@ -120,8 +119,9 @@ PlanOp Lowering::run() {
       };
       if (s->src)
         reads(s->src);
-      for (Attribute a : s->srcs)
-        reads(llvm::cast<ChunkAttr>(a));
+      if (s->srcs)
+        for (Attribute a : s->srcs)
+          reads(llvm::cast<ChunkAttr>(a));
       if (s->dst)
         for (int64_t k = 0; k < s->dst.getCount(); ++k) {
           uint64_t slot = slots.slot(s->dst, k);
@@ -164,7 +164,7 @@ PlanOp Lowering::run() {
           LocalCopyOp::create(b, s->loc, s->src, s->dst, id, d);
           break;
         case StepKind::LocalReduce:
-          LocalReduceOp::create(b, s->loc, b.getArrayAttr(s->srcs), s->dst, id, d);
+          LocalReduceOp::create(b, s->loc, s->srcs, s->dst, id, d);
           break;
         case StepKind::MultimemLdReduce:
           MultimemLdReduceOp::create(b, s->loc, s->src, s->dst, id, d);
@@ -184,6 +184,10 @@ PlanOp Lowering::run() {
         }
       }
     }
+    // The rank's ops are built: its steps' memory goes to the next rank's.
+    std::vector<Threadblock>().swap(tbs[r]);
+    std::vector<Step *>().swap(byRank[r]);
+    arenas[r] = llvm::BumpPtrAllocator();
   });
   return plan;
 }

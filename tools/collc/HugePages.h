@@ -2,10 +2,11 @@
 //
 // At a thousand ranks collc makes millions of small ops and attributes, and
 // on 4 KiB pages the page faults of its growing heap cost a third of its
-// time on some machines (virtual ones above all). So collc reserves its
-// heap's address space in one piece up front and asks the kernel to back
-// it with transparent huge pages, as glibc's glibc.malloc.hugetlb=1 does
-// (a tunable, read only at startup).
+// time on some machines (virtual ones above all). So collc asks the kernel
+// to back its heap with transparent huge pages, as glibc's
+// glibc.malloc.hugetlb=1 does (a tunable, read only at startup), and where
+// it has a second CPU, a thread of its own faults the heap's next pages in
+// while the compiler works: the kernel zeroes them there.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_TOOLS_HUGEPAGES_H
@@ -13,10 +14,12 @@
 
 namespace collc {
 
-/// Makes glibc grow the heap in steps of 2 GiB of address space (touched
-/// only as used), keep blocks up to 32 MiB in it and never shrink it, and
-/// advises its first step for transparent huge pages. Call first thing:
-/// the heap past 2 GiB, and other threads' arenas, stay on small pages.
+/// Makes glibc keep blocks up to 32 MiB in the heap and never shrink it.
+/// With a second CPU, glibc moves the heap's end 64 MiB at a time, and a
+/// thread advises each new 2 MiB for huge pages and, past the first 128 MiB,
+/// faults it in. Else the heap takes one step of 2 GiB of address space
+/// (touched only as used), advised at once, and stays on small pages past
+/// it. Call first thing: other threads' arenas stay on small pages.
 void adviseHugeHeap();
 
 } // namespace collc
