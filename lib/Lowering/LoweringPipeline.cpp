@@ -17,6 +17,12 @@
 using namespace mlir;
 
 void coll::buildCollLoweringPipeline(OpPassManager &pm, const CollLoweringOptions &options) {
+  buildCollStreamsPipeline(pm, options);
+  if (options.lowerToPlans)
+    buildCollPlansPipeline(pm, options);
+}
+
+void coll::buildCollStreamsPipeline(OpPassManager &pm, const CollLoweringOptions &options) {
   if (options.verifyAlgorithms)
     pm.addPass(createCollVerifyPass());
   bool placed = options.mapRanks || !options.topology.empty();
@@ -41,6 +47,9 @@ void coll::buildCollLoweringPipeline(OpPassManager &pm, const CollLoweringOption
   plans.addPass(createCollAssignChannelsPass());
   plans.addPass(createCollFusePass());
   plans.addPass(createCollNumberStepsPass());
+}
+
+void coll::buildCollPlansPipeline(OpPassManager &pm, const CollLoweringOptions &options) {
   CollSelectProtocolPassOptions select;
   select.topology = options.topology;
   select.protocol = options.protocol;

@@ -56,6 +56,11 @@ struct CollLoweringOptions {
 /// coll-to-rank-streams, coll-assign-channels, coll-fuse,
 /// coll-select-protocol, coll-choose-channels, coll-verify-plan and coll-reroll.
 void buildCollLoweringPipeline(mlir::OpPassManager &pm, const CollLoweringOptions &options);
+/// The same in two parts, split before coll-select-protocol. The first
+/// reads neither `protocol` nor `messageSize`, so that what it makes can be
+/// cloned and finished by the second once per protocol (collc tune).
+void buildCollStreamsPipeline(mlir::OpPassManager &pm, const CollLoweringOptions &options);
+void buildCollPlansPipeline(mlir::OpPassManager &pm, const CollLoweringOptions &options);
 
 /// The options of `coll-lower`, the pipeline as a textual pass.
 struct CollLoweringPipelineOptions : mlir::PassPipelineOptions<CollLoweringPipelineOptions> {

@@ -182,13 +182,24 @@ struct Tuner {
   /// generator's program (too many threadblocks at this rank count, say) is
   /// left out, noted in `skipped`.
   llvm::Error lowerGrid(size_t k, const Source &source);
-  /// Lowers parsed source `k` with `protocol` at `instances` and `pipeline`,
-  /// adding its candidates; false with the first error where the lowering
-  /// refuses it.
-  llvm::Expected<bool> lower(size_t k, coll::Protocol protocol, int64_t instances,
-                             int64_t pipeline, std::string &refusal);
-  /// One lowering of parsed source `k`; null, with the first error in
-  /// `refusal`, where the lowering refuses it.
+  /// Lowers parsed source `k` at `instances` and `pipeline` once up to the
+  /// protocol choice, and from there with each of `protocols`, adding the
+  /// candidates. Per protocol, whether it lowered; the first refusal goes
+  /// to `refusal`.
+  llvm::Expected<SmallVector<bool>> lower(size_t k, llvm::ArrayRef<coll::Protocol> protocols,
+                                          int64_t instances, int64_t pipeline,
+                                          std::string &refusal);
+  /// Parsed source `k` lowered up to the protocol choice
+  /// (buildCollStreamsPipeline); null, with the first error in `refusal`,
+  /// where the lowering refuses it.
+  OwningOpRef<ModuleOp> lowerStreams(size_t k, int64_t instances, int64_t pipeline, bool peers,
+                                     std::string &refusal);
+  /// Finishes the lowering of `module` (from lowerStreams) with `protocol`;
+  /// false, with the first error in `refusal`, where it refuses.
+  bool lowerPlans(ModuleOp module, coll::Protocol protocol, int64_t instances,
+                  std::string &refusal);
+  /// One whole lowering of parsed source `k`, as lowerStreams and
+  /// lowerPlans; null where the lowering refuses it.
   OwningOpRef<ModuleOp> lowerOne(size_t k, coll::Protocol protocol, int64_t instances,
                                  int64_t pipeline, bool peers, std::string &refusal);
   /// Candidate `c`'s plans, lowered again (kept in `modules`).
@@ -263,28 +274,47 @@ llvm::Error Tuner::lowerGrid(size_t k, const Source &source) {
   }
   std::string firstRefusal;
   size_t before = candidates.size();
-  for (coll::Protocol protocol : grid.protocols) {
-    // More instances need more threadblocks: where every depth failed at
-    // some count, larger counts are not tried (each failure is a whole
-    // lowering, minutes at a thousand ranks).
-    int64_t failedAt = std::numeric_limits<int64_t>::max();
-    for (int64_t instances : grid.instances) {
-      if (instances >= failedAt)
-        continue;
-      bool any = false;
-      for (int64_t pipeline : grid.pipeline) {
-        std::string refusal;
-        llvm::Expected<bool> ok = lower(k, protocol, instances, pipeline, refusal);
-        if (!ok)
-          return ok.takeError();
-        any |= *ok;
-        if (!*ok && firstRefusal.empty())
-          firstRefusal = refusal;
+  // More instances need more threadblocks: past a count at which every
+  // depth failed with a protocol, larger counts are not tried with it (each
+  // failure is a whole lowering, minutes at a thousand ranks).
+  std::vector<int64_t> failedAt(grid.protocols.size(), std::numeric_limits<int64_t>::max());
+  for (int64_t instances : grid.instances) {
+    SmallVector<size_t> live;
+    SmallVector<coll::Protocol> protocols;
+    for (size_t p = 0; p < grid.protocols.size(); ++p)
+      if (instances < failedAt[p]) {
+        live.push_back(p);
+        protocols.push_back(grid.protocols[p]);
       }
-      if (!any)
-        failedAt = instances;
+    if (live.empty())
+      continue;
+    SmallVector<bool> any(live.size(), false);
+    for (int64_t pipeline : grid.pipeline) {
+      std::string refusal;
+      llvm::Expected<SmallVector<bool>> ok = lower(k, protocols, instances, pipeline, refusal);
+      if (!ok)
+        return ok.takeError();
+      for (size_t j = 0; j < live.size(); ++j)
+        any[j] |= (*ok)[j];
+      if (firstRefusal.empty())
+        firstRefusal = refusal;
     }
+    for (size_t j = 0; j < live.size(); ++j)
+      if (!any[j])
+        failedAt[live[j]] = instances;
   }
+  // In the grid's order, protocols first, as the table lists them.
+  auto position = [](auto &values, auto v) { return llvm::find(values, v) - values.begin(); };
+  std::stable_sort(candidates.begin() + before, candidates.end(),
+                   [&](const Candidate &a, const Candidate &b) {
+                     auto key = [&](const Candidate &c) {
+                       return std::make_tuple(
+                           position(grid.protocols, coll::Protocol(c.protocol)),
+                           position(grid.instances, c.instances),
+                           position(grid.pipeline, c.pipeline), c.fifo);
+                     };
+                     return key(a) < key(b);
+                   });
   if (candidates.size() == before && !source.file) {
     skipped.push_back(source.name + ": " + firstRefusal);
     parsed[k] = nullptr; // no candidate to refine
@@ -295,83 +325,123 @@ llvm::Error Tuner::lowerGrid(size_t k, const Source &source) {
   return llvm::Error::success();
 }
 
-OwningOpRef<ModuleOp> Tuner::lowerOne(size_t k, coll::Protocol protocol, int64_t instances,
-                                      int64_t pipeline, bool peers, std::string &refusal) {
-  OwningOpRef<ModuleOp> module = parsed[k]->clone();
-  ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &d) {
+/// Runs `pm` on `module` with errors kept quiet, the first in `refusal`.
+static bool runQuietly(PassManager &pm, ModuleOp module, std::string &refusal) {
+  ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &d) {
     if (refusal.empty() && d.getSeverity() == DiagnosticSeverity::Error)
       refusal = d.str();
     return success();
   });
-  coll::CollLoweringOptions lowering;
-  lowering.verifyAlgorithms = !verified[k]; // the same algorithm each time
-  lowering.topology = topologySpec;
-  lowering.protocol = protocol;
-  lowering.instances = instances;
-  lowering.pipeline = pipeline;
-  lowering.multimem = peers;
-  lowering.reroll = false; // only the winners are emitted
-  PassManager pm(&context);
   // The plan verifier proves each plan; every op's invariants are the
   // tests' to check (collc-opt), as in collc.
   pm.enableVerifier(false);
-  coll::buildCollLoweringPipeline(pm, lowering);
-  if (failed(pm.run(*module))) {
-    if (refusal.empty())
-      refusal = "the lowering failed";
+  if (succeeded(pm.run(module)))
+    return true;
+  if (refusal.empty())
+    refusal = "the lowering failed";
+  return false;
+}
+
+OwningOpRef<ModuleOp> Tuner::lowerStreams(size_t k, int64_t instances, int64_t pipeline,
+                                          bool peers, std::string &refusal) {
+  OwningOpRef<ModuleOp> module = parsed[k]->clone();
+  coll::CollLoweringOptions lowering;
+  lowering.verifyAlgorithms = !verified[k]; // the same algorithm each time
+  lowering.topology = topologySpec;
+  lowering.instances = instances;
+  lowering.pipeline = pipeline;
+  lowering.multimem = peers;
+  PassManager pm(&context);
+  coll::buildCollStreamsPipeline(pm, lowering);
+  if (!runQuietly(pm, *module, refusal))
     return nullptr;
-  }
   verified[k] = true;
   return module;
 }
 
-llvm::Expected<bool> Tuner::lower(size_t k, coll::Protocol protocol, int64_t instances,
-                                  int64_t pipeline, std::string &firstRefusal) {
+bool Tuner::lowerPlans(ModuleOp module, coll::Protocol protocol, int64_t instances,
+                       std::string &refusal) {
+  coll::CollLoweringOptions lowering;
+  lowering.topology = topologySpec;
+  lowering.protocol = protocol;
+  lowering.instances = instances;
+  lowering.reroll = false; // only the winners are emitted
+  PassManager pm(&context);
+  coll::buildCollPlansPipeline(pm, lowering);
+  return runQuietly(pm, module, refusal);
+}
+
+OwningOpRef<ModuleOp> Tuner::lowerOne(size_t k, coll::Protocol protocol, int64_t instances,
+                                      int64_t pipeline, bool peers, std::string &refusal) {
+  OwningOpRef<ModuleOp> module = lowerStreams(k, instances, pipeline, peers, refusal);
+  if (!module || !lowerPlans(*module, protocol, instances, refusal))
+    return nullptr;
+  return module;
+}
+
+llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Protocol> protocols,
+                                                int64_t instances, int64_t pipeline,
+                                                std::string &firstRefusal) {
+  SmallVector<bool> any(protocols.size(), false);
+  auto refused = [&](std::string &refusal) {
+    if (firstRefusal.empty())
+      firstRefusal = refusal;
+  };
   // Where the machine has NVLink, copies between ranks become steps on the
   // peers' buffers; the same program over FIFOs is a candidate too, as
   // neither wins everywhere (a rank's peer steps share its threadblocks,
   // while FIFOs give each peer a threadblock of its own).
-  bool peerSteps = false, any = false;
+  bool peerSteps = false;
   for (bool peers : {true, false}) {
     if (!peers && !peerSteps)
       continue;
     std::string refusal;
-    OwningOpRef<ModuleOp> module = lowerOne(k, protocol, instances, pipeline, peers, refusal);
-    if (!module) {
-      if (firstRefusal.empty())
-        firstRefusal = refusal;
+    OwningOpRef<ModuleOp> streams = lowerStreams(k, instances, pipeline, peers, refusal);
+    if (!streams) {
+      refused(refusal);
       continue;
     }
-    any = true;
-    module->walk([&](coll::ThreadblockOp tb) { peerSteps |= coll::usesPeers(tb); });
-    std::string tag = (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" +
-                       llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
-                       (peers ? "" : "/fifo"))
-                          .str();
-    // The simulator keeps what it needs of each plan; the IR goes, and
-    // only the winners are lowered again (at a thousand ranks, every
-    // candidate's IR would take tens of GB).
-    llvm::MapVector<llvm::StringRef, size_t> byAlgorithm;
-    for (auto plan : module->getOps<coll::PlanOp>()) {
-      llvm::StringRef alg = plan.getAlgorithm().value_or(plan.getSymName());
-      auto [it, fresh] = byAlgorithm.insert({alg, candidates.size()});
-      if (fresh) {
-        Candidate &c = candidates.emplace_back();
-        c.algorithm = alg.str();
-        c.name = alg.str() + tag;
-        c.source = k;
-        c.protocol = int(protocol);
-        c.instances = instances;
-        c.pipeline = pipeline;
-        c.fifo = !peers;
+    streams->walk([&](coll::ThreadblockOp tb) { peerSteps |= coll::usesPeers(tb); });
+    for (auto [p, protocol] : llvm::enumerate(protocols)) {
+      // The last protocol finishes the streams themselves: at a thousand
+      // ranks a copy costs a second.
+      OwningOpRef<ModuleOp> module =
+          p + 1 < protocols.size() ? streams->clone() : std::move(streams);
+      refusal.clear();
+      if (!lowerPlans(*module, protocol, instances, refusal)) {
+        refused(refusal);
+        continue;
       }
-      llvm::Expected<coll::SimPlan> sim = coll::buildSimPlan(plan);
-      if (!sim)
-        return sim.takeError();
-      if (std::optional<coll::SimPlan> folded = coll::foldPlan(*sim, topo))
-        *sim = std::move(*folded);
-      candidates[it->second].sims.push_back(std::move(*sim));
-      candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
+      any[p] = true;
+      std::string tag = (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" +
+                         llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
+                         (peers ? "" : "/fifo"))
+                            .str();
+      // The simulator keeps what it needs of each plan; the IR goes, and
+      // only the winners are lowered again (at a thousand ranks, every
+      // candidate's IR would take tens of GB).
+      llvm::MapVector<llvm::StringRef, size_t> byAlgorithm;
+      for (auto plan : module->getOps<coll::PlanOp>()) {
+        llvm::StringRef alg = plan.getAlgorithm().value_or(plan.getSymName());
+        auto [it, fresh] = byAlgorithm.insert({alg, candidates.size()});
+        if (fresh) {
+          Candidate &c = candidates.emplace_back();
+          c.algorithm = alg.str();
+          c.name = alg.str() + tag;
+          c.source = k;
+          c.protocol = int(protocol);
+          c.instances = instances;
+          c.pipeline = pipeline;
+          c.fifo = !peers;
+        }
+        llvm::Expected<coll::SimPlan> sim = coll::buildSimPlan(plan);
+        if (!sim)
+          return sim.takeError();
+        if (std::optional<coll::SimPlan> folded = coll::foldPlan(*sim, topo))
+          *sim = std::move(*folded);
+        candidates[it->second].sims.push_back(std::move(*sim));
+        candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
+      }
     }
   }
   return any;
@@ -536,7 +606,7 @@ llvm::Expected<size_t> refine(Tuner &tuner, llvm::ArrayRef<double> sizes) {
         if (tried.count({source, protocol, instances, pipeline}))
           continue;
         std::string refusal; // too many threadblocks, say: not a candidate
-        llvm::Expected<bool> ok =
+        llvm::Expected<SmallVector<bool>> ok =
             tuner.lower(source, coll::Protocol(protocol), instances, pipeline, refusal);
         if (!ok)
           return ok.takeError();
