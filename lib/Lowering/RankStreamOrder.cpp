@@ -51,39 +51,66 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
     return p;
   };
   llvm::DenseMap<uint64_t, Step *> pendingWrite; // slot -> receive that wrote it
-  for (Step *s : steps) {
-    auto touch = [&](ChunkAttr c, bool write) {
-      for (int64_t k = 0; k < c.getCount(); ++k) {
-        uint64_t slot = slots.slot(c, k);
-        auto it = pendingWrite.find(slot);
-        if (it != pendingWrite.end()) {
+  auto forwards = [](const Step *r, const Step *s) {
+    return s->kind == StepKind::Send && s->src == r->dst && s->channel == r->channel;
+  };
+  auto pair = [&](Step *r, Step *s) {
+    unsigned a = idOf(*r), b = idOf(*s);
+    auto pa = peers(a), pb = peers(b);
+    bool free = (pa.second < 0 || pa.second == s->peer) && (pb.first < 0 || pb.first == r->peer);
+    if (free && !classes.isEquivalent(a, b))
+      classes.unionSets(a, b);
+    if (classes.isEquivalent(a, b) && pairing)
+      setPartner(r, s);
+  };
+  for (size_t from = 0, to; from < steps.size(); from = to) {
+    // The steps of one level (keys sort by level first): none writes what
+    // another reads.
+    for (to = from; to < steps.size() && steps[to]->level == steps[from]->level;)
+      ++to;
+    ArrayRef<Step *> level(steps.data() + from, to - from);
+    // A receive whose chunks one send of the level alone forwards pairs
+    // with it, whichever step of the level reads them first: that follows
+    // program order, which differs from rank to rank, and would pair them
+    // on some ranks only (recursive doubling's).
+    SmallVector<std::pair<uint64_t, Step *>, 8> sends;
+    for (Step *s : level)
+      if (s->kind == StepKind::Send)
+        sends.push_back({slots.slot(s->src, 0), s});
+    llvm::sort(sends, [](auto &a, auto &b) { return a.first < b.first; });
+    for (size_t i = 0; i < sends.size(); ++i) {
+      auto [slot, s] = sends[i];
+      if ((i > 0 && sends[i - 1].first == slot) ||
+          (i + 1 < sends.size() && sends[i + 1].first == slot))
+        continue;
+      auto it = pendingWrite.find(slot);
+      if (it != pendingWrite.end() && forwards(it->second, s))
+        pair(it->second, s);
+    }
+    // Else the first step to read a received chunk decides.
+    for (Step *s : level) {
+      auto touch = [&](ChunkAttr c, bool write) {
+        for (int64_t k = 0; k < c.getCount(); ++k) {
+          auto it = pendingWrite.find(slots.slot(c, k));
+          if (it == pendingWrite.end())
+            continue;
           Step *r = it->second;
           pendingWrite.erase(it);
-          if (k == 0 && !write && s->kind == StepKind::Send && s->src == r->dst &&
-              s->channel == r->channel) {
-            unsigned a = idOf(*r), b = idOf(*s);
-            auto pa = peers(a), pb = peers(b);
-            bool free = (pa.second < 0 || pa.second == s->peer) &&
-                        (pb.first < 0 || pb.first == r->peer);
-            if (free && !classes.isEquivalent(a, b))
-              classes.unionSets(a, b);
-            if (classes.isEquivalent(a, b))
-              if (pairing)
-                setPartner(r, s);
-          }
+          if (k == 0 && !write && forwards(r, s))
+            pair(r, s);
         }
+      };
+      if (s->src)
+        touch(s->src, false);
+      if (s->srcs)
+        for (Attribute a : s->srcs)
+          touch(llvm::cast<ChunkAttr>(a), false);
+      if (s->dst) {
+        touch(s->dst, true);
+        if (s->receives())
+          for (int64_t k = 0; k < s->dst.getCount(); ++k)
+            pendingWrite[slots.slot(s->dst, k)] = s;
       }
-    };
-    if (s->src)
-      touch(s->src, false);
-    if (s->srcs)
-      for (Attribute a : s->srcs)
-        touch(llvm::cast<ChunkAttr>(a), false);
-    if (s->dst) {
-      touch(s->dst, true);
-      if (s->receives())
-        for (int64_t k = 0; k < s->dst.getCount(); ++k)
-          pendingWrite[slots.slot(s->dst, k)] = s;
     }
   }
 

@@ -1,14 +1,19 @@
 //===- SimFold.cpp - Simulate one period of a plan that repeats -----------===//
 //
 // A shift by F GPUs maps rank r to shift(r), the rank on GPU gpus[r] + F
-// (modulo the machine). The plan repeats under it when each threadblock
-// has an image on the shifted rank that does the same: the image talks to
-// the shifts of its peers (the k-th threadblock of a rank with given peers
-// maps to the k-th of the shifted rank with the shifted peers, since
-// threadblocks are often ordered by peer), runs the same steps, and waits
-// on the images of its deps. The shifts form a group that moves every
-// rank, link and flow (none is its own shift), which is what lets a link
-// of the period count the flows of all its shifts.
+// (modulo the machine), or on GPU gpus[r] xor F where F is a power of two:
+// rings repeat under the first, recursive doubling and halving under the
+// second. The plan repeats under a shift when each threadblock has an image
+// on the shifted rank that does the same: the image talks to the shifts of
+// its peers (the k-th threadblock of a rank with given peers maps to the
+// k-th of the shifted rank with the shifted peers, since threadblocks are
+// often ordered by peer), runs the same steps, and waits on the images of
+// its deps. A period P stands for the whole machine when the plan repeats
+// under the shifts that generate a group moving every GPU g onto exactly
+// those congruent to g modulo P: the shift by P, or the xors by P, 2P, 4P
+// and on. That group moves every rank, link and flow (none is its own
+// shift), which is what lets a link of the period count the flows of all
+// its shifts.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Synthesis/SimFold.h"
@@ -37,20 +42,32 @@ bool shiftsOntoItself(const Topology &topo, int64_t unit) {
   return true;
 }
 
+bool isPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+/// A shift of every GPU: by `by`, modulo the machine, or xor `by`.
+struct Shift {
+  int64_t by;
+  bool xors;
+};
+
 class Folder {
 public:
   Folder(const SimPlan &plan, int64_t machine) : plan(plan), machine(machine) {}
 
   bool index();
-  /// Whether the plan repeats under a shift by `by` GPUs; fills `image`.
-  bool repeatsEvery(int64_t by);
-  /// The ranks on GPUs below `period`, standing for all; needs `image` of
-  /// that period.
+  /// Whether the plan repeats under every shift of `group`; fills `images`.
+  bool repeatsUnder(llvm::ArrayRef<Shift> group);
+  /// The ranks on GPUs below `period`, standing for all; needs `images` of
+  /// the group that moves each GPU onto those congruent modulo `period`.
   std::optional<SimPlan> fold(int64_t period) const;
 
 private:
-  int32_t shift(int32_t rank, int64_t by) const {
-    return rank < 0 ? -1 : rankOf[(plan.gpus[rank] + by) % machine];
+  bool repeatsUnderOne(Shift by);
+  int32_t shift(int32_t rank, Shift by) const {
+    if (rank < 0)
+      return -1;
+    int64_t g = plan.gpus[rank];
+    return rankOf[by.xors ? g ^ by.by : (g + by.by) % machine];
   }
   int32_t sendPeer(const SimPlan::Threadblock &tb) const {
     return tb.sendConn < 0 ? -1 : plan.threadblocks[plan.connections[tb.sendConn].receiver].rank;
@@ -58,14 +75,15 @@ private:
   int32_t recvPeer(const SimPlan::Threadblock &tb) const {
     return tb.recvConn < 0 ? -1 : plan.threadblocks[plan.connections[tb.recvConn].sender].rank;
   }
-  bool mapImages(int64_t by);
-  bool matches(int32_t t, int32_t u, int64_t by);
+  bool mapImages(Shift by);
+  bool matches(int32_t t, int32_t u, Shift by);
 
   const SimPlan &plan;
   int64_t machine;
   std::vector<int32_t> rankOf;             // GPU -> rank, or -1
   std::vector<std::vector<int32_t>> tbsOf; // rank -> its threadblocks
   std::vector<int32_t> image;              // threadblock -> its image under the shift
+  std::vector<std::vector<int32_t>> images; // image, per shift of the group
   std::vector<std::pair<int32_t, int32_t>> mine, theirs; // a step's deps, compared
 };
 
@@ -83,7 +101,7 @@ bool Folder::index() {
   return true;
 }
 
-bool Folder::mapImages(int64_t by) {
+bool Folder::mapImages(Shift by) {
   image.assign(plan.threadblocks.size(), -1);
   using Key = std::tuple<int32_t, int32_t, int32_t>; // send peer, recv peer, k-th
   for (int32_t r = 0; r < int32_t(plan.ranks); ++r) {
@@ -110,7 +128,7 @@ bool Folder::mapImages(int64_t by) {
   return true;
 }
 
-bool Folder::matches(int32_t t, int32_t u, int64_t by) {
+bool Folder::matches(int32_t t, int32_t u, Shift by) {
   const SimPlan::Threadblock &a = plan.threadblocks[t], &b = plan.threadblocks[u];
   if (a.protocol != b.protocol || a.directRecv != b.directRecv || a.steps() != b.steps() ||
       a.recvsPerLoop != b.recvsPerLoop || a.sendsPerLoop != b.sendsPerLoop)
@@ -142,12 +160,22 @@ bool Folder::matches(int32_t t, int32_t u, int64_t by) {
   return true;
 }
 
-bool Folder::repeatsEvery(int64_t by) {
+bool Folder::repeatsUnderOne(Shift by) {
   if (!mapImages(by))
     return false;
   for (int32_t t = 0; t < int32_t(plan.threadblocks.size()); ++t)
     if (!matches(t, image[t], by))
       return false;
+  return true;
+}
+
+bool Folder::repeatsUnder(llvm::ArrayRef<Shift> group) {
+  images.clear();
+  for (Shift by : group) {
+    if (!repeatsUnderOne(by))
+      return false;
+    images.push_back(std::move(image));
+  }
   return true;
 }
 
@@ -160,15 +188,20 @@ std::optional<SimPlan> Folder::fold(int64_t period) const {
   out.foldGpus = period;
   // Each threadblock's stand-in: the one of the period whose image it is
   // after some shifts.
-  std::vector<int32_t> standIn(plan.threadblocks.size(), -1);
+  std::vector<int32_t> standIn(plan.threadblocks.size(), -1), reached;
   for (size_t t = 0; t < plan.threadblocks.size(); ++t) {
     if (plan.gpus[plan.threadblocks[t].rank] >= period)
       continue;
-    int32_t kept = int32_t(out.threadblocks.size());
+    standIn[t] = int32_t(out.threadblocks.size());
     out.threadblocks.push_back(plan.threadblocks[t]);
-    for (int32_t u = int32_t(t); standIn[u] < 0; u = image[u])
-      standIn[u] = kept;
+    reached.push_back(int32_t(t));
   }
+  for (size_t i = 0; i < reached.size(); ++i)
+    for (const std::vector<int32_t> &moved : images)
+      if (int32_t u = moved[reached[i]]; standIn[u] < 0) {
+        standIn[u] = standIn[reached[i]];
+        reached.push_back(u);
+      }
   for (SimPlan::Threadblock &tb : out.threadblocks) {
     int32_t begin = int32_t(out.steps.size());
     for (int32_t s = tb.stepBegin; s < tb.stepEnd; ++s) {
@@ -215,8 +248,20 @@ std::optional<SimPlan> coll::foldPlan(const SimPlan &plan, const Topology &topo)
   Folder folder(plan, machine);
   if (!folder.index())
     return std::nullopt;
-  for (int64_t period = unit; 2 * period <= machine; period += unit)
-    if (machine % period == 0 && folder.repeatsEvery(period))
+  for (int64_t period = unit; 2 * period <= machine; period += unit) {
+    if (machine % period)
+      continue;
+    if (folder.repeatsUnder({Shift{period, false}}))
       return folder.fold(period);
+    // The xors keep nodes and NVLink domains whole where their sizes are
+    // powers of two, and stay on the machine where it is one times P.
+    if (!isPowerOfTwo(unit) || !isPowerOfTwo(period) || !isPowerOfTwo(machine / period))
+      continue;
+    std::vector<Shift> xors;
+    for (int64_t by = period; by < machine; by *= 2)
+      xors.push_back({by, true});
+    if (folder.repeatsUnder(xors))
+      return folder.fold(period);
+  }
   return std::nullopt;
 }
