@@ -141,13 +141,52 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
   }
   // Ordering a threadblock for fusion can run a step after one with a larger
   // key; with several threadblocks and deps between them that risks a wait
-  // cycle, so such ranks keep plain key order (fusing what is adjacent).
-  if (mine.size() > 1)
+  // cycle, so such ranks keep plain key order (fusing what is adjacent),
+  // with each level's sends first where that is safe.
+  if (mine.size() > 1) {
     for (Threadblock &tb : mine)
       for (Step *s : tb.steps)
         setPartner(s, nullptr);
+    if (sendsFirst(steps))
+      std::stable_sort(steps.begin(), steps.end(),
+                       [](const Step *a, const Step *b) { return a->key() < b->key(); });
+  }
   for (Threadblock &tb : mine)
     orderThreadblock(tb);
+}
+
+bool Lowering::sendsFirst(ArrayRef<Step *> steps) const {
+  // Key order breaks ties within a level by program order, which follows
+  // the rank: on a ring, one rank receives before it sends and the rest
+  // send first, and no rank's plan is another's shifted (SimFold.h). Each
+  // level's sends first is the same on every rank, and as safe where a
+  // level never sends more on a connection than its FIFO holds: by
+  // induction on the level, every send of level L finds a slot (the lower
+  // levels' messages are received), its deps are of lower levels, and so
+  // every receive of level L finds its message; the receives and local
+  // steps of a level wait only on each other in key order.
+  int64_t depth = 1;
+  if (std::optional<uint64_t> d = AlgorithmOp(alg).getFifoDepth()) // ops are handles
+    depth = std::max<int64_t>(1, *d);
+  llvm::DenseMap<std::tuple<int64_t, int64_t, uint32_t>, int64_t> sent; // peer, channel, level
+  for (const Step *s : steps) {
+    switch (s->kind) {
+    case StepKind::Send:
+      if (++sent[{s->peer, s->channel, s->level}] > depth)
+        return false;
+      break;
+    case StepKind::Recv:
+    case StepKind::RecvReduceCopy:
+    case StepKind::LocalCopy:
+    case StepKind::LocalReduce:
+      break;
+    default: // steps on peers' windows wait on barriers, not on levels
+      return false;
+    }
+  }
+  for (Step *s : steps)
+    s->late = s->kind != StepKind::Send;
+  return true;
 }
 
 void Lowering::orderThreadblock(Threadblock &tb) {
@@ -179,7 +218,7 @@ void Lowering::orderThreadblock(Threadblock &tb) {
   // they surface. A unit may run only when each of its steps heads its
   // order, so the only candidates are the units of the three heads.
   // Entries carry their key, so that the heaps compare without visiting steps.
-  using Entry = std::pair<std::tuple<uint32_t, uint32_t, uint32_t>, Step *>;
+  using Entry = std::pair<decltype(std::declval<Step>().key()), Step *>;
   auto later = [](const Entry &a, const Entry &b) { return b.first < a.first; };
   using Order = std::priority_queue<Entry, std::vector<Entry>, decltype(later)>;
   Order recvs(later), sends(later), others(later);

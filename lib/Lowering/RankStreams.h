@@ -40,6 +40,8 @@ struct Step {
   StepKind kind;
   // Ordering a threadblock: whether the step is placed, and in a pair.
   bool paired = false, done = false;
+  // After its level's sends (sendsFirst): the step's rank runs them first.
+  bool late = false;
   int32_t rank, peer = -1, channel;
   ChunkAttr src, dst; // src: what is sent or reduced with
   ArrayAttr srcs;     // LocalReduce
@@ -52,7 +54,7 @@ struct Step {
   Step *partner = nullptr;
 
   bool receives() const { return kind == StepKind::Recv || kind == StepKind::RecvReduceCopy; }
-  auto key() const { return std::make_tuple(level, order, sub); }
+  auto key() const { return std::make_tuple(level, late, order, sub); }
 };
 
 /// A connection end as seen from one rank: (peer, channel, direction).
@@ -82,6 +84,9 @@ private:
   void assignThreadblocks(int64_t rank, std::vector<Step *> &steps);
   struct Threadblock;
   void orderThreadblock(Threadblock &tb);
+  /// Whether a rank of several threadblocks may run each level's sends
+  /// before the level's other steps; if so marks those steps `late`.
+  bool sendsFirst(ArrayRef<Step *> steps) const;
 
   AlgorithmOp alg;
   CollDialect *dialect; // found once: its attribute helpers are asked per op

@@ -5,7 +5,9 @@
 // connection matches on both sides, with explicit cross-threadblock deps.
 // Steps are ordered by (dependency depth, program order): every wait —
 // on data, on a matching send, on FIFO credit — points to a smaller key, so
-// the unfused plan cannot deadlock.
+// the unfused plan cannot deadlock. Ranks of several threadblocks run each
+// level's sends first where that is as safe (Lowering::sendsFirst), so that
+// every rank of a ring orders its steps alike.
 //
 //===----------------------------------------------------------------------===//
 

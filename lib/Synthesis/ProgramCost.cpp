@@ -5,23 +5,40 @@
 
 #include "llvm/ADT/SmallVector.h"
 
-#include <map>
-#include <tuple>
+#include <algorithm>
+#include <utility>
 
 using namespace coll;
 
 namespace {
 
-using Slot = std::tuple<std::string, int64_t, int64_t>; // buffer, rank, chunk
-
-/// The step after which each chunk slot was last written and last read.
-struct SlotHistory {
-  std::map<Slot, std::pair<int, int>> last;
-
+/// The step after which each chunk slot was last written and last read,
+/// in a flat array per buffer and rank: a thousand-rank program has
+/// millions of operations, and a map keyed by name was most of its cost.
+class SlotHistory {
+public:
   template <typename F> void forEach(const PhysicalRange &r, F f) {
+    std::vector<std::pair<int, int>> &slots = rankSlots(r.buffer, r.rank);
+    if (int64_t(slots.size()) < r.end)
+      slots.resize(r.end);
     for (int64_t i = r.begin; i < r.end; ++i)
-      f(last[Slot{r.buffer.str(), r.rank, i}]);
+      f(slots[i]);
   }
+
+private:
+  std::vector<std::pair<int, int>> &rankSlots(llvm::StringRef buffer, int64_t rank) {
+    auto it = llvm::find_if(buffers, [&](const auto &b) { return b.first == buffer; });
+    if (it == buffers.end()) {
+      buffers.emplace_back(buffer, std::vector<std::vector<std::pair<int, int>>>());
+      it = std::prev(buffers.end());
+    }
+    if (int64_t(it->second.size()) <= rank)
+      it->second.resize(rank + 1);
+    return it->second[rank];
+  }
+
+  llvm::SmallVector<std::pair<llvm::StringRef, std::vector<std::vector<std::pair<int, int>>>>, 4>
+      buffers;
 };
 
 } // namespace
@@ -64,27 +81,37 @@ std::vector<ProgramCost> coll::estimateProgram(AlgorithmOp alg, const Topology &
   for (auto &step : steps)
     for (const Transfer &t : step)
       allNVLink &= topo.allowsLL128(t.from, t.to);
+  // A step's time is a line in the bytes of a chunk (RoundCost), so each
+  // protocol costs every step once, whatever the number of sizes.
   CostModel model(topo);
+  struct Line {
+    Protocol protocol;
+    double latency = 0, perChunkByte = 0;
+  };
+  llvm::SmallVector<Line, 3> lines;
+  for (Protocol p : {Protocol::Simple, Protocol::LL, Protocol::LL128}) {
+    if (p == Protocol::LL128 && !allNVLink)
+      continue;
+    Line &line = lines.emplace_back();
+    line.protocol = p;
+    line.latency = topo.baseLatencyUs[int(p)];
+    for (auto &step : steps) {
+      RoundCost cost = model.roundCost(step, int(p));
+      line.latency += cost.latency;
+      line.perChunkByte += cost.busiest;
+    }
+  }
   std::vector<ProgramCost> costs;
-  llvm::SmallVector<Transfer> scaled;
   for (double bytes : sizes) {
     double chunkBytes = bytes / double(std::max(in, out));
     ProgramCost best;
     best.micros = -1;
     best.steps = int(steps.size());
-    for (Protocol p : {Protocol::Simple, Protocol::LL, Protocol::LL128}) {
-      if (p == Protocol::LL128 && !allNVLink)
-        continue;
-      double micros = topo.baseLatencyUs[int(p)];
-      for (auto &step : steps) {
-        scaled.assign(step.begin(), step.end());
-        for (Transfer &t : scaled)
-          t.bytes *= chunkBytes;
-        micros += model.roundTime(scaled, int(p));
-      }
+    for (const Line &line : lines) {
+      double micros = line.latency + line.perChunkByte * chunkBytes;
       if (best.micros < 0 || micros < best.micros) {
         best.micros = micros;
-        best.protocol = p;
+        best.protocol = line.protocol;
       }
     }
     costs.push_back(best);

@@ -424,6 +424,13 @@ TEST(Simulator, FoldedPlansRunAsTheWholePlan) {
                  Case{"pairwise_alltoall.coll", "hgx-h100:nodes=4", 32, true},
                  // Repeats under xors of the GPU, not shifts.
                  Case{"recursive-doubling", "hgx-h100:nodes=4", 32, true},
+                 // Ranks of several threadblocks run each level's sends
+                 // first, so that the rank where a ring wraps is no
+                 // different; recursive halving's ranks sit on GPUs a
+                 // permutation of the rank's bits apart.
+                 Case{"hierarchical", "hgx-h100:nodes=4", 32, true},
+                 Case{"recursive-halving", "hgx-h100:nodes=4", 32, true},
+                 Case{"bidir-ring", "hgx-h100:nodes=4", 32, true},
                  Case{"tree_broadcast.coll", "hgx-h100:nodes=4", 32, false}}) {
     Topology t = topology(c.topo);
     bool example = llvm::StringRef(c.example).ends_with(".coll");
