@@ -29,10 +29,11 @@
   X(cuUserObjectCreate) X(cuUserObjectRelease) X(cuGraphRetainUserObject)
 
 // Calls that older drivers lack: null there, and collrt does without them
-// (NVLink multicast came with CUDA 12.1).
+// (NVLink multicast came with CUDA 12.1, dma-buf export with 11.7).
 #define COLLRT_CUDA_OPTIONAL_CALLS(X)                                                        \
   X(cuMulticastGetGranularity) X(cuMulticastCreate) X(cuMulticastAddDevice)                  \
-  X(cuMulticastBindMem) X(cuMulticastUnbind)
+  X(cuMulticastBindMem) X(cuMulticastUnbind)                                                \
+  X(cuMemGetHandleForAddressRange) X(cuFlushGPUDirectRDMAWrites)
 
 namespace collrt {
 

@@ -37,6 +37,7 @@ const Env &Env::get() {
       e.ibHca = h;
     e.direct = readInt("COLL_DIRECT", 0, 0, 1) == 1;
     e.nvls = readInt("COLL_NVLS", 1, 0, 1) == 1;
+    e.gdr = readInt("COLL_GDR", 1, 0, 1) == 1;
     if (const char *a = std::getenv("COLL_BOOTSTRAP_ADDR"); a && *a)
       e.bootstrapAddr = a;
     if (const char *i = std::getenv("COLL_SOCKET_IFNAME"); i && *i)

@@ -18,6 +18,9 @@
 //                          more than the FIFO copy it saves; for tests.
 //   COLL_NVLS=1            0: multimem steps never use NVLink multicast on
 //                          the GPU, only their unicast form (as NCCL_NVLS_ENABLE)
+//   COLL_GDR=1             0: GPU plans across machines keep every FIFO slot
+//                          in pinned host memory, never GPU memory that the
+//                          RDMA NIC writes through a dma-buf (as NCCL_NET_GDR_LEVEL)
 //   COLL_BOOTSTRAP_ADDR=127.0.0.1
 //                          the IPv4 address that the bootstrap root and the
 //                          socket transport listen on, the only one, and
@@ -45,6 +48,7 @@ struct Env {
   std::string ibHca; // empty: the first device
   bool direct = false;
   bool nvls = true;
+  bool gdr = true;
 
   static const Env &get();
 };

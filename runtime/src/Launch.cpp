@@ -51,7 +51,8 @@ bool reduces(int32_t c) { return c == collc::kAllReduce || c == collc::kReduceSc
 /// The FIFOs of `alg` on every rank, made once per communicator: in
 /// `memory` (host memory where null, for host kernels), and those of pairs
 /// that a proxy joins in `staged` where it is given (GPU plans across
-/// machines: pinned host memory, which the proxy reaches).
+/// machines: pinned host memory, which the proxy reaches), their slots in
+/// `memory` where the network can put steps there (GPUDirect RDMA).
 collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&out,
                    const MemoryBackend *memory, const MemoryBackend *staged) {
   auto found = comm->setups.find(alg);
@@ -100,7 +101,8 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
   const bool anyStaged =
       std::any_of(size[1].begin(), size[1].end(), [](size_t bytes) { return bytes > 0; });
   if (anyStaged)
-    if (collResult_t r = net.exchangeWindow(size[1][comm->rank], setup.staged, error, staged))
+    if (collResult_t r = net.exchangeWindow(size[1][comm->rank], setup.staged, error, staged,
+                                            Env::get().gdr ? memory : nullptr))
       return unwind(r);
   Window *windows[2] = {&setup.window, &setup.staged};
   int fifos[2] = {0, 0}; // this rank's receive FIFOs in each
@@ -121,8 +123,8 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
         const int kind = isStaged(tb.recvPeer, tb.rank);
         Window &w = *windows[kind];
         ++fifos[kind];
-        setup.recv[p][e] = fifoAt(w.base[tb.rank] + offset[p][e], plan.slots,
-                                  slotBytes(tb.protocol), tb.protocol);
+        setup.recv[p][e] =
+            fifoIn(w, tb.rank, offset[p][e], plan.slots, slotBytes(tb.protocol), tb.protocol);
         r = net.recvFifo(w, tb.recvPeer, offset[p][e], setup.recv[p][e], error);
         if (!(tb.direct & collc::kTbDirectRecv))
           setup.recv[p][e].ready = nullptr;

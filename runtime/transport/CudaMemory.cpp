@@ -5,7 +5,9 @@
 // peers over its Unix sockets, as it passes memfds, and imported there
 // with cuMemImportFromShareableHandle. A peer maps the allocation for its
 // own device: over NVLink or PCIe P2P where the GPUs differ, plainly where
-// ranks share one GPU.
+// ranks share one GPU. An RDMA NIC registers it through a dma-buf
+// (cuMemGetHandleForAddressRange), and cuFlushGPUDirectRDMAWrites orders
+// what the NIC wrote before the flags that the proxy raises after it.
 //
 //===----------------------------------------------------------------------===//
 #include "transport/MemoryBackend.h"
@@ -81,6 +83,38 @@ public:
     if (r.fd >= 0)
       close(r.fd);
     r = Region{};
+  }
+
+  int dmabuf(const Region &r, std::string &error) const override {
+    int supported = 0;
+    CUdevice device;
+    if (!cu.cuMemGetHandleForAddressRange || !cu.cuFlushGPUDirectRDMAWrites) {
+      error = "the CUDA driver exports no dma-buf (CUDA 11.7 or later does)";
+      return -1;
+    }
+    if (!cu.currentDevice(device, error))
+      return -1;
+    if (CUresult c = cu.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
+                                             device)) {
+      error = cu.describe("cuDeviceGetAttribute", c);
+      return -1;
+    }
+    if (!supported) {
+      error = "this GPU or its kernel driver exports no dma-buf";
+      return -1;
+    }
+    int fd = -1;
+    if (CUresult c = cu.cuMemGetHandleForAddressRange(&fd, CUdeviceptr(r.base), r.size,
+                                                      CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0)) {
+      error = cu.describe("cuMemGetHandleForAddressRange", c);
+      return -1;
+    }
+    return fd;
+  }
+
+  void flushWrites() const override {
+    cu.cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                  CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
   }
 
 private:

@@ -28,7 +28,7 @@ FrameStatus collrt::parseFrame(const char *data, size_t size, const size_t *wind
   if (m.kind == kFrameCredit) {
     if (m.size != 0)
       return malformed(error, "a credit with a payload");
-  } else if (m.kind == kFrameData) {
+  } else if (m.kind == kFrameData || m.kind == kFrameLanded) {
     if (m.protocol != collc::kSimple && m.protocol != collc::kLL && m.protocol != collc::kLL128)
       return malformed(error, "data in an unknown protocol");
     if (m.slots < 1 || m.slots > kMaxFrameSlots)
@@ -51,15 +51,20 @@ FrameStatus collrt::parseFrame(const char *data, size_t size, const size_t *wind
     return malformed(error, "a message of an unknown kind");
   }
   // m.size is in [0, 2^30] here: the sum cannot wrap.
-  if (size - sizeof m < size_t(m.size))
+  const size_t payload = payloadOf(m);
+  if (size - sizeof m < payload)
     return FrameStatus::kIncomplete;
   frame.payload = data + sizeof m;
-  length = sizeof m + size_t(m.size);
+  length = sizeof m + payload;
   return FrameStatus::kComplete;
 }
 
-bool collrt::deliverFrame(char *window, const Frame &frame, std::string &error) {
+bool collrt::deliverFrame(char *window, const Frame &frame, std::string &error, bool putsOnly) {
   const FrameHeader &m = frame.header;
+  if (m.kind == kFrameData && putsOnly) {
+    error = "a copied step for a FIFO whose slots only RDMA writes fill";
+    return false;
+  }
   collc::Fifo f = fifoAt(window + m.offset, m.slots, m.slotBytes, m.protocol);
   // One sender feeds a FIFO, over one ordered connection: steps arrive in
   // order, each exactly once.
@@ -69,7 +74,9 @@ bool collrt::deliverFrame(char *window, const Frame &frame, std::string &error) 
   }
   const uint64_t index = m.step % uint64_t(m.slots);
   char *slot = f.slots + index * uint64_t(m.slotBytes);
-  if (m.protocol == collc::kSimple) {
+  if (m.kind == kFrameLanded) {
+    // The wire put the bytes there before this message.
+  } else if (m.protocol == collc::kSimple) {
     memcpy(slot, frame.payload, size_t(m.size));
   } else {
     auto *dst = reinterpret_cast<uint64_t *>(slot);

@@ -18,7 +18,10 @@
 
 namespace collrt {
 
-enum FrameKind : uint32_t { kFrameData = 1, kFrameCredit = 2 };
+/// Data carries a step's bytes; landed says that a step's bytes were put
+/// into the slot already (Wire::put) and carries none; a credit moves the
+/// sender's head.
+enum FrameKind : uint32_t { kFrameData = 1, kFrameCredit = 2, kFrameLanded = 3 };
 
 /// Every message says where it goes, so that data may arrive before the
 /// receiver has looked at its FIFO.
@@ -28,8 +31,13 @@ struct FrameHeader {
   uint64_t offset;    // of the FIFO in the receiver's window
   int64_t slotBytes;
   uint64_t step;      // data: the step; credit: the new head
-  int64_t size;       // bytes of payload that follow
+  int64_t size;       // bytes of the step (for data, the payload that follows)
 };
+
+/// Bytes of payload that follow the header on the wire.
+inline size_t payloadOf(const FrameHeader &m) {
+  return m.kind == kFrameData && m.size > 0 ? size_t(m.size) : 0;
+}
 
 /// Bounds far above any plan's (8 or so slots of at most COLL_*_SLOT's
 /// maximum), low enough that no product of them overflows.
@@ -39,7 +47,8 @@ constexpr int64_t kMaxFrameSlotBytes = int64_t(1) << 30;
 /// A checked message. Data: the FIFO of `header.slots` slots of
 /// `header.slotBytes` at `header.offset` lies inside window `header.window`,
 /// suitably aligned, and `payload` holds `header.size` bytes, no more than a
-/// slot. Credit: `header.window` is a window, and there is no payload.
+/// slot. Landed: the same, with no payload. Credit: `header.window` is a
+/// window, and there is no payload.
 struct Frame {
   FrameHeader header;
   const char *payload;
@@ -56,9 +65,11 @@ FrameStatus parseFrame(const char *data, size_t size, const size_t *windowBytes,
 
 /// Writes a data message's step into its FIFO in `window` (the receiver's
 /// memory for `frame.header.window`), LL and LL128 lines word by word so that
-/// their flags stay atomic, and then moves the tail. False, with nothing
-/// written, when it is not the step the FIFO expects next.
-bool deliverFrame(char *window, const Frame &frame, std::string &error);
+/// their flags stay atomic, and then moves the tail; a landed message moves
+/// only the size and tail. False, with nothing written, when it is not the
+/// step the FIFO expects next, or is data for a window that `putsOnly`
+/// says takes its steps' bytes only from the wire's puts.
+bool deliverFrame(char *window, const Frame &frame, std::string &error, bool putsOnly = false);
 
 } // namespace collrt
 

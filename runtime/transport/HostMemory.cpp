@@ -85,6 +85,8 @@ collResult_t collrt::allocateWindow(size_t bytes, int rank, int nranks, Window &
 
 void collrt::freeWindow(Window &w, int rank) {
   releasePart(w, rank);
+  if (w.slots.base)
+    w.slotMemory->unmap(w.slots);
   Region descriptor;
   descriptor.fd = w.fd;
   w.fd = -1;

@@ -11,6 +11,14 @@
 // whose immediate has kCredit set. A sender reuses a byte of its rings once
 // its write has completed and the receiver has returned it.
 //
+// Where both ends registered their FIFOs (Wire::expose: host memory by its
+// address, GPU memory through a dma-buf), a step's bytes go with a plain
+// RDMA write from the sender's slot into the receiver's, posted in stream
+// order before the header that says it landed; the receiver flushes the
+// GPU's view of what the NIC wrote before its proxy moves the tail. This is
+// GPUDirect RDMA where the slots are the GPU's, and saves the copies
+// through the rings where they are the host's.
+//
 // A completion in error, a malformed message or a credit for space never
 // used drops the peer, as Socket.cpp drops a broken connection: its waiters
 // then time out naming it.
@@ -24,11 +32,14 @@
 #include "transport/Verbs.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <sys/mman.h>
+#include <unistd.h>
 
 using namespace collrt;
 
@@ -38,6 +49,15 @@ constexpr uint32_t kCredit = 1u << 31; // in an immediate: returned ring space
 constexpr int kDepth = 64;             // writes outstanding per peer, NCCL's order
 constexpr size_t kRingBytes = 4 << 20; // per peer and direction, NCCL's buffer size
 
+// A put waiting for the stream to reach the byte it goes before.
+struct Put {
+  uint64_t at; // the byte of this rank's stream to the peer it goes before
+  const char *local;
+  uint64_t key;
+  size_t bytes;
+  uint64_t remote, remoteKey;
+};
+
 struct Link {
   bool open = false;       // served, and not dropped
   char *ring = nullptr;    // the peer writes here
@@ -45,6 +65,7 @@ struct Link {
   IbEndpoint theirs;
   std::string outbox; // posted, not yet staged from `staged` on
   size_t staged = 0;
+  std::deque<Put> puts;
   uint64_t written = 0, completed = 0, returned = 0; // bytes of this rank's stream
   std::deque<size_t> inFlight; // bytes of each outstanding write, 0 for a credit
   uint64_t read = 0, owed = 0; // bytes of the peer's stream; owed: not yet returned
@@ -132,15 +153,48 @@ public:
     if (!l.open)
       return; // its waiters time out with a message
     l.outbox.append(reinterpret_cast<const char *>(&m), sizeof m);
-    if (m.size)
-      l.outbox.append(payload, size_t(m.size));
+    l.outbox.append(payload, payloadOf(m));
   }
 
   bool flushed() const override {
     for (const Link &l : links)
-      if (l.open && (l.staged < l.outbox.size() || !l.inFlight.empty() || l.owed))
+      if (l.open &&
+          (l.staged < l.outbox.size() || !l.puts.empty() || !l.inFlight.empty() || l.owed))
         return false;
     return true;
+  }
+
+  bool direct() const override { return true; }
+
+  // A key is the region's local key over its remote one: a peer needs only
+  // the low half.
+  bool expose(const Region &r, const MemoryBackend &memory, uint64_t &key,
+              std::string &error) override {
+    VerbsRegion v;
+    if (memory.hostAccessible()) {
+      if (!verbs->registerMemory(r.base, r.size, v, error))
+        return false;
+    } else {
+      int fd = memory.dmabuf(r, error);
+      if (fd < 0)
+        return false;
+      const bool ok =
+          verbs->registerDmabuf(fd, r.size, reinterpret_cast<uintptr_t>(r.base), v, error);
+      close(fd);
+      if (!ok)
+        return false;
+      gpu.store(&memory, std::memory_order_release);
+    }
+    key = uint64_t(v.lkey) << 32 | v.rkey;
+    return true;
+  }
+
+  void put(int peer, const char *local, uint64_t key, size_t bytes, uint64_t remote,
+           uint64_t remoteKey) override {
+    Link &l = links[peer];
+    if (l.open)
+      l.puts.push_back({l.written + (l.outbox.size() - l.staged), local, key, bytes, remote,
+                        remoteKey});
   }
 
   // Completion queues are polled, not waited on, as NCCL's proxy polls;
@@ -191,6 +245,10 @@ private:
     if (bytes == 0 || bytes > ringBytes - at)
       return drop(peer, "it wrote past the end of its ring");
     const char *data = l.ring + at;
+    // Steps put into GPU memory before this message must be visible to
+    // the kernels before their tails move.
+    if (const MemoryBackend *m = gpu.load(std::memory_order_acquire))
+      m->flushWrites();
     l.read += bytes;
     l.owed += bytes; // the bytes are handed on or copied below
     size_t used = 0;
@@ -224,12 +282,26 @@ private:
       l.owed = 0;
       moved = true;
     }
-    while (l.staged < l.outbox.size() && l.inFlight.size() < kDepth) {
+    while (l.inFlight.size() < kDepth) {
+      if (!l.puts.empty() && l.puts.front().at <= l.written) {
+        const Put &p = l.puts.front();
+        if (!verbs->postPut(peer, p.local, uint32_t(p.key >> 32), p.bytes, p.remote,
+                            uint32_t(p.remoteKey), error)) {
+          drop(peer, error);
+          return true;
+        }
+        l.inFlight.push_back(0);
+        l.puts.pop_front();
+        moved = true;
+        continue;
+      }
       // A byte of the rings is free again once its write has completed
       // (the staging copy) and the peer has returned it (the ring's).
       const uint64_t room = std::min(l.completed, l.returned) + ringBytes - l.written;
       const size_t at = l.written % ringBytes;
-      const size_t bytes = std::min({size_t(room), ringBytes - at, l.outbox.size() - l.staged});
+      const uint64_t beforePut = l.puts.empty() ? UINT64_MAX : l.puts.front().at - l.written;
+      const size_t bytes = std::min({size_t(room), ringBytes - at, l.outbox.size() - l.staged,
+                                     size_t(std::min<uint64_t>(beforePut, SIZE_MAX))});
       if (!bytes)
         break;
       memcpy(l.staging + at, l.outbox.data() + l.staged, bytes);
@@ -263,6 +335,7 @@ private:
     l.outbox.clear();
     l.inbox.clear();
     l.inFlight.clear();
+    l.puts.clear();
   }
 
   int rank;
@@ -274,6 +347,7 @@ private:
   std::map<int, VerbsAddress> addresses;
   std::vector<VerbsCompletion> done;
   std::unique_ptr<Verbs> verbs;
+  std::atomic<const MemoryBackend *> gpu{nullptr}; // exposed GPU memory, if any
 };
 
 class IbTransport : public ProxyTransport {

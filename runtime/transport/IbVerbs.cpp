@@ -5,7 +5,9 @@
 // gives the types and the data path (post_send, post_recv, poll_cq are its
 // inline calls through the device's context, no symbols). RC queue pairs as
 // NCCL's net_ib makes them, one completion queue each; GID index 0, with a
-// global route where the port is Ethernet (RoCE) or has no LID.
+// global route where the port is Ethernet (RoCE) or has no LID. GPU memory
+// is registered through a dma-buf with ibv_reg_dmabuf_mr, resolved where
+// rdma-core has it (34 and later).
 //
 // This file compiles, and fails with a clear error where libibverbs or a
 // device is missing, but it has never run against an RDMA NIC: none was at
@@ -46,6 +48,8 @@ struct IbApi {
   ibv_pd *(*allocPd)(ibv_context *);
   int (*deallocPd)(ibv_pd *);
   ibv_mr *(*regMr)(ibv_pd *, void *, size_t, int);
+  // rdma-core 34 and later; null before.
+  ibv_mr *(*regDmabufMr)(ibv_pd *, uint64_t, size_t, uint64_t, int, int);
   int (*deregMr)(ibv_mr *);
   ibv_cq *(*createCq)(ibv_context *, int, void *, ibv_comp_channel *, int);
   int (*destroyCq)(ibv_cq *);
@@ -90,6 +94,7 @@ const IbApi *loadIbApi(std::string &error) {
     resolve(api.modifyQp, "ibv_modify_qp");
     resolve(api.destroyQp, "ibv_destroy_qp");
     resolve(api.wcStatusStr, "ibv_wc_status_str");
+    api.regDmabufMr = reinterpret_cast<decltype(api.regDmabufMr)>(dlsym(lib, "ibv_reg_dmabuf_mr"));
     if (missing) {
       why = std::string("libibverbs.so.1 has no ") + missing;
       dlclose(lib);
@@ -244,23 +249,35 @@ public:
     return true;
   }
 
-  bool postWrite(int peer, const void *local, uint32_t lkey, size_t bytes, uint64_t remote,
-                 uint32_t rkey, uint32_t imm, std::string &error) override {
-    ibv_sge sge{reinterpret_cast<uintptr_t>(local), uint32_t(bytes), lkey};
-    ibv_send_wr wr{}, *bad = nullptr;
-    wr.wr_id = uint64_t(peer);
-    wr.sg_list = bytes ? &sge : nullptr;
-    wr.num_sge = bytes ? 1 : 0;
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(imm);
-    wr.wr.rdma.remote_addr = remote;
-    wr.wr.rdma.rkey = rkey;
-    if (int r = ibv_post_send(pairs[peer].qp, &wr, &bad)) {
-      error = failed("ibv_post_send", r);
+  // Relaxed ordering stays off: a put must land before the header that
+  // follows it on the queue pair, which says that it has.
+  bool registerDmabuf(int fd, size_t bytes, uint64_t iova, VerbsRegion &region,
+                      std::string &error) override {
+    if (!api.regDmabufMr) {
+      error = "libibverbs has no ibv_reg_dmabuf_mr (rdma-core 34 or later has)";
       return false;
     }
+    ibv_mr *mr = api.regDmabufMr(pd, 0, bytes, iova, fd,
+                                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (!mr) {
+      error = name + ": " + failed("ibv_reg_dmabuf_mr", 0);
+      return false;
+    }
+    regions.push_back(mr);
+    region.lkey = mr->lkey;
+    region.rkey = mr->rkey;
     return true;
+  }
+
+  bool postWrite(int peer, const void *local, uint32_t lkey, size_t bytes, uint64_t remote,
+                 uint32_t rkey, uint32_t imm, std::string &error) override {
+    return post(peer, local, lkey, bytes, remote, rkey, IBV_WR_RDMA_WRITE_WITH_IMM, htonl(imm),
+                error);
+  }
+
+  bool postPut(int peer, const void *local, uint32_t lkey, size_t bytes, uint64_t remote,
+               uint32_t rkey, std::string &error) override {
+    return post(peer, local, lkey, bytes, remote, rkey, IBV_WR_RDMA_WRITE, 0, error);
   }
 
   bool postReceive(int peer, std::string &error) override {
@@ -308,6 +325,25 @@ public:
   }
 
 private:
+  bool post(int peer, const void *local, uint32_t lkey, size_t bytes, uint64_t remote,
+            uint32_t rkey, ibv_wr_opcode opcode, uint32_t imm, std::string &error) {
+    ibv_sge sge{reinterpret_cast<uintptr_t>(local), uint32_t(bytes), lkey};
+    ibv_send_wr wr{}, *bad = nullptr;
+    wr.wr_id = uint64_t(peer);
+    wr.sg_list = bytes ? &sge : nullptr;
+    wr.num_sge = bytes ? 1 : 0;
+    wr.opcode = opcode;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = imm;
+    wr.wr.rdma.remote_addr = remote;
+    wr.wr.rdma.rkey = rkey;
+    if (int r = ibv_post_send(pairs[peer].qp, &wr, &bad)) {
+      error = failed("ibv_post_send", r);
+      return false;
+    }
+    return true;
+  }
+
   struct Pair {
     ibv_cq *cq = nullptr;
     ibv_qp *qp = nullptr;

@@ -42,6 +42,17 @@ public:
   virtual collResult_t import(int fd, size_t bytes, Region &out, std::string &error) const = 0;
   /// Unmaps a region, closes its descriptor, and leaves it empty.
   virtual void unmap(Region &region) const = 0;
+  /// A dma-buf descriptor of `region`, for an RDMA NIC to register memory
+  /// that no host address reaches (the caller closes it); -1, saying why,
+  /// where there is none. Host memory is registered by its address instead.
+  virtual int dmabuf(const Region & /*region*/, std::string &error) const {
+    error = std::string(name()) + " memory exports no dma-buf";
+    return -1;
+  }
+  /// Makes what a NIC wrote into this memory visible to the GPU before a
+  /// flag in other memory says that it is there, as NCCL flushes after a
+  /// GPUDirect receive. Memory that kernels do not read needs nothing.
+  virtual void flushWrites() const {}
 };
 
 /// memfds and mmap.

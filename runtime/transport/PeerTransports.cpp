@@ -6,6 +6,7 @@
 #include "transport/Verbs.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <unistd.h>
 
@@ -155,10 +156,23 @@ std::string PeerTransports::describe() const {
 }
 
 collResult_t PeerTransports::exchangeWindow(size_t bytes, Window &w, std::string &error,
-                                            const MemoryBackend *memory) {
+                                            const MemoryBackend *memory,
+                                            const MemoryBackend *slotMemory) {
   if (collResult_t r = allocateWindow(bytes, rank, int(of.size()), w, error, memory)) {
     ++windows; // as every other rank counts it
     return r;
+  }
+  // Apart slots are a choice, not a need: without them the proxy copies.
+  // Every peer that a proxy serves must put, or none can.
+  if (slotMemory) {
+    std::string why;
+    if (std::any_of(made.begin(), made.end(), [](auto &t) { return t && t->copiesSteps(); }))
+      why = "a transport of this rank copies steps";
+    else if (slotMemory->allocate(w.size[rank], w.slots, why) == collSuccess)
+      w.slotMemory = slotMemory; // only this rank's NIC reaches them
+    if (!w.slots.base && Env::get().debug)
+      fprintf(stderr, "collc INFO rank %d: FIFO slots stay with their headers: %s\n", rank,
+              why.c_str());
   }
   collResult_t r = shareWindow(w, error);
   close(w.fd);
@@ -214,6 +228,10 @@ void PeerTransports::release(Window &w) {
                                 size_t(rank) < w.handle.size() ? w.handle[rank] : 0},
                          w.memory);
     w.base[rank] = nullptr;
+  }
+  if (late && w.slots.base) {
+    retired.emplace_back(w.slots, w.slotMemory);
+    w.slots = Region{};
   }
   freeWindow(w, rank);
   w.base.clear();

@@ -62,8 +62,11 @@ public:
 
   /// Collective: this rank's part of a new window of `bytes`, and each
   /// peer's where its transport maps it; host memory unless `memory` says.
+  /// With `slotMemory`, the FIFO slots of proxied connections go there where
+  /// the network transports can put steps into it (Window::slots).
   collResult_t exchangeWindow(size_t bytes, Window &window, std::string &error,
-                              const MemoryBackend *memory = nullptr);
+                              const MemoryBackend *memory = nullptr,
+                              const MemoryBackend *slotMemory = nullptr);
   /// Collective: gives the peers this rank's part of `window` (`base[rank]`,
   /// `size[rank]`, `fd`), memory the caller owns, and maps theirs.
   collResult_t shareWindow(Window &window, std::string &error);

@@ -52,8 +52,7 @@ public:
   void post(int peer, const FrameHeader &m, const char *payload) override {
     Peer &p = peers[peer];
     p.outbox.append(reinterpret_cast<const char *>(&m), sizeof m);
-    if (m.size)
-      p.outbox.append(payload, size_t(m.size));
+    p.outbox.append(payload, payloadOf(m));
   }
 
   bool flushed() const override {

@@ -20,6 +20,7 @@
 
 #include "collc/abi.h"
 #include "collrt.h"
+#include "transport/MemoryBackend.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -32,8 +33,6 @@ namespace collrt {
 
 class Bootstrap;
 
-class MemoryBackend;
-
 struct Window {
   int id = -1;              // the same on every rank: windows are made collectively
   std::vector<char *> base; // every rank's window where mapped here, else null
@@ -41,6 +40,12 @@ struct Window {
   std::vector<uint64_t> handle; // the memory backend's, per rank mapped here
   int fd = -1;              // this rank's part as a descriptor while it is being shared
   const MemoryBackend *memory = nullptr; // what every part is made of; null: host
+  // Where this rank's FIFO slots lie when apart from its part, in the same
+  // layout: GPU memory that only an RDMA NIC writes, while the headers stay
+  // where the proxy moves the tails. slotMemory also makes the mirrors'
+  // slots of the proxied sends into the window.
+  Region slots;
+  const MemoryBackend *slotMemory = nullptr;
 };
 
 /// This rank's part of a new window: `bytes` of zeroed memory, rounded up to
@@ -66,7 +71,8 @@ struct PeerInfo {
 /// A FIFO's layout in memory: head and ready (the receiver's) and tail (the
 /// sender's) on their own cache lines, the wire size of each slot's step,
 /// then the slots. Slots and FIFOs start on 128-byte boundaries, so that
-/// each LL128 line is one whole L2 line.
+/// each LL128 line is one whole L2 line. Where a window keeps its slots
+/// apart (Window::slots), they sit at the same offsets there.
 inline size_t fifoHeaderBytes(int32_t slots) { return 128 + ((size_t(slots) * 8 + 127) & ~size_t(127)); }
 inline size_t fifoBytes(int32_t slots, int64_t slotBytes) {
   return fifoHeaderBytes(slots) + ((size_t(slots) * size_t(slotBytes) + 127) & ~size_t(127));
@@ -75,6 +81,15 @@ inline collc::Fifo fifoAt(char *base, int32_t slots, int64_t slotBytes, int32_t 
   return collc::Fifo{reinterpret_cast<uint64_t *>(base), reinterpret_cast<uint64_t *>(base + 64),
                      reinterpret_cast<int64_t *>(base + 128), base + fifoHeaderBytes(slots),
                      slotBytes, slots, protocol, reinterpret_cast<uint64_t *>(base + 8)};
+}
+/// This rank's receive FIFO at `offset` of its part of `w`, with the slots
+/// where the window keeps them.
+inline collc::Fifo fifoIn(const Window &w, int rank, size_t offset, int32_t slots,
+                          int64_t slotBytes, int32_t protocol) {
+  collc::Fifo f = fifoAt(w.base[rank] + offset, slots, slotBytes, protocol);
+  if (w.slots.base)
+    f.slots = w.slots.base + offset + fifoHeaderBytes(slots);
+  return f;
 }
 
 /// Payload bytes a slot of `slotBytes` carries: LL spends half on flags,
@@ -137,6 +152,9 @@ public:
   /// may still write into this rank's part of a released window, which
   /// then lives as long as the transport.
   virtual bool proxied() const { return false; }
+  /// Whether a proxy copies steps into this rank's FIFOs' slots: then they
+  /// cannot lie apart, where only the network's puts reach (Window::slots).
+  virtual bool copiesSteps() const { return false; }
 };
 
 /// Makes a transport on this rank for the peers marked in `peers` (one entry

@@ -11,6 +11,9 @@
 // carry their byte count as an immediate; the receiver hands the ring's
 // bytes to Proxy::receive and returns the space with a zero-byte write whose
 // immediate says how much, as NCCL's receiver returns clear-to-send slots.
+// Where both ends registered their FIFOs' memory, a step's bytes go with a
+// plain write from the sender's slot straight into the receiver's, and only
+// its header takes the ring (Wire::put).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_VERBS_H
@@ -66,10 +69,19 @@ public:
   /// memory must outlive this object.
   virtual bool registerMemory(void *base, size_t bytes, VerbsRegion &region,
                               std::string &error) = 0;
+  /// Registers device memory that the dma-buf `fd` exports, `bytes` from
+  /// its start, which work requests name by the addresses from `iova` on
+  /// (GPUDirect RDMA: the GPU's own addresses). The caller keeps `fd`.
+  virtual bool registerDmabuf(int fd, size_t bytes, uint64_t iova, VerbsRegion &region,
+                              std::string &error) = 0;
   /// An RDMA write with immediate of `bytes` at `local` (registered under
   /// `lkey`) to `remote` in the peer's region `rkey`; `bytes` may be 0.
   virtual bool postWrite(int peer, const void *local, uint32_t lkey, size_t bytes, uint64_t remote,
                          uint32_t rkey, uint32_t imm, std::string &error) = 0;
+  /// An RDMA write without immediate: it consumes no receive and completes
+  /// only here, and lands before the writes posted after it.
+  virtual bool postPut(int peer, const void *local, uint32_t lkey, size_t bytes, uint64_t remote,
+                       uint32_t rkey, std::string &error) = 0;
   /// A receive for one immediate from `peer`.
   virtual bool postReceive(int peer, std::string &error) = 0;
   /// Appends up to `max` completions to `out`; how many.

@@ -82,10 +82,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       break;
     }
     const FrameHeader &m = frame.header;
-    if (length < sizeof m || length > left || m.size < 0 ||
-        length != sizeof m + size_t(m.size) || frame.payload != stream + sizeof m)
+    const size_t payload = m.kind == kFrameData ? size_t(m.size) : 0; // as the wire says
+    if (length < sizeof m || length > left || m.size < 0 || length != sizeof m + payload ||
+        frame.payload != stream + sizeof m)
       broken("a message that is not where, or as long as, it says");
-    if (m.kind == kFrameData) {
+    if (m.kind == kFrameData || m.kind == kFrameLanded) {
       unsigned __int128 end = (unsigned __int128)m.offset + fifoHeaderBytes(m.slots) +
                               (unsigned __int128)m.slots * (unsigned __int128)m.slotBytes;
       if (m.slots < 1 || m.slotBytes < 1 || m.size > m.slotBytes || m.window < 0 ||

@@ -135,7 +135,7 @@ TEST(Frame, WordsStayAligned) {
 
 TEST(Frame, UnknownKindsProtocolsAndWindowsAreMalformed) {
   FrameHeader m = data();
-  m.kind = 3;
+  m.kind = 4;
   expectMalformed(m, "unknown kind");
   m = data();
   m.protocol = 3;
@@ -180,4 +180,36 @@ TEST(Frame, DeliveryTakesStepsInOrderOnly) {
   }
   // The first FIFO of the window was never touched.
   EXPECT_TRUE(std::all_of(window.begin(), window.begin() + second, [](char c) { return !c; }));
+}
+
+// A landed step's bytes were put into its slot already: its message is the
+// header alone, checked as data is, and delivering it moves only the size
+// and the tail. A window whose slots only puts fill refuses copied data.
+TEST(Frame, LandedStepsCarryNoPayloadAndCopyNothing) {
+  std::vector<char> window(kWindows[0], 0);
+  collc::Fifo f = fifoAt(window.data(), 2, 256, collc::kSimple);
+  FrameHeader m = data(0, 200);
+  m.kind = kFrameLanded;
+  Parsed p = parse(bytes(m, std::string(200, 'x')));
+  ASSERT_EQ(p.status, FrameStatus::kComplete) << p.error;
+  EXPECT_EQ(p.length, sizeof m);
+  std::string error;
+  ASSERT_TRUE(deliverFrame(window.data(), p.frame, error, true)) << error;
+  EXPECT_EQ(*f.tail, 1u);
+  EXPECT_EQ(f.sizes[0], 200);
+  EXPECT_TRUE(std::all_of(f.slots, f.slots + 2 * 256, [](char c) { return !c; }));
+  m.size = 257;
+  expectMalformed(m, "does not fit its slot");
+  m = data(fifoBytes(2, 256));
+  m.kind = kFrameLanded;
+  m.offset += 8;
+  expectMalformed(m, "past the end of its window");
+
+  FrameHeader copied = data(0, 16);
+  copied.step = 1;
+  p = parse(bytes(copied));
+  ASSERT_EQ(p.status, FrameStatus::kComplete) << p.error;
+  EXPECT_FALSE(deliverFrame(window.data(), p.frame, error, true));
+  EXPECT_NE(error.find("only RDMA writes fill"), std::string::npos) << error;
+  EXPECT_EQ(*f.tail, 1u);
 }

@@ -3,7 +3,8 @@
 // The ib transport's wire under the proxy engine, as ProxyTest runs it over
 // TCP, with the in-memory verbs of LoopbackVerbs.h in place of a NIC: rings
 // large and small (smaller than one message), writes that land late, a
-// queue pair that fails, a shutdown that must drain through credits. And
+// queue pair that fails, a shutdown that must drain through credits, steps
+// put straight into the receiver's slots (GPUDirect RDMA's path). And
 // libibverbs itself, on a machine without an RDMA device: a clear error.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -149,6 +151,50 @@ TEST(IbWire, APeerWhoseQueuePairFailsIsDropped) {
                       "(work request flushed error)"),
             std::string::npos)
       << said;
+}
+
+// Where rank 1 exposed its slots, every step's bytes go as a put straight
+// into them, and only the headers take the ring: into the slots after the
+// headers, or into slots apart in device-like memory registered through
+// its descriptor, which the receiver flushes before moving a tail.
+TEST(IbWire, StepsArePutStraightIntoTheReceiversSlots) {
+  uint64_t stepped = 0;
+  for (int k = 0; k < 3; ++k)
+    for (int64_t s = 0; s < 40; ++s)
+      stepped += uint64_t(stepBytes(k, s));
+  for (Puts puts : {Puts::kInline, Puts::kApart}) {
+    SCOPED_TRACE(puts == Puts::kApart ? "apart" : "inline");
+    auto fabric = std::make_shared<LoopbackFabric>();
+    {
+      Link link = ibLink(fabric, 1 << 20);
+      ASSERT_TRUE(link.end[0] && link.end[1]);
+      Pair pair(std::move(link), puts);
+      crossSteps(pair);
+      if (puts == Puts::kApart) {
+        EXPECT_GT(pair.device.flushes.load(), 0);
+        for (int k = 0; k < 3; ++k) { // the slots by the headers stay as made
+          const char *by = pair.window.base[1] + k * fifoBytes(kSlots, kSlotBytes) +
+                           fifoHeaderBytes(kSlots);
+          EXPECT_TRUE(std::all_of(by, by + kSlots * kSlotBytes, [](char c) { return !c; }));
+        }
+      }
+    }
+    const LoopbackFabric::Landed sent = fabric->landed(0);
+    EXPECT_EQ(sent.puts, 3u * 40);
+    EXPECT_EQ(sent.putBytes, stepped);
+    EXPECT_EQ(sent.bytes - sent.putBytes, 3 * 40 * sizeof(FrameHeader));
+  }
+}
+
+// A put goes before the header that follows it even when the header waits
+// for ring space, and steps still arrive whole when writes land late.
+TEST(IbWire, PutsKeepTheirPlaceInAStreamThatWaitsForRingSpace) {
+  auto fabric = std::make_shared<LoopbackFabric>();
+  fabric->setDelay(7);
+  Link link = ibLink(fabric, sizeof(FrameHeader) + 8);
+  ASSERT_TRUE(link.end[0] && link.end[1]);
+  Pair pair(std::move(link), Puts::kApart);
+  crossSteps(pair);
 }
 
 //===----------------------------------------------------------------------===//

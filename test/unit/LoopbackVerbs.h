@@ -4,10 +4,14 @@
 // rank's "remote memory" is the peer's registered buffer in this process:
 // a write lands there, with its immediate queued to the peer's completions,
 // when some rank polls `delay` polls after it was posted, in the order
-// posted, and only while the peer has a receive posted (else it waits, as
-// an RC queue pair retries on RNR without end). Writes are checked against
+// posted, one per queue pair and poll, and only while the peer has a
+// receive posted (else it waits, as an RC queue pair retries on RNR without
+// end). Writes are checked against
 // the regions their keys name, and a write can be made to fail; a failure
-// breaks the queue pair at both ends, as on a NIC.
+// breaks the queue pair at both ends, as on a NIC. A "dma-buf" here is any
+// descriptor that mmap maps (a memfd): registering one maps it afresh, and
+// writes to its addresses go through that mapping, so that they reach the
+// memory only if the descriptor and addresses the wire gave agree.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_TEST_UNIT_LOOPBACKVERBS_H
@@ -22,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <sys/mman.h>
 #include <vector>
 
 namespace collrt::test {
@@ -42,9 +47,10 @@ public:
     failing[rank] = true;
   }
   /// What rank `rank` wrote that landed: bytes, writes with data and the
-  /// largest, writes of no bytes (credits).
+  /// largest, writes of no bytes (credits), and puts (writes without an
+  /// immediate) with their bytes.
   struct Landed {
-    uint64_t bytes = 0, writes = 0, largest = 0, empty = 0;
+    uint64_t bytes = 0, writes = 0, largest = 0, empty = 0, puts = 0, putBytes = 0;
   };
   Landed landed(int rank) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -60,6 +66,7 @@ private:
     uint64_t remote;
     uint32_t rkey, imm;
     uint64_t due;
+    bool notify; // with an immediate, which takes a receive
   };
   struct End { // of the queue pair (rank, peer), at rank
     bool made = false, connected = false, broken = false;
@@ -68,8 +75,9 @@ private:
   };
   struct Region {
     int owner;
-    char *base;
+    char *base;   // as work requests name it
     size_t bytes;
+    char *mapped; // where its bytes are; a dma-buf's own mapping
   };
 
   bool inside(uint32_t key, int owner, uint64_t addr, size_t bytes) const {
@@ -78,6 +86,10 @@ private:
     const Region &r = regions[key - 1];
     uint64_t base = reinterpret_cast<uintptr_t>(r.base);
     return r.owner == owner && addr >= base && bytes <= r.bytes && addr - base <= r.bytes - bytes;
+  }
+  char *at(uint32_t key, uint64_t addr) const {
+    const Region &r = regions[key - 1];
+    return r.mapped + (addr - reinterpret_cast<uintptr_t>(r.base));
   }
 
   void complete(int rank, int peer, bool received, uint32_t imm, std::string error) {
@@ -99,11 +111,12 @@ private:
     mine.broken = theirs.broken = true;
   }
 
-  // Lands every write that is due, in order per queue pair.
+  // Lands the first write of each queue pair if it is due: one per poll,
+  // so that a receiver may act on one before the next lands, as on a NIC.
   void deliver() {
     for (auto &[key, end] : ends) {
       const auto [from, to] = key;
-      while (!end.writes.empty() && end.writes.front().due <= clock) {
+      if (!end.writes.empty() && end.writes.front().due <= clock) {
         Write w = end.writes.front();
         End &peer = ends[{to, from}];
         if (end.broken) {
@@ -116,18 +129,25 @@ private:
         } else if (!(w.bytes == 0 || inside(w.lkey, from, uintptr_t(w.local), w.bytes)) ||
                    !inside(w.rkey, to, w.remote, w.bytes)) {
           breakPair(from, to, "remote access error");
-        } else if (peer.receives == 0) {
-          break; // receiver not ready: retried
+        } else if (w.notify && peer.receives == 0) {
+          continue; // receiver not ready: retried
         } else {
           if (w.bytes)
-            memcpy(reinterpret_cast<char *>(w.remote), w.local, w.bytes);
-          --peer.receives;
-          complete(to, from, true, w.imm, "");
+            memcpy(at(w.rkey, w.remote), at(w.lkey, uintptr_t(w.local)), w.bytes);
+          if (w.notify) {
+            --peer.receives;
+            complete(to, from, true, w.imm, "");
+          }
           complete(from, to, false, 0, "");
           Landed &s = stats[from];
           s.bytes += w.bytes;
           s.largest = std::max<uint64_t>(s.largest, w.bytes);
-          ++(w.bytes ? s.writes : s.empty);
+          if (!w.notify) {
+            ++s.puts;
+            s.putBytes += w.bytes;
+          } else {
+            ++(w.bytes ? s.writes : s.empty);
+          }
         }
         end.writes.pop_front();
       }
@@ -156,8 +176,11 @@ public:
         end.writes.clear();
       }
     for (LoopbackFabric::Region &r : fabric->regions)
-      if (r.owner == rank)
+      if (r.owner == rank) {
         r.owner = -1;
+        if (r.mapped != r.base)
+          munmap(r.mapped, r.bytes);
+      }
     fabric->completions.erase(rank);
   }
 
@@ -182,16 +205,30 @@ public:
   }
   bool registerMemory(void *base, size_t bytes, VerbsRegion &region, std::string &) override {
     std::lock_guard<std::mutex> lock(fabric->mutex);
-    fabric->regions.push_back({rank, static_cast<char *>(base), bytes});
+    fabric->regions.push_back({rank, static_cast<char *>(base), bytes, static_cast<char *>(base)});
+    region.lkey = region.rkey = uint32_t(fabric->regions.size());
+    return true;
+  }
+  bool registerDmabuf(int fd, size_t bytes, uint64_t iova, VerbsRegion &region,
+                      std::string &error) override {
+    void *m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+      error = "not a descriptor of " + std::to_string(bytes) + " bytes";
+      return false;
+    }
+    std::lock_guard<std::mutex> lock(fabric->mutex);
+    fabric->regions.push_back(
+        {rank, reinterpret_cast<char *>(uintptr_t(iova)), bytes, static_cast<char *>(m)});
     region.lkey = region.rkey = uint32_t(fabric->regions.size());
     return true;
   }
   bool postWrite(int peer, const void *local, uint32_t lkey, size_t bytes, uint64_t remote,
                  uint32_t rkey, uint32_t imm, std::string &) override {
-    std::lock_guard<std::mutex> lock(fabric->mutex);
-    fabric->ends[{rank, peer}].writes.push_back({static_cast<const char *>(local), bytes, lkey,
-                                                 remote, rkey, imm, fabric->clock + fabric->delay});
-    return true;
+    return post(peer, local, lkey, bytes, remote, rkey, imm, true);
+  }
+  bool postPut(int peer, const void *local, uint32_t lkey, size_t bytes, uint64_t remote,
+               uint32_t rkey, std::string &) override {
+    return post(peer, local, lkey, bytes, remote, rkey, 0, false);
   }
   bool postReceive(int peer, std::string &) override {
     std::lock_guard<std::mutex> lock(fabric->mutex);
@@ -213,6 +250,15 @@ public:
   std::string device() const override { return "loopback"; }
 
 private:
+  bool post(int peer, const void *local, uint32_t lkey, size_t bytes, uint64_t remote,
+            uint32_t rkey, uint32_t imm, bool notify) {
+    std::lock_guard<std::mutex> lock(fabric->mutex);
+    fabric->ends[{rank, peer}].writes.push_back({static_cast<const char *>(local), bytes, lkey,
+                                                 remote, rkey, imm, fabric->clock + fabric->delay,
+                                                 notify});
+    return true;
+  }
+
   std::shared_ptr<LoopbackFabric> fabric;
   int rank;
 };

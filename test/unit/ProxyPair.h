@@ -2,7 +2,8 @@
 //
 // Rank 0 feeds one FIFO per protocol in rank 1's window through mirrors, and
 // only the proxies and their wire join them: the harness for the proxy
-// engine over each wire (ProxyTest.cpp, IbWireTest.cpp).
+// engine over each wire (ProxyTest.cpp, IbWireTest.cpp), copying steps or
+// putting them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_TEST_UNIT_PROXYPAIR_H
@@ -15,9 +16,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace collrt::test {
@@ -36,29 +39,70 @@ constexpr int32_t kProtocols[] = {collc::kSimple, collc::kLL, collc::kLL128};
 inline int64_t stepBytes(int k, int64_t s) { return 8 * (1 + (s * 5 + k) % (kSlotBytes / 8)); }
 inline char stepByte(int k, int64_t s, int64_t i) { return char(k * 31 + s * 7 + i); }
 
+// Host memory that passes for a GPU's: no host address reaches it as far
+// as the wire knows, so it is registered through a "dma-buf" (its memfd),
+// and flushed after the NIC writes it.
+class DeviceLikeMemory : public MemoryBackend {
+public:
+  const char *name() const override { return "device-like"; }
+  bool hostAccessible() const override { return false; }
+  collResult_t allocate(size_t bytes, Region &out, std::string &error) const override {
+    return hostMemory().allocate(bytes, out, error);
+  }
+  collResult_t import(int fd, size_t bytes, Region &out, std::string &error) const override {
+    return hostMemory().import(fd, bytes, out, error);
+  }
+  void unmap(Region &region) const override { hostMemory().unmap(region); }
+  int dmabuf(const Region &region, std::string &) const override { return dup(region.fd); }
+  void flushWrites() const override { flushes.fetch_add(1); }
+  mutable std::atomic<int> flushes{0};
+};
+
+// How rank 0's steps reach rank 1's slots: copied by the proxies, put by
+// the wire into the slots after their headers, or put into slots apart in
+// device-like memory, as GPUDirect RDMA puts them into a GPU's.
+enum class Puts { kNone, kInline, kApart };
+
 // Rank 1's window with one FIFO per protocol, fed by rank 0 through the
 // two proxies; the FIFOs and mirrors of each protocol, in kProtocols order.
 struct Pair {
-  explicit Pair(Link link) : link(std::move(link)) {
+  explicit Pair(Link link, Puts puts = Puts::kNone) : link(std::move(link)) {
     std::string error;
     EXPECT_EQ(allocateWindow(3 * fifoBytes(kSlots, kSlotBytes), 1, 2, window, error), collSuccess)
         << error;
     window.id = 0;
+    if (puts == Puts::kApart) {
+      EXPECT_EQ(device.allocate(window.size[1], window.slots, error), collSuccess) << error;
+      window.slotMemory = &device;
+    }
+    // Senders put once the wire is theirs.
+    if (puts != Puts::kNone) {
+      proxy[0].start(*this->link.end[0]);
+      proxy[1].start(*this->link.end[1]);
+      uint64_t key = 0;
+      const Region part{window.base[1], window.size[1], -1, 0};
+      EXPECT_TRUE(this->link.end[1]->expose(window.slots.base ? window.slots : part,
+                                            window.slots.base ? device : hostMemory(), key, error))
+          << error;
+      proxy[0].addRemote(1, 0, uintptr_t(window.slots.base ? window.slots.base : part.base), key);
+    }
     // Window 0 exists on both ranks (credits name it); rank 0's part is
     // empty.
     proxy[0].addWindow(0, nullptr, 0);
-    proxy[1].addWindow(0, window.base[1], window.size[1]);
+    proxy[1].addWindow(0, window.base[1], window.size[1], window.slots.base);
     for (int k = 0; k < 3; ++k) {
       uint64_t offset = uint64_t(k) * fifoBytes(kSlots, kSlotBytes);
-      fifo[k] = fifoAt(window.base[1] + offset, kSlots, kSlotBytes, kProtocols[k]);
+      fifo[k] = fifoIn(window, 1, offset, kSlots, kSlotBytes, kProtocols[k]);
       proxy[1].addRecv(0, 0, offset, fifo[k]);
       EXPECT_EQ(proxy[0].addSend(1, 0, offset, kSlots, kSlotBytes, kProtocols[k], hostMemory(),
-                                 mirror[k], error),
+                                 mirror[k], error, window.slotMemory),
                 collSuccess)
           << error;
     }
-    proxy[0].start(*this->link.end[0]);
-    proxy[1].start(*this->link.end[1]);
+    if (puts == Puts::kNone) {
+      proxy[0].start(*this->link.end[0]);
+      proxy[1].start(*this->link.end[1]);
+    }
   }
   ~Pair() {
     proxy[0].stop();
@@ -97,7 +141,8 @@ struct Pair {
     return "";
   }
 
-  Link link; // outlives the proxies
+  DeviceLikeMemory device; // outlives the window and the mirrors
+  Link link;               // outlives the proxies
   Window window;
   Proxy proxy[2] = {Proxy(2), Proxy(2)};
   collc::Fifo fifo[3], mirror[3];
