@@ -35,6 +35,8 @@ const Env &Env::get() {
       e.hostId = h;
     if (const char *h = std::getenv("COLL_IB_HCA"); h && *h)
       e.ibHca = h;
+    if (const char *d = std::getenv("COLL_NVLINK_DOMAIN"); d && *d)
+      e.nvlinkDomain = d;
     e.direct = readInt("COLL_DIRECT", 0, 0, 1) == 1;
     e.nvls = readInt("COLL_NVLS", 1, 0, 1) == 1;
     e.gdr = readInt("COLL_GDR", 1, 0, 1) == 1;

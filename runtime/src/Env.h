@@ -5,9 +5,14 @@
 //   COLL_SIMPLE_SLOT=524288, COLL_LL_SLOT=65536, COLL_LL128_SLOT=614400
 //                          bytes of one FIFO slot on the wire, per protocol
 //   COLL_TRANSPORT=        unset: each pair of ranks gets the first transport
-//                          that can join it, shm on one host, else ib where
-//                          both ranks open an RDMA device, else socket; shm,
-//                          ib or socket: that one for every pair (tests)
+//                          that can join it, shm on one host, else nvl in one
+//                          NVLink domain, else ib where both ranks open an
+//                          RDMA device, else socket; shm, nvl, ib or socket:
+//                          that one for every pair (tests)
+//   COLL_NVLINK_DOMAIN=    unset; else the NVLink domain of this rank's GPU
+//                          (MNNVL: cluster and clique): ranks on different
+//                          hosts with equal ones join over nvl, mapping each
+//                          other's memory by fabric handles
 //   COLL_IB_HCA=           unset: ib uses the first RDMA device, port 1; else
 //                          this device, "mlx5_0" or "mlx5_0:2" for port 2
 //   COLL_HOSTID=           unset: a rank's host is its hostname and boot id;
@@ -46,6 +51,7 @@ struct Env {
   std::string transport; // empty: chosen per pair of ranks
   std::string hostId;
   std::string ibHca; // empty: the first device
+  std::string nvlinkDomain;
   bool direct = false;
   bool nvls = true;
   bool gdr = true;

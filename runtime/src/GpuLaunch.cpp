@@ -174,6 +174,14 @@ collResult_t askMulticast(collComm *comm, GpuState &s) {
   if (s.canMulticast >= 0)
     return collSuccess;
   std::string error;
+  // Rank 0 hands the multicast object out as a descriptor, which reaches
+  // only processes of its own host; across an NVLink domain that would take
+  // a fabric handle of the object, which collrt does not make yet.
+  if (!comm->transport->passesFdsEverywhere()) {
+    s.canMulticast = 0;
+    s.noMulticast = "its ranks span hosts, and the multicast object's descriptor cannot";
+    return collSuccess;
+  }
   if (collResult_t r = multicastSupport(*s.cu, comm->bootstrap, s.noMulticast, error))
     return comm->fail(r, error);
   s.canMulticast = s.noMulticast.empty();

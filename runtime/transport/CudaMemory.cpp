@@ -5,9 +5,12 @@
 // peers over its Unix sockets, as it passes memfds, and imported there
 // with cuMemImportFromShareableHandle. A peer maps the allocation for its
 // own device: over NVLink or PCIe P2P where the GPUs differ, plainly where
-// ranks share one GPU. An RDMA NIC registers it through a dma-buf
-// (cuMemGetHandleForAddressRange), and cuFlushGPUDirectRDMAWrites orders
-// what the NIC wrote before the flags that the proxy raises after it.
+// ranks share one GPU. Where the device offers fabric handles, allocations
+// carry one too, which ranks on other hosts of one NVLink domain (MNNVL)
+// import without a descriptor (Nvl.cpp). An RDMA NIC registers the memory
+// through a dma-buf (cuMemGetHandleForAddressRange), and
+// cuFlushGPUDirectRDMAWrites orders what the NIC wrote before the flags
+// that the proxy raises after it.
 //
 //===----------------------------------------------------------------------===//
 #include "transport/MemoryBackend.h"
@@ -15,6 +18,7 @@
 #include "src/CudaDriver.h"
 
 #include <algorithm>
+#include <cstring>
 #include <unistd.h>
 
 #if __has_include(<cuda.h>)
@@ -37,8 +41,16 @@ public:
       return r;
     bytes = (std::max<size_t>(bytes, 1) + granularity - 1) / granularity * granularity;
     CUmemGenericAllocationHandle handle;
-    if (CUresult c = cu.cuMemCreate(&handle, bytes, &prop, 0))
-      return failed("cuMemCreate", c, error);
+    CUresult made = cu.cuMemCreate(&handle, bytes, &prop, 0);
+    // A device may offer fabric handles that this node cannot make (no
+    // IMEX channel): then plain descriptors, as NCCL falls back.
+    if (made != CUDA_SUCCESS &&
+        prop.requestedHandleTypes != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+      prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+      made = cu.cuMemCreate(&handle, bytes, &prop, 0);
+    }
+    if (made != CUDA_SUCCESS)
+      return failed("cuMemCreate", made, error);
     int fd = -1;
     if (CUresult c = cu.cuMemExportToShareableHandle(
             &fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) {
@@ -85,6 +97,34 @@ public:
     r = Region{};
   }
 
+  bool exportFabric(const Region &r, FabricHandle &h, std::string &error) const override {
+    CUmemFabricHandle fabric;
+    static_assert(sizeof fabric == sizeof h.bytes, "a fabric handle is 64 bytes");
+    if (CUresult c = cu.cuMemExportToShareableHandle(
+            &fabric, CUmemGenericAllocationHandle(r.handle), CU_MEM_HANDLE_TYPE_FABRIC, 0)) {
+      error = cu.describe("cuMemExportToShareableHandle", c) +
+              " (a fabric handle: the GPU or node offers none)";
+      return false;
+    }
+    memcpy(h.bytes, &fabric, sizeof h.bytes);
+    return true;
+  }
+
+  collResult_t importFabric(const FabricHandle &h, size_t bytes, Region &out,
+                            std::string &error) const override {
+    CUmemAllocationProp prop;
+    size_t granularity;
+    if (collResult_t r = properties(prop, granularity, error))
+      return r;
+    CUmemFabricHandle fabric;
+    memcpy(&fabric, h.bytes, sizeof h.bytes);
+    CUmemGenericAllocationHandle handle;
+    if (CUresult c = cu.cuMemImportFromShareableHandle(&handle, &fabric,
+                                                       CU_MEM_HANDLE_TYPE_FABRIC))
+      return failed("cuMemImportFromShareableHandle", c, error);
+    return map(handle, bytes, prop.location, granularity, out, error);
+  }
+
   int dmabuf(const Region &r, std::string &error) const override {
     int supported = 0;
     CUdevice device;
@@ -123,7 +163,8 @@ private:
     return collUnhandledCudaError;
   }
 
-  // Device memory of the current context's device, exportable as an fd.
+  // Device memory of the current context's device, exportable as an fd,
+  // and as a fabric handle where the device offers them.
   collResult_t properties(CUmemAllocationProp &prop, size_t &granularity,
                           std::string &error) const {
     CUdevice device;
@@ -134,6 +175,12 @@ private:
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = device;
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    int fabric = 0;
+    if (cu.cuDeviceGetAttribute(&fabric, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED,
+                                device) == CUDA_SUCCESS &&
+        fabric)
+      prop.requestedHandleTypes = CUmemAllocationHandleType(
+          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC);
     if (CUresult c = cu.cuMemGetAllocationGranularity(&granularity, &prop,
                                                       CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
       return failed("cuMemGetAllocationGranularity", c, error);

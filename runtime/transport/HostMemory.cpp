@@ -9,6 +9,9 @@
 #include "transport/MemoryBackend.h"
 #include "transport/Transport.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -54,6 +57,37 @@ public:
       close(r.fd);
     r = Region{};
   }
+
+  // The emulation's stand-in for a fabric handle: the owner's process and
+  // descriptor, which /proc opens for any process of the same user on this
+  // kernel, as a fabric handle opens an allocation on any host of the
+  // domain. Ranks of "different hosts" in the emulation share one kernel.
+  bool exportFabric(const Region &r, FabricHandle &h, std::string &error) const override {
+    if (r.fd < 0) {
+      error = "host memory without its descriptor";
+      return false;
+    }
+    const int32_t owner[2] = {int32_t(getpid()), r.fd};
+    h = FabricHandle{};
+    memcpy(h.bytes, owner, sizeof owner);
+    return true;
+  }
+
+  collResult_t importFabric(const FabricHandle &h, size_t bytes, Region &out,
+                            std::string &error) const override {
+    int32_t owner[2];
+    memcpy(owner, h.bytes, sizeof owner);
+    const std::string path =
+        "/proc/" + std::to_string(owner[0]) + "/fd/" + std::to_string(owner[1]);
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      error = "cannot open " + path + ": " + strerror(errno);
+      return collSystemError;
+    }
+    collResult_t r = import(fd, bytes, out, error);
+    close(fd);
+    return r;
+  }
 };
 
 } // namespace
@@ -93,16 +127,30 @@ void collrt::freeWindow(Window &w, int rank) {
   backendOf(w).unmap(descriptor);
 }
 
-collResult_t collrt::importPart(Window &w, int owner, int fd, size_t bytes, std::string &error) {
-  Region theirs;
-  if (collResult_t r = backendOf(w).import(fd, bytes, theirs, error))
-    return r;
+namespace {
+collResult_t mapPart(Window &w, int owner, const Region &theirs) {
   if (w.handle.size() < w.base.size())
     w.handle.resize(w.base.size(), 0);
   w.base[owner] = theirs.base;
   w.size[owner] = theirs.size;
   w.handle[owner] = theirs.handle;
   return collSuccess;
+}
+} // namespace
+
+collResult_t collrt::importFabricPart(Window &w, int owner, const FabricHandle &handle,
+                                      size_t bytes, std::string &error) {
+  Region theirs;
+  if (collResult_t r = backendOf(w).importFabric(handle, bytes, theirs, error))
+    return r;
+  return mapPart(w, owner, theirs);
+}
+
+collResult_t collrt::importPart(Window &w, int owner, int fd, size_t bytes, std::string &error) {
+  Region theirs;
+  if (collResult_t r = backendOf(w).import(fd, bytes, theirs, error))
+    return r;
+  return mapPart(w, owner, theirs);
 }
 
 void collrt::releasePart(Window &w, int owner) {

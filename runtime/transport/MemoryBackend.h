@@ -19,6 +19,13 @@
 
 namespace collrt {
 
+/// Bytes that name an allocation to a process on another host of one
+/// NVLink domain, who imports it without a descriptor: a CUDA fabric
+/// handle (CUmemFabricHandle is 64 bytes).
+struct FabricHandle {
+  unsigned char bytes[64] = {};
+};
+
 /// Memory mapped in this process: an allocation of this rank's or one
 /// imported from a peer.
 struct Region {
@@ -48,6 +55,19 @@ public:
   virtual int dmabuf(const Region & /*region*/, std::string &error) const {
     error = std::string(name()) + " memory exports no dma-buf";
     return -1;
+  }
+  /// The fabric handle of `region`, this rank's allocation; false, saying
+  /// why, where the memory has none.
+  virtual bool exportFabric(const Region & /*region*/, FabricHandle & /*handle*/,
+                            std::string &error) const {
+    error = std::string(name()) + " memory has no fabric handles";
+    return false;
+  }
+  /// Maps the `bytes` of a peer's allocation that `handle` names.
+  virtual collResult_t importFabric(const FabricHandle & /*handle*/, size_t /*bytes*/,
+                                    Region & /*out*/, std::string &error) const {
+    error = std::string(name()) + " memory has no fabric handles";
+    return collInvalidUsage;
   }
   /// Makes what a NIC wrote into this memory visible to the GPU before a
   /// flag in other memory says that it is there, as NCCL flushes after a

@@ -13,8 +13,8 @@
 using namespace collrt;
 
 const std::vector<const TransportKind *> &collrt::transportTable() {
-  static const std::vector<const TransportKind *> table = {&shmTransport, &ibTransport,
-                                                                 &socketTransport};
+  static const std::vector<const TransportKind *> table = {&shmTransport, &nvlTransport,
+                                                                 &ibTransport, &socketTransport};
   return table;
 }
 
@@ -62,6 +62,7 @@ bool collrt::chooseTransports(const std::vector<const TransportKind *> &table,
 PeerInfo collrt::localPeerInfo() {
   PeerInfo info;
   info.rdma = rdmaDevice(info.noRdma);
+  info.nvlink = Env::get().nvlinkDomain;
   if (!Env::get().hostId.empty()) {
     info.host = Env::get().hostId;
     return info;
@@ -88,12 +89,13 @@ collResult_t PeerTransports::connect(Bootstrap &boot, int rank_, int nranks, con
   rank = rank_;
   // Its fields hold no NUL, so NULs can part them.
   std::vector<std::string> infos;
-  if (collResult_t r = boot.allgather(self.host + '\0' + self.rdma + '\0' + self.noRdma, infos,
-                                      error))
+  if (collResult_t r = boot.allgather(self.host + '\0' + self.rdma + '\0' + self.noRdma + '\0' +
+                                          self.nvlink,
+                                      infos, error))
     return r;
   std::vector<PeerInfo> ranks(nranks);
   for (int p = 0; p < nranks; ++p) {
-    std::string *field[] = {&ranks[p].host, &ranks[p].rdma, &ranks[p].noRdma};
+    std::string *field[] = {&ranks[p].host, &ranks[p].rdma, &ranks[p].noRdma, &ranks[p].nvlink};
     size_t at = 0;
     for (std::string *f : field) {
       size_t end = std::min(infos[p].find('\0', at), infos[p].size());
@@ -236,6 +238,14 @@ void PeerTransports::release(Window &w) {
   freeWindow(w, rank);
   w.base.clear();
   w.size.clear();
+}
+
+bool PeerTransports::passesFdsEverywhere() const {
+  for (size_t a = 0; a < pairs.size(); ++a)
+    for (size_t b = 0; b < pairs.size(); ++b)
+      if (a != b && !made[pairs[a][b]]->passesFds())
+        return false;
+  return true;
 }
 
 collResult_t PeerTransports::broadcastFd(int root, int &fd, std::string &error) {

@@ -78,6 +78,9 @@ public:
   collResult_t recvFifo(Window &window, int peer, size_t offset, const collc::Fifo &fifo,
                         std::string &error);
   void release(Window &window);
+  /// Whether every pair of the group can pass descriptors (all on shm), as
+  /// broadcastFd needs. The same answer on every rank.
+  bool passesFdsEverywhere() const;
   /// Collective: rank `root`'s descriptor `fd` reaches every rank, as a
   /// descriptor of its own there (the caller owns it); root keeps its own.
   collResult_t broadcastFd(int root, int &fd, std::string &error);

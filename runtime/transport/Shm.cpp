@@ -114,6 +114,8 @@ public:
     return res;
   }
 
+  bool passesFds() const override { return true; }
+
   collResult_t passFd(int peer, int fd, std::string &error) override {
     if (sendFd(out[peer], fd, rank, error))
       return collSuccess;

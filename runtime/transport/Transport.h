@@ -5,10 +5,11 @@
 // table whose canConnect accepts the pair (as NCCL's transport.cc does), and
 // COLL_TRANSPORT can force one for every pair. The host has `shm` (memfd
 // shared memory, descriptors passed over Unix sockets like CUDA VMM POSIX-fd
-// handles) for ranks on one machine, `ib` (RDMA writes and a proxy thread)
-// between machines whose ranks all open an RDMA device, and `socket` (TCP
-// and the same proxy) for the rest; GPU transports implement the same calls
-// with device memory.
+// handles) for ranks on one machine, `nvl` (the same memory, named by
+// fabric handles) between machines of one NVLink domain, `ib` (RDMA writes
+// and a proxy thread) between machines whose ranks all open an RDMA
+// device, and `socket` (TCP and the same proxy) for the rest; GPU
+// transports implement the same calls with device memory.
 //
 // A window is made collectively: each rank allocates its part (where its
 // receive FIFOs live), and then every transport of the table, in order,
@@ -57,6 +58,9 @@ collResult_t allocateWindow(size_t bytes, int rank, int nranks, Window &window,
 void freeWindow(Window &window, int rank);
 /// Maps rank `owner`'s part of `window` from the descriptor it passed.
 collResult_t importPart(Window &window, int owner, int fd, size_t bytes, std::string &error);
+/// Maps rank `owner`'s part of `window` from the fabric handle it sent.
+collResult_t importFabricPart(Window &window, int owner, const FabricHandle &handle, size_t bytes,
+                              std::string &error);
 /// Unmaps rank `owner`'s part of `window`, imported by importPart.
 void releasePart(Window &window, int owner);
 
@@ -66,6 +70,7 @@ struct PeerInfo {
   std::string host;   // hostname and boot id, or COLL_HOSTID
   std::string rdma;   // the RDMA device the rank opens; empty if none
   std::string noRdma; // why none
+  std::string nvlink; // the NVLink domain its GPU is in (COLL_NVLINK_DOMAIN); empty if none
 };
 
 /// A FIFO's layout in memory: head and ready (the receiver's) and tail (the
@@ -142,6 +147,8 @@ public:
     error = std::string(name()) + " cannot pass descriptors between processes";
     return collInvalidUsage;
   }
+  /// Whether passFd and receiveFd work.
+  virtual bool passesFds() const { return false; }
   /// A descriptor that `peer` passed with passFd; the caller owns it.
   virtual collResult_t receiveFd(int /*peer*/, int & /*fd*/, std::string &error) {
     error = std::string(name()) + " cannot pass descriptors between processes";
@@ -182,6 +189,9 @@ struct TransportKind {
 
 /// Ranks on one machine (Shm.cpp).
 extern const TransportKind shmTransport;
+/// Ranks on different hosts of one NVLink domain, by fabric handles
+/// (Nvl.cpp).
+extern const TransportKind nvlTransport;
 /// Ranks that all open an RDMA device, in practice on different machines
 /// (Ib.cpp).
 extern const TransportKind ibTransport;

@@ -134,6 +134,21 @@ expect 1 "plan ring_LL128 runs LL128 between rank 0 and rank 3, which are on dif
   ring_allreduce ring --machines 2 --count 1000003
 FAKE_CUDA_FAIL=cuMemHostRegister expect 1 "unhandled CUDA error: cuMemHostRegister: CUDA_ERROR_OUT_OF_MEMORY" \
   ring_allreduce ring --machines 2 --count 1000
+# The machines in one NVLink domain (COLL_NVLINK_DOMAIN, a device with
+# fabric handles): nvl joins them, each rank maps every other's VMM memory
+# through fabric handles, so FIFOs stay in GPU memory, LL128 runs between
+# machines, and peer-window plans run across them (without multicast,
+# whose object travels as a descriptor). Without fabric handles, the
+# communicator's first window fails saying why.
+export COLL_NVLINK_DOMAIN=rack1
+FAKE_CUDA_FABRIC=1 COLL_DEBUG=INFO expect 0 "shm to 1, nvl to 2-3" ring_allreduce ring --machines 2 --count 100003 --dtype bfloat16
+FAKE_CUDA_FABRIC=1 expect 0 PASS ring_allreduce ring --machines 2 --count 1000003 --dtype float --op avg --iters 2
+FAKE_CUDA_FABRIC=1 expect 0 PASS ring_allgather ring_ag --machines 4 --count 250001 --dtype double --graph --iters 2
+FAKE_CUDA_FABRIC=1 FAKE_CUDA_MULTICAST=1 COLL_DEBUG=INFO expect 0 \
+  "over the peer windows: its ranks span hosts" twoshot_h100 twoshot --machines 2 --count 4096 --dtype int32
+FAKE_CUDA_FABRIC=1 expect 0 PASS oneshot_h100 oneshot --machines 2 --count 100003 --dtype half --op max
+expect 1 "cannot export its window" ring_allreduce ring --machines 2 --count 1000
+unset COLL_NVLINK_DOMAIN
 # A failing driver call fails the launch as collUnhandledCudaError, named.
 FAKE_CUDA_FAIL=cuMemCreate expect 1 "unhandled CUDA error: cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY" \
   ring_allreduce ring --count 1000

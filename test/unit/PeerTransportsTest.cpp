@@ -1,8 +1,9 @@
 //===- PeerTransportsTest.cpp - One transport for each pair of ranks ------===//
 //
 // The choice per pair from what ranks say at init, and a group whose ranks
-// claim two hosts: shm joins the ranks of a host, socket the rest, and a
-// ring allreduce across the mix is bit-exact. Ranks run as threads.
+// claim two hosts: shm joins the ranks of a host, socket the rest (or nvl,
+// in one NVLink domain), and a ring allreduce across the mix is bit-exact.
+// Ranks run as threads.
 //
 //===----------------------------------------------------------------------===//
 #include "collc/kernel.h"
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,7 +37,7 @@ bool choose(const std::vector<const TransportKind *> &table, const std::vector<P
   return chooseTransports(table, ranks, forced, choice, error);
 }
 
-const int kShm = 0, kIb = 1, kSocket = 2; // rows of transportTable()
+const int kShm = 0, kNvl = 1, kIb = 2, kSocket = 3; // rows of transportTable()
 
 bool never(const PeerInfo &, const PeerInfo &) { return false; }
 const TransportKind kNever = {"never", true, never, nullptr};
@@ -44,8 +46,9 @@ const TransportKind kNever = {"never", true, never, nullptr};
 
 TEST(PeerTransports, ShmOnOneHostSocketBetweenHosts) {
   const std::vector<const TransportKind *> &table = transportTable();
-  ASSERT_EQ(table.size(), 3u);
+  ASSERT_EQ(table.size(), 4u);
   EXPECT_STREQ(table[kShm]->name, "shm");
+  EXPECT_STREQ(table[kNvl]->name, "nvl");
   EXPECT_STREQ(table[kIb]->name, "ib");
   EXPECT_STREQ(table[kSocket]->name, "socket");
   std::vector<std::vector<int>> choice;
@@ -80,15 +83,17 @@ TEST(PeerTransports, TheEnvironmentForcesOneForEveryPair) {
   std::vector<std::vector<int>> choice;
   std::string error;
   ASSERT_TRUE(choose(table, onHosts({"a", "a", "b"}), "socket", choice, error)) << error;
-  EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, 2, 2}, {2, -1, 2}, {2, 2, -1}}));
+  EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, kSocket, kSocket},
+                                                  {kSocket, -1, kSocket},
+                                                  {kSocket, kSocket, -1}}));
   ASSERT_TRUE(choose(table, onHosts({"a", "a"}), "shm", choice, error)) << error;
   EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, 0}, {0, -1}}));
   // Forcing what cannot join a pair fails at init, naming the pair.
   EXPECT_FALSE(choose(table, onHosts({"a", "a", "b"}), "shm", choice, error));
   EXPECT_EQ(error, "COLL_TRANSPORT=shm cannot join rank 0 (host a) and rank 2 (host b)");
   EXPECT_FALSE(choose(table, onHosts({"a"}), "verbs", choice, error));
-  EXPECT_EQ(error, "COLL_TRANSPORT='verbs': expected shm or ib or socket (or unset, to choose "
-                   "per pair of ranks)");
+  EXPECT_EQ(error, "COLL_TRANSPORT='verbs': expected shm or nvl or ib or socket (or unset, to "
+                   "choose per pair of ranks)");
 }
 
 TEST(PeerTransports, IbBetweenHostsWhereBothRanksOpenAnRdmaDevice) {
@@ -105,6 +110,27 @@ TEST(PeerTransports, IbBetweenHostsWhereBothRanksOpenAnRdmaDevice) {
   EXPECT_FALSE(choose(table, ranks, "ib", choice, error));
   EXPECT_EQ(error, "COLL_TRANSPORT=ib cannot join rank 0 (host a) and rank 2 (host b): no RDMA "
                    "device: libibverbs sees none");
+}
+
+TEST(PeerTransports, NvlBetweenHostsOfOneNvlinkDomain) {
+  const std::vector<const TransportKind *> &table = transportTable();
+  std::vector<PeerInfo> ranks = {{"a", "", "", "rack1"},
+                                 {"b", "", "", "rack1"},
+                                 {"c", "mlx5_0:1", "", "rack2"},
+                                 {"b", "mlx5_0:1", "", "rack1"},
+                                 {"d", "", "", ""}};
+  std::vector<std::vector<int>> choice;
+  std::string error;
+  ASSERT_TRUE(choose(table, ranks, "", choice, error)) << error;
+  const int S = kShm, V = kNvl, I = kIb, N = kSocket;
+  EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, V, N, V, N},
+                                                  {V, -1, N, S, N},
+                                                  {N, N, -1, I, N},
+                                                  {V, S, I, -1, N},
+                                                  {N, N, N, N, -1}}));
+  EXPECT_FALSE(choose(table, ranks, "nvl", choice, error));
+  EXPECT_EQ(error, "COLL_TRANSPORT=nvl cannot join rank 0 (host a) and rank 2 (host c): their "
+                   "NVLink domains differ ('rack1', 'rack2')");
 }
 
 TEST(PeerTransports, ThisMachineIsOneHost) {
@@ -129,12 +155,15 @@ template <typename F> void onRanks(int n, F fn) {
 }
 
 // Ranks 0 and 1 on host "a", 2 and 3 on host "b".
-std::vector<collComm_t> initOnTwoHosts() {
+// Ranks 0-1 on host a, 2-3 on b, all in NVLink domain `nvlink` if given.
+std::vector<collComm_t> initOnTwoHosts(const std::string &nvlink = "") {
   collUniqueId id;
   EXPECT_EQ(collGetUniqueId(&id), collSuccess) << collGetLastError(nullptr);
   std::vector<collComm_t> comms(4, nullptr);
   std::vector<collResult_t> res(4);
-  onRanks(4, [&](int r) { res[r] = initComm(&comms[r], 4, id, r, PeerInfo{r < 2 ? "a" : "b"}); });
+  onRanks(4, [&](int r) {
+    res[r] = initComm(&comms[r], 4, id, r, PeerInfo{r < 2 ? "a" : "b", "", "", nvlink});
+  });
   for (int r = 0; r < 4; ++r)
     EXPECT_EQ(res[r], collSuccess) << "rank " << r << ": " << collGetLastError(nullptr);
   return comms;
@@ -187,6 +216,27 @@ struct RingAlgorithm {
   collc::AlgorithmDesc alg;
 };
 
+// Runs `ring` on the four ranks over `count` int32s and checks the sums,
+// bit-exact on every rank.
+void expectSums(std::vector<collComm_t> &comms, RingAlgorithm &ring, size_t count) {
+  std::vector<std::vector<int32_t>> in(4, std::vector<int32_t>(count)), out = in;
+  std::vector<int32_t> want(count, 0);
+  for (int r = 0; r < 4; ++r)
+    for (size_t i = 0; i < count; ++i) {
+      in[r][i] = int32_t(i * 2654435761u + r * 40503u);
+      want[i] = int32_t(uint32_t(want[i]) + uint32_t(in[r][i]));
+    }
+  std::vector<collResult_t> res(4);
+  onRanks(4, [&](int r) {
+    res[r] = collLaunch(comms[r], &ring.alg, in[r].data(), out[r].data(), count, collInt32,
+                        collSum, nullptr);
+  });
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_EQ(res[r], collSuccess) << "rank " << r << ": " << collGetLastError(comms[r]);
+    EXPECT_EQ(out[r], want) << "rank " << r;
+  }
+}
+
 } // namespace
 
 TEST(PeerTransports, RanksOnTwoHostsMixShmAndSocket) {
@@ -225,22 +275,7 @@ TEST(PeerTransports, RanksOnTwoHostsMixShmAndSocket) {
     RingAlgorithm ring(protocol);
     for (size_t count : {size_t(1), size_t(100003), size_t(4096)}) {
       SCOPED_TRACE("protocol " + std::to_string(protocol) + ", count " + std::to_string(count));
-      std::vector<std::vector<int32_t>> in(4, std::vector<int32_t>(count)), out = in;
-      std::vector<int32_t> want(count, 0);
-      for (int r = 0; r < 4; ++r)
-        for (size_t i = 0; i < count; ++i) {
-          in[r][i] = int32_t(i * 2654435761u + r * 40503u);
-          want[i] = int32_t(uint32_t(want[i]) + uint32_t(in[r][i]));
-        }
-      std::vector<collResult_t> res(4);
-      onRanks(4, [&](int r) {
-        res[r] = collLaunch(comms[r], &ring.alg, in[r].data(), out[r].data(), count, collInt32,
-                            collSum, nullptr);
-      });
-      for (int r = 0; r < 4; ++r) {
-        ASSERT_EQ(res[r], collSuccess) << "rank " << r << ": " << collGetLastError(comms[r]);
-        EXPECT_EQ(out[r], want) << "rank " << r;
-      }
+      expectSums(comms, ring, count);
     }
   }
 
@@ -255,6 +290,46 @@ TEST(PeerTransports, RanksOnTwoHostsMixShmAndSocket) {
     std::string why = collGetLastError(comms[r]);
     EXPECT_NE(why.find("use the shm transport between every pair of ranks"), std::string::npos)
         << why;
+  }
+  destroy(comms);
+}
+
+// The same two hosts in one NVLink domain: nvl joins them, every rank maps
+// every other's windows through fabric handles (the emulation's), and the
+// ring and a plan of peer steps run bit-exact across them.
+TEST(PeerTransports, RanksOfOneNvlinkDomainMapEachOther) {
+  if (!Env::get().transport.empty())
+    GTEST_SKIP() << "COLL_TRANSPORT forces one transport";
+  std::vector<collComm_t> comms = initOnTwoHosts("rack1");
+  ASSERT_EQ(comms.size(), 4u);
+  for (collComm_t c : comms)
+    ASSERT_NE(c, nullptr);
+  EXPECT_EQ(comms[0]->transport->describe(), "shm to 1, nvl to 2-3");
+  EXPECT_EQ(comms[3]->transport->describe(), "shm to 2, nvl to 0-1");
+  EXPECT_TRUE(comms[0]->transport->mapsEveryRank());
+  EXPECT_FALSE(comms[0]->transport->passesFdsEverywhere());
+
+  std::vector<Window> windows(4);
+  onRanks(4, [&](int r) {
+    std::string error;
+    ASSERT_EQ(comms[r]->transport->exchangeWindow(5000, windows[r], error), collSuccess) << error;
+    int32_t stamp = 1000 + r;
+    memcpy(windows[r].base[r], &stamp, sizeof stamp);
+  });
+  for (int r = 0; r < 4; ++r)
+    for (int p = 0; p < 4; ++p) {
+      ASSERT_NE(windows[r].base[p], nullptr) << r << " maps " << p;
+      int32_t stamp;
+      memcpy(&stamp, windows[r].base[p], sizeof stamp);
+      EXPECT_EQ(stamp, 1000 + p) << r << " sees " << p << "'s memory";
+    }
+  for (int r = 0; r < 4; ++r)
+    comms[r]->transport->release(windows[r]);
+
+  for (int32_t flags : {0, int32_t(collc::kTbPeerSteps)}) {
+    SCOPED_TRACE("flags " + std::to_string(flags));
+    RingAlgorithm ring(collc::kSimple, flags);
+    expectSums(comms, ring, 100003);
   }
   destroy(comms);
 }

@@ -19,6 +19,11 @@
 // every Args::multicast. (The fake kernels run multimem steps in their
 // unicast form: a fake switch would reduce nothing more.)
 //
+// FAKE_CUDA_FABRIC=1 gives it fabric handles (multi-node NVLink): a
+// handle holds the exporter's pid and descriptor, which an importer opens
+// through /proc, as any process of the NVLink domain imports a fabric
+// handle; processes on "different machines" share one kernel here.
+//
 // Capture records what a stream is given (copies, memsets, and kernels
 // through fakeCudaRecord) and a graph launch runs it again; graphs hold
 // user objects as CUDA's do. As CUDA does in its default (global) mode, a
@@ -32,6 +37,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <functional>
 #include <map>
 #include <memory>
@@ -48,6 +54,10 @@ void *at(CUdeviceptr p) { return reinterpret_cast<void *>(uintptr_t(p)); }
 CUdeviceptr of(const void *p) { return CUdeviceptr(reinterpret_cast<uintptr_t>(p)); }
 // A VMM handle is a descriptor of its own, plus one (0 is no handle).
 int fdOf(CUmemGenericAllocationHandle h) { return int(h) - 1; }
+int fabric() {
+  const char *f = getenv("FAKE_CUDA_FABRIC");
+  return f && !strcmp(f, "1");
+}
 bool failing(const char *call) {
   const char *which = getenv("FAKE_CUDA_FAIL");
   return which && !strcmp(which, call);
@@ -180,6 +190,7 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
   *v = a == CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED ? multicast && !strcmp(multicast, "1")
        : a == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID        ? int(getpid())
        : a == CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM ? 1
+       : a == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED ? fabric()
                                                     : 0;
   return CUDA_SUCCESS;
 }
@@ -210,12 +221,32 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle h) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h,
-                                      CUmemAllocationHandleType, unsigned long long) {
+                                      CUmemAllocationHandleType type, unsigned long long) {
+  if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
+    if (!fabric())
+      return CUDA_ERROR_NOT_SUPPORTED;
+    CUmemFabricHandle handle{};
+    const int owner[2] = {int(getpid()), fdOf(h)};
+    memcpy(handle.data, owner, sizeof owner);
+    memcpy(out, &handle, sizeof handle);
+    return CUDA_SUCCESS;
+  }
   *static_cast<int *>(out) = dup(fdOf(h));
   return CUDA_SUCCESS;
 }
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *os,
-                                        CUmemAllocationHandleType) {
+                                        CUmemAllocationHandleType type) {
+  if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
+    int owner[2];
+    memcpy(owner, static_cast<const CUmemFabricHandle *>(os)->data, sizeof owner);
+    const std::string path = "/proc/" + std::to_string(owner[0]) + "/fd/" +
+                             std::to_string(owner[1]);
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+      return CUDA_ERROR_INVALID_VALUE;
+    *h = CUmemGenericAllocationHandle(fd + 1);
+    return CUDA_SUCCESS;
+  }
   int fd = dup(int(reinterpret_cast<intptr_t>(os)));
   if (fd < 0)
     return CUDA_ERROR_INVALID_VALUE;
