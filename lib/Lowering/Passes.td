@@ -77,7 +77,13 @@ def CollToRankStreamsPass : Pass<"coll-to-rank-streams", "::mlir::ModuleOp"> {
     peer; a receive whose data is forwarded next shares a threadblock with
     that send so that `coll-fuse` can join them. Steps that touch a chunk
     another threadblock of the rank also touches carry explicit `deps`.
+    An algorithm whose rank exchanges with more peers than `max-threadblocks`
+    (the limit of `coll-assign-channels`) is refused before it is lowered.
   }];
+  let options = [
+    Option<"maxThreadblocks", "max-threadblocks", "int64_t", /*default=*/"128",
+           "Threadblocks per rank">
+  ];
   let dependentDialects = ["::coll::CollDialect"];
 }
 

@@ -16,6 +16,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Threading.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <numeric>
 
@@ -195,8 +196,54 @@ PlanOp Lowering::run() {
 }
 
 namespace {
+
+// Every threadblock sends to at most one peer and receives from at most one,
+// so a rank needs at least as many as it has peers on either side, counting
+// copies between ranks that are not peer steps. Refusing such an algorithm
+// before it is lowered saves making its millions of steps (a one-shot
+// allreduce at a thousand ranks) only for coll-assign-channels to refuse.
+LogicalResult checkPeers(AlgorithmOp alg, int64_t most) {
+  CollDialect *coll = alg->getContext()->getLoadedDialect<CollDialect>();
+  const int64_t ranks = alg.getRanks();
+  std::vector<llvm::DenseSet<int64_t>> sendsTo(ranks), receivesFrom(ranks);
+  for (Operation &op : alg.getBody().front()) {
+    std::optional<TransferChunks> t = transferChunks(&op);
+    if (!t || coll->getMultimemAttrHelper().isAttrPresent(&op) ||
+        coll->getReadReduceAttrHelper().isAttrPresent(&op) ||
+        coll->getGetAttrHelper().isAttrPresent(&op) ||
+        coll->getMultimemStAttrHelper().isAttrPresent(&op) ||
+        coll->getPutAttrHelper().isAttrPresent(&op))
+      continue;
+    const int64_t to = t->dst.getRank();
+    for (ChunkAttr src : t->srcs) {
+      const int64_t from = src.getRank();
+      if (from == to || from < 0 || to < 0 || from >= ranks || to >= ranks)
+        continue;
+      sendsTo[from].insert(to);
+      receivesFrom[to].insert(from);
+    }
+  }
+  for (int64_t r = 0; r < ranks; ++r) {
+    const size_t peers = std::max(sendsTo[r].size(), receivesFrom[r].size());
+    if (int64_t(peers) > most)
+      return alg.emitError() << "rank " << r << " needs at least " << peers
+                             << " threadblocks, one for each peer it "
+                             << (sendsTo[r].size() >= receivesFrom[r].size() ? "sends to"
+                                                                             : "receives from")
+                             << "; at most " << most
+                             << " can run at once (use fewer peers per channel or fewer "
+                                "instances)";
+  }
+  return success();
+}
+
 struct CollToRankStreamsPass : coll::impl::CollToRankStreamsPassBase<CollToRankStreamsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    for (auto alg : getOperation().getOps<AlgorithmOp>())
+      if (failed(checkPeers(alg, maxThreadblocks)))
+        return signalPassFailure();
     for (auto alg : llvm::make_early_inc_range(getOperation().getOps<AlgorithmOp>())) {
       PlanOp plan = Lowering(alg).run();
       alg.erase();
