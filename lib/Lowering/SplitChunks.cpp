@@ -38,7 +38,7 @@ constexpr int64_t kMaxSplitSlots = int64_t(1) << 28;
 
 /// Steps an op lowers to, at most: a send and a receive per remote source,
 /// one local step for all local ones (coll-to-rank-streams).
-int64_t stepsPerChunk(const TransferChunks &t) {
+int64_t stepsPerOp(const TransferChunks &t) {
   int64_t remote = 0, local = 0;
   for (ChunkAttr src : t.srcs)
     ++(src.getRank() == t.dst.getRank() ? local : remote);
@@ -69,7 +69,6 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
   LogicalResult split(AlgorithmOp alg) {
     Block &body = alg.getBody().front();
     int64_t depth = pipeline, channels = 1;
-    int64_t widest = 1; // chunks of the widest op, each to become a message
     // Blames the op's own @pipeline where it has one, else the options.
     auto tooLarge = [&](Operation *at, const char *what, int64_t limit) -> LogicalResult {
       InFlightDiagnostic d = at->emitError();
@@ -95,12 +94,11 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
         }
         if (t->channel)
           channels = std::max(channels, t->channel.getInt() + 1);
-        widest = std::max(widest, t->dst.getCount());
       }
     std::optional<int64_t> factor = mul(depth, instances);
     if (!factor)
       return tooManySteps(alg);
-    // Each op becomes one per chunk, piece and instance once split.
+    // Each op becomes one per piece and instance once split.
     // The ops are read again rather than kept: a program of millions of ops
     // mostly needs no splitting, and keeping them cost a third of its memory.
     int64_t steps = 0;
@@ -110,15 +108,10 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
         continue;
       Operation *op = &each;
       const TransferChunks &t = *chunks;
-      std::optional<int64_t> opSteps = stepsPerChunk(t);
-      if (*factor != 1) {
-        int64_t pieces = t.pipeline ? t.pipeline.getInt() : int64_t(pipeline);
-        opSteps = mul(*opSteps, t.dst.getCount());
-        if (opSteps)
-          opSteps = mul(*opSteps, pieces);
-        if (opSteps)
-          opSteps = mul(*opSteps, instances);
-      }
+      int64_t pieces = t.pipeline ? t.pipeline.getInt() : int64_t(pipeline);
+      std::optional<int64_t> opSteps = mul(stepsPerOp(t), pieces);
+      if (opSteps)
+        opSteps = mul(*opSteps, instances);
       if (!opSteps || *opSteps > kMaxPlanSteps - steps)
         return tooManySteps(t.pipeline ? op : alg.getOperation());
       steps += *opSteps;
@@ -140,38 +133,46 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
 
     MLIRContext *ctx = &getContext();
     OpBuilder b = OpBuilder::atBlockEnd(&body);
-    for (int64_t j = 0; j < instances; ++j) {
-      for (auto &[op, t] : old) {
-        int64_t pieces = t.pipeline ? t.pipeline.getInt() : int64_t(pipeline);
-        int64_t width = depth / pieces;
+    // Each op becomes its parts in its place: they touch disjoint
+    // sub-chunks, so the program does what it did. Instance j's parts
+    // of two ops need not cover the same sub-chunks (below), hence not
+    // instance after instance.
+    for (auto &[op, t] : old) {
+      int64_t pieces = t.pipeline ? t.pipeline.getInt() : int64_t(pipeline);
+      int64_t width = depth / pieces;
+      int64_t count = t.dst.getCount();
+      for (int64_t j = 0; j < instances; ++j) {
         IntegerAttr ch =
             b.getI64IntegerAttr((t.channel ? t.channel.getInt() : 0) + j * channels);
-        for (int64_t k = 0; k < t.dst.getCount(); ++k)
-          for (int64_t q = 0; q < pieces; ++q) {
-            // Chunk k of the op, piece q of instance j.
-            int64_t from = j * depth + q * width;
-            auto place = [&](ChunkAttr c) {
-              return ChunkAttr::get(ctx, c.getBuffer(), c.getRank(),
-                                    (c.getIndex() + k) * *factor + from, width);
-            };
-            Operation *made;
-            if (llvm::isa<CopyOp>(op)) {
-              made = CopyOp::create(b, op->getLoc(), place(t.srcs[0]), place(t.dst), ch,
+        for (int64_t q = 0; q < pieces; ++q) {
+          // Piece q of instance j: of each chunk range, the same share,
+          // contiguous, so that an op over many chunks stays one op per
+          // piece (one per chunk and piece multiplied the plan by its
+          // width). For a single chunk it is sub-chunks j * depth + q *
+          // width on.
+          int64_t from = (j * pieces + q) * count * width;
+          auto place = [&](ChunkAttr c) {
+            return ChunkAttr::get(ctx, c.getBuffer(), c.getRank(), c.getIndex() * *factor + from,
+                                  count * width);
+          };
+          Operation *made;
+          if (llvm::isa<CopyOp>(op)) {
+            made = CopyOp::create(b, op->getLoc(), place(t.srcs[0]), place(t.dst), ch,
+                                  t.protocol, IntegerAttr());
+          } else {
+            SmallVector<Attribute> srcs;
+            for (ChunkAttr src : t.srcs)
+              srcs.push_back(place(src));
+            made = ReduceOp::create(b, op->getLoc(), b.getArrayAttr(srcs), place(t.dst), ch,
                                     t.protocol, IntegerAttr());
-            } else {
-              SmallVector<Attribute> srcs;
-              for (ChunkAttr src : t.srcs)
-                srcs.push_back(place(src));
-              made = ReduceOp::create(b, op->getLoc(), b.getArrayAttr(srcs), place(t.dst), ch,
-                                      t.protocol, IntegerAttr());
-            }
-            // Piece q starts q steps late: a wavefront, so that a rank
-            // forwards piece q before it sends piece q + 1.
-            if (q)
-              CollDialect::of(b.getContext())
-                  ->getPieceAttrHelper()
-                  .setAttr(made, b.getI64IntegerAttr(q));
           }
+          // Piece q starts q steps late: a wavefront, so that a rank
+          // forwards piece q before it sends piece q + 1.
+          if (q)
+            CollDialect::of(b.getContext())
+                ->getPieceAttrHelper()
+                .setAttr(made, b.getI64IntegerAttr(q));
+        }
       }
     }
     for (auto &[op, t] : old)
@@ -179,7 +180,7 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
     alg.setChunksAttr(b.getI64IntegerAttr(alg.getChunks() * *factor));
     // A rank may inject every piece of its own data before it can forward
     // any: its connections need that many slots (NCCL's have 8).
-    alg.setFifoDepthAttr(b.getI64IntegerAttr(depth * widest));
+    alg.setFifoDepthAttr(b.getI64IntegerAttr(depth));
     if (auto scratch = alg.getScratchAttr()) {
       SmallVector<NamedAttribute> scaled;
       for (NamedAttribute e : scratch)
