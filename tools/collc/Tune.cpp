@@ -36,6 +36,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -43,6 +44,7 @@
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -96,9 +98,24 @@ cl::opt<std::string> plotPath("plot",
                               cl::desc("Draw busbw against size (every candidate, the winner, "
                                        "NCCL's model, the bound) here: .svg, .png or .pdf"),
                               cl::value_desc("file"), cl::sub(tuneCommand));
+cl::opt<bool> timing("timing",
+                     cl::desc("Say on standard error how long each phase and candidate took"),
+                     cl::sub(tuneCommand));
 cl::opt<bool> asJson("json",
                      cl::desc("Print every candidate's time per size and the ranges as JSON"),
                      cl::sub(tuneCommand));
+
+/// Seconds since `start`, for --timing.
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Under --timing, says that `what` took the time since `start`.
+void took(const llvm::Twine &what, std::chrono::steady_clock::time_point start) {
+  if (timing)
+    llvm::errs() << "collc tune: " << what << ": " << llvm::format("%.2f", since(start))
+                 << " s\n";
+}
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "collc tune: error: " << message << "\n";
@@ -485,9 +502,12 @@ llvm::Error lowerSources(Tuner &tuner, llvm::ArrayRef<Source> sources,
   std::vector<size_t> order(sources.size());
   std::iota(order.begin(), order.end(), 0);
   if (!screens(tuner.ranks)) {
-    for (size_t k : order)
+    for (size_t k : order) {
+      auto start = std::chrono::steady_clock::now();
       if (llvm::Error e = tuner.lowerGrid(k, sources[k]))
         return e;
+      took("lower " + sources[k].name, start);
+    }
     return llvm::Error::success();
   }
   constexpr double kNone = std::numeric_limits<double>::infinity();
@@ -515,8 +535,10 @@ llvm::Error lowerSources(Tuner &tuner, llvm::ArrayRef<Source> sources,
       continue;
     }
     size_t before = tuner.candidates.size();
+    auto start = std::chrono::steady_clock::now();
     if (llvm::Error e = tuner.lowerGrid(k, sources[k]))
       return e;
+    took("lower " + sources[k].name, start);
     if (tuner.candidates.size() > before)
       for (size_t i = 0; i < sizes.size(); ++i)
         lowered[i] = std::min(lowered[i], estimate[k][i]);
@@ -540,10 +562,13 @@ llvm::Error simulateAll(std::vector<Candidate> &candidates, const coll::Topology
     candidates[k].variant.assign(sizes.size(), 0);
   }
   std::vector<std::string> errors(candidates.size() * sizes.size());
+  std::vector<double> seconds(candidates.size() * sizes.size());
   llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
   for (size_t k = from; k < candidates.size(); ++k)
     for (size_t i = 0; i < sizes.size(); ++i)
       pool.async([&, k, i] {
+        auto start = std::chrono::steady_clock::now();
+        llvm::scope_exit clock([&] { seconds[k * sizes.size() + i] = since(start); });
         Candidate &c = candidates[k];
         double in = c.sims.front().inputBytes(sizes[i]);
         size_t v = c.sims.size() - 1;
@@ -563,6 +588,18 @@ llvm::Error simulateAll(std::vector<Candidate> &candidates, const coll::Topology
         c.micros[i] = r->micros;
       });
   pool.wait();
+  for (size_t k = from; timing && k < candidates.size(); ++k) {
+    const Candidate &c = candidates[k];
+    double total = 0;
+    for (size_t i = 0; i < sizes.size(); ++i)
+      total += seconds[k * sizes.size() + i];
+    size_t steps = 0;
+    for (const coll::SimPlan &p : c.sims)
+      steps += p.steps.size();
+    llvm::errs() << "collc tune: simulate " << c.name << " (" << steps << " steps"
+                 << (c.sims.front().foldGpus ? ", folded" : "") << "): "
+                 << llvm::format("%.2f", total) << " s\n";
+  }
   for (const std::string &e : errors)
     if (!e.empty())
       return error(e);
@@ -685,6 +722,7 @@ buildLibrary(Tuner &tuner, llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> row
 bool collc::tuneRequested() { return bool(tuneCommand); }
 
 int collc::runTune() {
+  auto tuneStart = std::chrono::steady_clock::now();
   if (topologySpec.empty())
     return fail("--topology is required: a preset (" + llvm::join(coll::presetNames(), ", ") +
                 ") or a JSON file");
@@ -749,10 +787,13 @@ int collc::runTune() {
   Tuner tuner{context, *topo, *grid, ranks};
   tuner.collective = synthCollective;
   std::vector<double> sizes = sweep();
-  for (const Source &s : sources)
+  for (const Source &s : sources) {
+    auto start = std::chrono::steady_clock::now();
     if (llvm::Error e = tuner.parse(s, s.file ? fileOptions : coll::ElaborateOptions{},
                                     screens(ranks) ? sizes : std::vector<double>{}))
       return fail(llvm::toString(std::move(e)));
+    took("parse " + s.name, start);
+  }
   if (llvm::Error e = lowerSources(tuner, sources, sizes))
     return fail(llvm::toString(std::move(e)));
   for (const std::string &why : tuner.skipped)
@@ -761,12 +802,16 @@ int collc::runTune() {
     return fail("no candidates: no generator serves " + synthName + " on " + llvm::Twine(ranks) +
                 " ranks");
 
+  auto simStart = std::chrono::steady_clock::now();
   if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes))
     return fail(llvm::toString(std::move(e)));
+  took("simulate", simStart);
   if (tuner.grid.refine) {
+    auto start = std::chrono::steady_clock::now();
     llvm::Expected<size_t> from = refine(tuner, sizes);
     if (!from)
       return fail(llvm::toString(from.takeError()));
+    took("refine the winners", start);
     if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes, *from))
       return fail(llvm::toString(std::move(e)));
   }
@@ -791,9 +836,12 @@ int collc::runTune() {
       return fail(llvm::toString(std::move(e)));
     (tableOnStdout ? llvm::outs() : llvm::errs()) << "busbw by size: " << plotPath << "\n";
   }
-  if (outputPath.empty())
+  if (outputPath.empty()) {
+    took("in all", tuneStart);
     return 0;
+  }
 
+  auto libraryStart = std::chrono::steady_clock::now();
   llvm::Expected<OwningOpRef<ModuleOp>> built =
       buildLibrary(tuner, ranges, rows, sizes, libraryName, topo->name);
   if (!built)
@@ -819,5 +867,7 @@ int collc::runTune() {
   if (failed(coll::writeKernels(*library, source, os)))
     return 1;
   output->keep();
+  took("lower, reroll and emit the winners", libraryStart);
+  took("in all", tuneStart);
   return 0;
 }
