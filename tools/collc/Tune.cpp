@@ -141,7 +141,21 @@ struct Grid {
   bool refine = false; // both left to their defaults: refine the winners
 };
 
-llvm::Expected<Grid> readGrid() {
+/// Past this many ranks, lowering and simulating every generator's program
+/// over the grid takes many minutes, and most of them lose everywhere by
+/// far: the tuner then lowers a generator's program only where its
+/// alpha-beta estimate (collc synth --list) comes within kScreenFactor of
+/// the best program it lowered, at some size. The estimate knows nothing
+/// of instances and pipelines, hence the wide margin.
+constexpr int64_t kScreenFrom = 64;
+constexpr double kScreenFactor = 2;
+bool screens(int64_t ranks) { return ranks > kScreenFrom; }
+
+/// The grid of the options; left to their defaults, instances and depths
+/// start coarse (refine() widens them for the winners), and past
+/// kScreenFrom ranks at one each: there a deeper plan takes seconds to
+/// lower and to simulate, and refinement tries them where they matter.
+llvm::Expected<Grid> readGrid(int64_t ranks) {
   Grid g;
   for (const std::string &p : protocols) {
     std::optional<coll::Protocol> v = coll::symbolizeProtocol(p);
@@ -154,10 +168,12 @@ llvm::Expected<Grid> readGrid() {
   g.instances.assign(instanceCounts.begin(), instanceCounts.end());
   g.pipeline.assign(pipelineDepths.begin(), pipelineDepths.end());
   g.refine = g.instances.empty() && g.pipeline.empty();
+  std::vector<int64_t> coarse = g.refine && screens(ranks) ? std::vector<int64_t>{1}
+                                                           : std::vector<int64_t>{1, 2};
   if (g.instances.empty())
-    g.instances = {1, 2};
+    g.instances = coarse;
   if (g.pipeline.empty())
-    g.pipeline = {1, 2};
+    g.pipeline = coarse;
   for (int64_t k : g.instances)
     if (k < 1 || k > 64)
       return error("--instances " + llvm::Twine(k) + " is not in 1 .. 64");
@@ -481,16 +497,6 @@ llvm::Expected<std::vector<coll::PlanOp>> Tuner::plansOf(const Candidate &c) {
   return plans;
 }
 
-/// Past this many ranks, lowering and simulating every generator's program
-/// over the grid takes many minutes, and most of them lose everywhere by
-/// far: the tuner then lowers a generator's program only where its
-/// alpha-beta estimate (collc synth --list) comes within kScreenFactor of
-/// the best program it lowered, at some size. The estimate knows nothing
-/// of instances and pipelines, hence the wide margin.
-constexpr int64_t kScreenFrom = 64;
-constexpr double kScreenFactor = 2;
-bool screens(int64_t ranks) { return ranks > kScreenFrom; }
-
 /// Lowers every parsed source over the grid, all of them up to
 /// kScreenFrom ranks. Past it, files first and then the generators from
 /// the most promising (the smallest ratio of its estimate to the best at
@@ -616,6 +622,11 @@ size_t fastest(llvm::ArrayRef<Candidate> candidates, size_t i) {
   return best;
 }
 
+/// Past kScreenFrom ranks, the most steps a refined candidate's simulated
+/// plans may have (over their folded periods, SimFold.h). A folded ring
+/// or tree at a thousand ranks has a few thousand.
+constexpr size_t kRefinedSteps = 1 << 14;
+
 /// Where bandwidth starts to matter, and with it more channels and deeper
 /// pipelines than the coarse grid's.
 constexpr double kRefineFrom = 64 << 10;
@@ -637,16 +648,43 @@ llvm::Expected<size_t> refine(Tuner &tuner, llvm::ArrayRef<double> sizes) {
   std::set<std::tuple<size_t, int, int64_t, int64_t>> tried;
   for (const Candidate &c : cs)
     tried.insert({c.source, c.protocol, c.instances, c.pipeline});
+  // Past kScreenFrom ranks the coarse grid was one point, and a plan 32
+  // times deeper would take minutes to lower: the old coarse grid instead.
+  std::vector<int64_t> instanceCounts = {1, 2, 4, 8}, depths = {1, 2, 4};
+  if (screens(tuner.ranks))
+    instanceCounts = depths = {1, 2};
   for (auto [source, protocol] : winners)
-    for (int64_t instances : {1, 2, 4, 8})
-      for (int64_t pipeline : {1, 2, 4}) {
+    for (int64_t instances : instanceCounts)
+      for (int64_t pipeline : depths) {
         if (tried.count({source, protocol, instances, pipeline}))
           continue;
         std::string refusal; // too many threadblocks, say: not a candidate
+        size_t before = cs.size();
         llvm::Expected<SmallVector<bool>> ok =
             tuner.lower(source, coll::Protocol(protocol), instances, pipeline, refusal);
         if (!ok)
           return ok.takeError();
+        if (!screens(tuner.ranks))
+          continue;
+        // Split plans of many ranks often repeat only over a large part of
+        // the machine, or not at all (SimFold.h): simulating one takes
+        // minutes there, for a variant of a program already simulated.
+        auto slow = [&](const Candidate &c) {
+          size_t steps = 0;
+          for (const coll::SimPlan &p : c.sims)
+            steps += p.steps.size();
+          if (steps <= kRefinedSteps)
+            return false;
+          int64_t period = c.sims.front().foldGpus;
+          std::string why = period ? "its plan repeats only every " + std::to_string(period) +
+                                         " GPUs"
+                                   : "its plan does not repeat from node to node";
+          tuner.skipped.push_back(c.name + ": simulating it would run " + llvm::utostr(steps) +
+                                  " steps, more than " + llvm::utostr(kRefinedSteps) + " (" +
+                                  why + ")");
+          return true;
+        };
+        cs.erase(std::remove_if(cs.begin() + before, cs.end(), slow), cs.end());
       }
   return from;
 }
@@ -729,13 +767,13 @@ int collc::runTune() {
   llvm::Expected<coll::Topology> topo = coll::loadTopology(topologySpec);
   if (!topo)
     return fail("topology: " + llvm::toString(topo.takeError()));
-  llvm::Expected<Grid> grid = readGrid();
-  if (!grid)
-    return fail(llvm::toString(grid.takeError()));
   int64_t ranks = rankCount.getNumOccurrences() ? int64_t(rankCount) : topo->size();
   if (ranks < 2 || ranks > topo->size())
     return fail("--ranks " + llvm::Twine(ranks) + " is not in 2 .. " + llvm::Twine(topo->size()) +
                 ", the GPUs of " + topo->name);
+  llvm::Expected<Grid> grid = readGrid(ranks);
+  if (!grid)
+    return fail(llvm::toString(grid.takeError()));
   if (files.empty() && synthName.empty())
     return fail("no candidates: give .coll files, --synth COLLECTIVE, or both");
   if (!plotPath.empty() && !collc::plotFormatKnown(plotPath))
@@ -808,9 +846,12 @@ int collc::runTune() {
   took("simulate", simStart);
   if (tuner.grid.refine) {
     auto start = std::chrono::steady_clock::now();
+    size_t said = tuner.skipped.size();
     llvm::Expected<size_t> from = refine(tuner, sizes);
     if (!from)
       return fail(llvm::toString(from.takeError()));
+    for (size_t i = said; i < tuner.skipped.size(); ++i)
+      llvm::errs() << "collc tune: left out " << tuner.skipped[i] << "\n";
     took("refine the winners", start);
     if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes, *from))
       return fail(llvm::toString(std::move(e)));
