@@ -112,9 +112,13 @@ double since(std::chrono::steady_clock::time_point start) {
 
 /// Under --timing, says that `what` took the time since `start`.
 void took(const llvm::Twine &what, std::chrono::steady_clock::time_point start) {
-  if (timing)
-    llvm::errs() << "collc tune: " << what << ": " << llvm::format("%.2f", since(start))
-                 << " s\n";
+  if (!timing)
+    return;
+  // One write, since sources are read in parallel.
+  std::string line;
+  llvm::raw_string_ostream(line) << "collc tune: " << what << ": "
+                                 << llvm::format("%.2f", since(start)) << " s\n";
+  llvm::errs() << line;
 }
 
 int fail(const llvm::Twine &message) {
@@ -199,16 +203,31 @@ struct Tuner {
   /// Generated sources that no lowering accepted, with the first refusal.
   std::vector<std::string> skipped;
 
-  /// Parses `source` into `parsed`, checking its collective, names and
-  /// rank count against the sources before it. Given `sizes`, estimates it
-  /// there for the screening (lowerSources), and keeps a generator's
-  /// program only as text until it passes: at a thousand ranks, every
-  /// program at once would take many GB.
-  llvm::Error parse(const Source &source, const coll::ElaborateOptions &options,
-                    llvm::ArrayRef<double> sizes = {});
+  /// A source read by `read`, for `accept`.
+  struct Read {
+    OwningOpRef<ModuleOp> program;
+    struct Algorithm {
+      std::string name;
+      coll::Collective collective;
+      int64_t ranks;
+    };
+    std::vector<Algorithm> algorithms;
+    std::vector<double> estimate; // per size, when screening
+    std::string error;
+  };
+  /// Parses `source`. Given `sizes`, estimates it there for the screening
+  /// (lowerSources), and keeps a generator's program only as text until it
+  /// passes: at a thousand ranks, every program at once would take many
+  /// GB. Touches nothing of the tuner's but the context, so that sources
+  /// can be read in parallel.
+  Read read(const Source &source, const coll::ElaborateOptions &options,
+            llvm::ArrayRef<double> sizes) const;
+  /// Adds what `read` gave into `parsed`, checking its collective, names
+  /// and rank count against the sources before it.
+  llvm::Error accept(const Source &source, Read r);
   /// `source` elaborated, or null with its errors printed.
   OwningOpRef<ModuleOp> import(const Source &source, const coll::ElaborateOptions &options,
-                               std::string &unused);
+                               std::string &unused) const;
   /// Verifies and lowers parsed source `k` over the grid. A grid point the
   /// lowering refuses (a protocol a step cannot use) is skipped; a file
   /// with none left is an error, reported with the first refusal, and a
@@ -240,7 +259,7 @@ struct Tuner {
 };
 
 OwningOpRef<ModuleOp> Tuner::import(const Source &source, const coll::ElaborateOptions &options,
-                                     std::string &unused) {
+                                     std::string &unused) const {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source.text, source.name),
                                llvm::SMLoc());
@@ -249,51 +268,64 @@ OwningOpRef<ModuleOp> Tuner::import(const Source &source, const coll::ElaborateO
   return coll::importColl(sourceMgr, &context, options, timing, &unused);
 }
 
-llvm::Error Tuner::parse(const Source &source, const coll::ElaborateOptions &options,
-                         llvm::ArrayRef<double> sizes) {
+Tuner::Read Tuner::read(const Source &source, const coll::ElaborateOptions &options,
+                        llvm::ArrayRef<double> sizes) const {
+  Read r;
   std::string unused;
-  OwningOpRef<ModuleOp> program = import(source, options, unused);
-  if (!program && !unused.empty() && source.file) {
+  r.program = import(source, options, unused);
+  if (!r.program && !unused.empty() && source.file) {
     // -D ranks=N is implied for files; one without that parameter takes none.
     coll::ElaborateOptions without = options;
     llvm::erase_if(without.defines, [](const auto &d) { return d.first == "ranks"; });
     unused.clear();
-    program = import(source, without, unused);
-    if (!program && !unused.empty())
-      return error(source.name + ": no algorithm has a parameter named '" + unused + "'");
+    r.program = import(source, without, unused);
+    if (!r.program && !unused.empty()) {
+      r.error = source.name + ": no algorithm has a parameter named '" + unused + "'";
+      return r;
+    }
   }
-  if (!program)
-    return error(source.name + " does not compile");
-  for (auto alg : program->getOps<coll::AlgorithmOp>()) {
-    if (!collective)
-      collective = alg.getCollective();
-    else if (*collective != alg.getCollective())
-      return error(source.name + ": algorithm '" + alg.getSymName() + "' is " +
-                   stringifyCollective(alg.getCollective()) + ", the other candidates " +
-                   stringifyCollective(*collective));
-    // Candidates and the table are named by algorithm.
-    if (llvm::is_contained(names, alg.getSymName()))
-      return error(source.name + ": algorithm '" + alg.getSymName() +
-                   "' has the name of an earlier candidate; rename one");
-    if (int64_t(alg.getRanks()) != ranks)
-      return error(source.name + ": algorithm '" + alg.getSymName() + "' has " +
-                   llvm::Twine(int64_t(alg.getRanks())) + " ranks, not " + llvm::Twine(ranks));
+  if (!r.program) {
+    r.error = source.name + " does not compile";
+    return r;
   }
-  for (auto alg : program->getOps<coll::AlgorithmOp>())
-    names.push_back(alg.getSymName().str());
-
-  std::vector<double> &estimate = estimates.emplace_back();
+  for (auto alg : r.program->getOps<coll::AlgorithmOp>())
+    r.algorithms.push_back(
+        {alg.getSymName().str(), alg.getCollective(), int64_t(alg.getRanks())});
   if (!sizes.empty()) {
-    estimate.assign(sizes.size(), std::numeric_limits<double>::infinity());
-    for (auto alg : program->getOps<coll::AlgorithmOp>()) {
+    r.estimate.assign(sizes.size(), std::numeric_limits<double>::infinity());
+    for (auto alg : r.program->getOps<coll::AlgorithmOp>()) {
       std::vector<coll::ProgramCost> costs = coll::estimateProgram(alg, topo, sizes);
       for (size_t i = 0; i < sizes.size(); ++i)
-        estimate[i] = std::min(estimate[i], costs[i].micros);
+        r.estimate[i] = std::min(r.estimate[i], costs[i].micros);
     }
     if (!source.file)
-      program = nullptr; // parsed again if it passes
+      r.program = nullptr; // parsed again if it passes
   }
-  parsed.push_back(std::move(program));
+  return r;
+}
+
+llvm::Error Tuner::accept(const Source &source, Read r) {
+  if (!r.error.empty())
+    return error(r.error);
+  for (const Read::Algorithm &alg : r.algorithms) {
+    if (!collective)
+      collective = alg.collective;
+    else if (*collective != alg.collective)
+      return error(source.name + ": algorithm '" + alg.name + "' is " +
+                   stringifyCollective(alg.collective) + ", the other candidates " +
+                   stringifyCollective(*collective));
+    // Candidates and the table are named by algorithm.
+    if (llvm::is_contained(names, alg.name))
+      return error(source.name + ": algorithm '" + alg.name +
+                   "' has the name of an earlier candidate; rename one");
+    if (alg.ranks != ranks)
+      return error(source.name + ": algorithm '" + alg.name + "' has " +
+                   llvm::Twine(alg.ranks) + " ranks, not " + llvm::Twine(ranks));
+  }
+  for (const Read::Algorithm &alg : r.algorithms)
+    names.push_back(alg.name);
+  estimates.push_back(std::move(r.estimate));
+  parsed.push_back(std::move(r.program));
   verified.push_back(false);
   return llvm::Error::success();
 }
@@ -497,6 +529,48 @@ llvm::Expected<std::vector<coll::PlanOp>> Tuner::plansOf(const Candidate &c) {
   return plans;
 }
 
+/// Past kScreenFrom ranks, the most steps a generated candidate's
+/// simulated plans may have unless they fold to one node (SimFold.h): a
+/// plan that does not fold, or only over a large part of the machine
+/// (split plans, Bruck's all-gather), takes minutes to simulate there.
+constexpr size_t kSimulatedSteps = 1 << 14;
+
+/// Past kScreenFrom ranks, the most steps over all ranks of a plan that
+/// refinement lowers: lowering takes a few microseconds a step.
+constexpr int64_t kLoweredSteps = int64_t(1) << 21;
+
+/// Steps the simulator runs per loop of `c`.
+size_t stepsOf(const Candidate &c) {
+  size_t steps = 0;
+  for (const coll::SimPlan &p : c.sims)
+    steps += p.steps.size();
+  return steps;
+}
+
+/// Past kScreenFrom ranks, leaves out the candidates from `from` on that
+/// `droppable` allows and that would run more than kSimulatedSteps steps,
+/// noting each in `skipped`.
+void leaveOutSlow(Tuner &tuner, size_t from,
+                  llvm::function_ref<bool(const Candidate &)> droppable) {
+  if (!screens(tuner.ranks))
+    return;
+  auto slow = [&](const Candidate &c) {
+    size_t steps = stepsOf(c);
+    int64_t period = c.sims.front().foldGpus;
+    if (steps <= kSimulatedSteps || (period && period <= tuner.topo.gpusPerNode) ||
+        !droppable(c))
+      return false;
+    std::string why = period ? "its plan repeats only every " + std::to_string(period) + " GPUs"
+                             : "its plan does not repeat from node to node";
+    tuner.skipped.push_back(c.name + ": simulating it would run " + llvm::utostr(steps) +
+                            " steps, more than " + llvm::utostr(kSimulatedSteps) + " (" + why +
+                            ")");
+    return true;
+  };
+  std::vector<Candidate> &cs = tuner.candidates;
+  cs.erase(std::remove_if(cs.begin() + from, cs.end(), slow), cs.end());
+}
+
 /// Lowers every parsed source over the grid, all of them up to
 /// kScreenFrom ranks. Past it, files first and then the generators from
 /// the most promising (the smallest ratio of its estimate to the best at
@@ -622,10 +696,6 @@ size_t fastest(llvm::ArrayRef<Candidate> candidates, size_t i) {
   return best;
 }
 
-/// Past kScreenFrom ranks, the most steps a refined candidate's simulated
-/// plans may have (over their folded periods, SimFold.h). A folded ring
-/// or tree at a thousand ranks has a few thousand.
-constexpr size_t kRefinedSteps = 1 << 14;
 
 /// Where bandwidth starts to matter, and with it more channels and deeper
 /// pipelines than the coarse grid's.
@@ -639,11 +709,17 @@ constexpr double kRefineFrom = 64 << 10;
 llvm::Expected<size_t> refine(Tuner &tuner, llvm::ArrayRef<double> sizes) {
   std::vector<Candidate> &cs = tuner.candidates;
   const size_t from = cs.size();
-  std::set<std::pair<size_t, int>> winners;
+  // Each winning program and protocol, with the steps over all ranks of
+  // one instance and depth (its plan's, scaled).
+  std::map<std::pair<size_t, int>, std::pair<double, std::string>> winners;
   for (size_t i = 0; i < sizes.size(); ++i)
     if (sizes[i] >= kRefineFrom) {
       const Candidate &w = cs[fastest(cs, i)];
-      winners.insert({w.source, w.protocol});
+      int64_t period = w.sims.front().foldGpus;
+      winners[{w.source, w.protocol}] = {
+          double(stepsOf(w)) * double(period ? tuner.topo.size() / period : 1) /
+              double(w.instances * w.pipeline),
+          w.algorithm};
     }
   std::set<std::tuple<size_t, int, int64_t, int64_t>> tried;
   for (const Candidate &c : cs)
@@ -653,38 +729,30 @@ llvm::Expected<size_t> refine(Tuner &tuner, llvm::ArrayRef<double> sizes) {
   std::vector<int64_t> instanceCounts = {1, 2, 4, 8}, depths = {1, 2, 4};
   if (screens(tuner.ranks))
     instanceCounts = depths = {1, 2};
-  for (auto [source, protocol] : winners)
+  for (const auto &[key, winner] : winners)
     for (int64_t instances : instanceCounts)
       for (int64_t pipeline : depths) {
+        auto [source, protocol] = key;
         if (tried.count({source, protocol, instances, pipeline}))
           continue;
+        double planSteps = winner.first * double(instances * pipeline);
+        if (screens(tuner.ranks) && planSteps > kLoweredSteps) {
+          tuner.skipped.push_back(
+              (winner.second + "/" +
+               stringifyProtocol(coll::Protocol(protocol)) + "/i" + llvm::Twine(instances) +
+               "/p" + llvm::Twine(pipeline) + ": its plan would have about " +
+               llvm::Twine(int64_t(planSteps)) + " steps over all ranks, more than " +
+               llvm::Twine(kLoweredSteps) + " (seconds a million to lower)")
+                  .str());
+          continue;
+        }
         std::string refusal; // too many threadblocks, say: not a candidate
         size_t before = cs.size();
         llvm::Expected<SmallVector<bool>> ok =
             tuner.lower(source, coll::Protocol(protocol), instances, pipeline, refusal);
         if (!ok)
           return ok.takeError();
-        if (!screens(tuner.ranks))
-          continue;
-        // Split plans of many ranks often repeat only over a large part of
-        // the machine, or not at all (SimFold.h): simulating one takes
-        // minutes there, for a variant of a program already simulated.
-        auto slow = [&](const Candidate &c) {
-          size_t steps = 0;
-          for (const coll::SimPlan &p : c.sims)
-            steps += p.steps.size();
-          if (steps <= kRefinedSteps)
-            return false;
-          int64_t period = c.sims.front().foldGpus;
-          std::string why = period ? "its plan repeats only every " + std::to_string(period) +
-                                         " GPUs"
-                                   : "its plan does not repeat from node to node";
-          tuner.skipped.push_back(c.name + ": simulating it would run " + llvm::utostr(steps) +
-                                  " steps, more than " + llvm::utostr(kRefinedSteps) + " (" +
-                                  why + ")");
-          return true;
-        };
-        cs.erase(std::remove_if(cs.begin() + before, cs.end(), slow), cs.end());
+        leaveOutSlow(tuner, before, [](const Candidate &) { return true; });
       }
   return from;
 }
@@ -819,21 +887,45 @@ int collc::runTune() {
 
   DialectRegistry registry;
   registry.insert<coll::CollDialect>();
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
   Tuner tuner{context, *topo, *grid, ranks};
   tuner.collective = synthCollective;
   std::vector<double> sizes = sweep();
-  for (const Source &s : sources) {
+  // The generators' programs are read in parallel: at a thousand ranks a
+  // ring takes seconds to elaborate and estimate. Files are read one by
+  // one, so that each error prints with its source line (the context has
+  // one diagnostic handler at a time).
+  std::vector<Tuner::Read> reads(sources.size());
+  auto read = [&](size_t k) {
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error e = tuner.parse(s, s.file ? fileOptions : coll::ElaborateOptions{},
-                                    screens(ranks) ? sizes : std::vector<double>{}))
-      return fail(llvm::toString(std::move(e)));
+    const Source &s = sources[k];
+    reads[k] = tuner.read(s, s.file ? fileOptions : coll::ElaborateOptions{},
+                          screens(ranks) ? sizes : std::vector<double>{});
     took("parse " + s.name, start);
+  };
+  for (size_t k = 0; k < sources.size(); ++k)
+    if (sources[k].file)
+      read(k);
+  {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+    for (size_t k = 0; k < sources.size(); ++k)
+      if (!sources[k].file)
+        pool.async([&, k] { read(k); });
   }
+  for (size_t k = 0; k < sources.size(); ++k)
+    if (llvm::Error e = tuner.accept(sources[k], std::move(reads[k])))
+      return fail(llvm::toString(std::move(e)));
   if (llvm::Error e = lowerSources(tuner, sources, sizes))
     return fail(llvm::toString(std::move(e)));
+  // A file is always simulated, and so is everything where nothing else
+  // would be.
+  auto generated = [&](const Candidate &c) { return !sources[c.source].file; };
+  if (llvm::any_of(tuner.candidates, [&](const Candidate &c) {
+        return !generated(c) || stepsOf(c) <= kSimulatedSteps;
+      }))
+    leaveOutSlow(tuner, 0, generated);
   for (const std::string &why : tuner.skipped)
     llvm::errs() << "collc tune: left out " << why << "\n";
   if (tuner.candidates.empty())
