@@ -198,6 +198,9 @@ struct Tuner {
   std::vector<std::vector<double>> estimates; // per source and size, when screening
   std::vector<std::string> names;             // every source's algorithms
   std::vector<OwningOpRef<ModuleOp>> modules; // the winners' plans
+  /// The winners' streams (lowerStreams), by source, instances, depth and
+  /// FIFOs.
+  std::map<std::tuple<size_t, int64_t, int64_t, bool>, OwningOpRef<ModuleOp>> winnerStreams;
   std::vector<Candidate> candidates;
   std::optional<coll::Collective> collective;
   /// Generated sources that no lowering accepted, with the first refusal.
@@ -249,11 +252,7 @@ struct Tuner {
   /// Finishes the lowering of `module` (from lowerStreams) with `protocol`;
   /// false, with the first error in `refusal`, where it refuses.
   bool lowerPlans(ModuleOp module, coll::Protocol protocol, int64_t instances,
-                  std::string &refusal);
-  /// One whole lowering of parsed source `k`, as lowerStreams and
-  /// lowerPlans; null where the lowering refuses it.
-  OwningOpRef<ModuleOp> lowerOne(size_t k, coll::Protocol protocol, int64_t instances,
-                                 int64_t pipeline, bool peers, std::string &refusal);
+                  std::string &refusal, bool verify = true);
   /// Candidate `c`'s plans, lowered again (kept in `modules`).
   llvm::Expected<std::vector<coll::PlanOp>> plansOf(const Candidate &c);
 };
@@ -425,23 +424,16 @@ OwningOpRef<ModuleOp> Tuner::lowerStreams(size_t k, int64_t instances, int64_t p
 }
 
 bool Tuner::lowerPlans(ModuleOp module, coll::Protocol protocol, int64_t instances,
-                       std::string &refusal) {
+                       std::string &refusal, bool verify) {
   coll::CollLoweringOptions lowering;
   lowering.topology = topologySpec;
   lowering.protocol = protocol;
   lowering.instances = instances;
+  lowering.verifyPlans = verify;
   lowering.reroll = false; // only the winners are emitted
   PassManager pm(&context);
   coll::buildCollPlansPipeline(pm, lowering);
   return runQuietly(pm, module, refusal);
-}
-
-OwningOpRef<ModuleOp> Tuner::lowerOne(size_t k, coll::Protocol protocol, int64_t instances,
-                                      int64_t pipeline, bool peers, std::string &refusal) {
-  OwningOpRef<ModuleOp> module = lowerStreams(k, instances, pipeline, peers, refusal);
-  if (!module || !lowerPlans(*module, protocol, instances, refusal))
-    return nullptr;
-  return module;
 }
 
 llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Protocol> protocols,
@@ -514,9 +506,15 @@ llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Pr
 
 llvm::Expected<std::vector<coll::PlanOp>> Tuner::plansOf(const Candidate &c) {
   std::string refusal;
-  OwningOpRef<ModuleOp> module = lowerOne(c.source, coll::Protocol(c.protocol), c.instances,
-                                          c.pipeline, !c.fifo, refusal);
-  if (!module)
+  // Winners that differ only in protocol share their streams: a copy
+  // costs less than lowering them again.
+  OwningOpRef<ModuleOp> &streams = winnerStreams[{c.source, c.instances, c.pipeline, c.fifo}];
+  if (!streams)
+    streams = lowerStreams(c.source, c.instances, c.pipeline, !c.fifo, refusal);
+  OwningOpRef<ModuleOp> module = streams ? streams->clone() : nullptr;
+  // The same lowering proved these plans when it made the candidate.
+  if (!module ||
+      !lowerPlans(*module, coll::Protocol(c.protocol), c.instances, refusal, /*verify=*/false))
     return error(c.name + " no longer lowers: " + refusal);
   std::vector<coll::PlanOp> plans;
   for (auto plan : module->getOps<coll::PlanOp>())
@@ -729,31 +727,46 @@ llvm::Expected<size_t> refine(Tuner &tuner, llvm::ArrayRef<double> sizes) {
   std::vector<int64_t> instanceCounts = {1, 2, 4, 8}, depths = {1, 2, 4};
   if (screens(tuner.ranks))
     instanceCounts = depths = {1, 2};
+  // A program's winning protocols are lowered together, sharing streams.
+  std::map<size_t, std::vector<int>> protocolsOf;
   for (const auto &[key, winner] : winners)
+    protocolsOf[key.first].push_back(key.second);
+  for (const auto &[source, protocols] : protocolsOf)
     for (int64_t instances : instanceCounts)
       for (int64_t pipeline : depths) {
-        auto [source, protocol] = key;
-        if (tried.count({source, protocol, instances, pipeline}))
-          continue;
-        double planSteps = winner.first * double(instances * pipeline);
-        if (screens(tuner.ranks) && planSteps > kLoweredSteps) {
-          tuner.skipped.push_back(
-              (winner.second + "/" +
-               stringifyProtocol(coll::Protocol(protocol)) + "/i" + llvm::Twine(instances) +
-               "/p" + llvm::Twine(pipeline) + ": its plan would have about " +
-               llvm::Twine(int64_t(planSteps)) + " steps over all ranks, more than " +
-               llvm::Twine(kLoweredSteps) + " (seconds a million to lower)")
-                  .str());
-          continue;
+        SmallVector<coll::Protocol> todo;
+        for (int protocol : protocols) {
+          if (tried.count({source, protocol, instances, pipeline}))
+            continue;
+          const auto &[steps, algorithm] = winners[{source, protocol}];
+          double planSteps = steps * double(instances * pipeline);
+          if (screens(tuner.ranks) && planSteps > kLoweredSteps) {
+            tuner.skipped.push_back(
+                (algorithm + "/" + stringifyProtocol(coll::Protocol(protocol)) + "/i" +
+                 llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
+                 ": its plan would have about " + llvm::Twine(int64_t(planSteps)) +
+                 " steps over all ranks, more than " + llvm::Twine(kLoweredSteps) +
+                 " (seconds a million to lower)")
+                    .str());
+            continue;
+          }
+          todo.push_back(coll::Protocol(protocol));
         }
+        if (todo.empty())
+          continue;
         std::string refusal; // too many threadblocks, say: not a candidate
         size_t before = cs.size();
         llvm::Expected<SmallVector<bool>> ok =
-            tuner.lower(source, coll::Protocol(protocol), instances, pipeline, refusal);
+            tuner.lower(source, todo, instances, pipeline, refusal);
         if (!ok)
           return ok.takeError();
         leaveOutSlow(tuner, before, [](const Candidate &) { return true; });
       }
+  // Program by program, protocols first, as the table lists them.
+  std::stable_sort(cs.begin() + from, cs.end(), [](const Candidate &a, const Candidate &b) {
+    return std::make_tuple(a.source, a.protocol, a.instances, a.pipeline, a.fifo) <
+           std::make_tuple(b.source, b.protocol, b.instances, b.pipeline, b.fifo);
+  });
   return from;
 }
 
@@ -980,6 +993,8 @@ int collc::runTune() {
   if (!built)
     return fail(llvm::toString(built.takeError()));
   OwningOpRef<ModuleOp> library = std::move(*built);
+  took("lower the winners again", libraryStart);
+  libraryStart = std::chrono::steady_clock::now();
   // The winners' threadblocks get their shapes, checked against their steps.
   PassManager reroll(&context);
   reroll.enableVerifier(false);
@@ -989,6 +1004,8 @@ int collc::runTune() {
   for (auto plan : library->getOps<coll::PlanOp>())
     if (failed(plan.verifyRegions()))
       return fail("a winner's shapes do not make its steps");
+  took("reroll the winners", libraryStart);
+  libraryStart = std::chrono::steady_clock::now();
   std::string message;
   auto output = openOutputFile(outputPath, &message);
   if (!output)
@@ -1000,7 +1017,7 @@ int collc::runTune() {
   if (failed(coll::writeKernels(*library, source, os)))
     return 1;
   output->keep();
-  took("lower, reroll and emit the winners", libraryStart);
+  took("emit the library", libraryStart);
   took("in all", tuneStart);
   return 0;
 }
