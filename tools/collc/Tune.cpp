@@ -221,16 +221,17 @@ struct Tuner {
   /// Parses `source`. Given `sizes`, estimates it there for the screening
   /// (lowerSources), and keeps a generator's program only as text until it
   /// passes: at a thousand ranks, every program at once would take many
-  /// GB. Touches nothing of the tuner's but the context, so that sources
-  /// can be read in parallel.
+  /// GB. Builds in `into`: the tuner's context, or one of the caller's
+  /// own for a program that is not kept. Touches nothing of the tuner's
+  /// but `into`, so that sources can be read in parallel.
   Read read(const Source &source, const coll::ElaborateOptions &options,
-            llvm::ArrayRef<double> sizes) const;
+            llvm::ArrayRef<double> sizes, MLIRContext &into) const;
   /// Adds what `read` gave into `parsed`, checking its collective, names
   /// and rank count against the sources before it.
   llvm::Error accept(const Source &source, Read r);
-  /// `source` elaborated, or null with its errors printed.
+  /// `source` elaborated in `into`, or null with its errors printed.
   OwningOpRef<ModuleOp> import(const Source &source, const coll::ElaborateOptions &options,
-                               std::string &unused) const;
+                               std::string &unused, MLIRContext &into) const;
   /// Verifies and lowers parsed source `k` over the grid. A grid point the
   /// lowering refuses (a protocol a step cannot use) is skipped; a file
   /// with none left is an error, reported with the first refusal, and a
@@ -258,26 +259,26 @@ struct Tuner {
 };
 
 OwningOpRef<ModuleOp> Tuner::import(const Source &source, const coll::ElaborateOptions &options,
-                                     std::string &unused) const {
+                                     std::string &unused, MLIRContext &into) const {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source.text, source.name),
                                llvm::SMLoc());
-  SourceMgrDiagnosticHandler printed(sourceMgr, &context);
+  SourceMgrDiagnosticHandler printed(sourceMgr, &into);
   TimingScope timing;
-  return coll::importColl(sourceMgr, &context, options, timing, &unused);
+  return coll::importColl(sourceMgr, &into, options, timing, &unused);
 }
 
 Tuner::Read Tuner::read(const Source &source, const coll::ElaborateOptions &options,
-                        llvm::ArrayRef<double> sizes) const {
+                        llvm::ArrayRef<double> sizes, MLIRContext &into) const {
   Read r;
   std::string unused;
-  r.program = import(source, options, unused);
+  r.program = import(source, options, unused, into);
   if (!r.program && !unused.empty() && source.file) {
     // -D ranks=N is implied for files; one without that parameter takes none.
     coll::ElaborateOptions without = options;
     llvm::erase_if(without.defines, [](const auto &d) { return d.first == "ranks"; });
     unused.clear();
-    r.program = import(source, without, unused);
+    r.program = import(source, without, unused, into);
     if (!r.program && !unused.empty()) {
       r.error = source.name + ": no algorithm has a parameter named '" + unused + "'";
       return r;
@@ -332,7 +333,7 @@ llvm::Error Tuner::accept(const Source &source, Read r) {
 llvm::Error Tuner::lowerGrid(size_t k, const Source &source) {
   if (!parsed[k]) {
     std::string unused;
-    parsed[k] = import(source, {}, unused);
+    parsed[k] = import(source, {}, unused, context);
     if (!parsed[k])
       return error(source.name + " does not compile");
   }
@@ -914,8 +915,16 @@ int collc::runTune() {
   auto read = [&](size_t k) {
     auto start = std::chrono::steady_clock::now();
     const Source &s = sources[k];
+    // A screened generator's program goes once estimated: it is built in a
+    // context of its own, which shares no locks with the other reads.
+    std::optional<MLIRContext> own;
+    if (screens(ranks) && !s.file) {
+      own.emplace(registry, MLIRContext::Threading::DISABLED);
+      own->loadAllAvailableDialects();
+      own->printOpOnDiagnostic(false);
+    }
     reads[k] = tuner.read(s, s.file ? fileOptions : coll::ElaborateOptions{},
-                          screens(ranks) ? sizes : std::vector<double>{});
+                          screens(ranks) ? sizes : std::vector<double>{}, own ? *own : context);
     took("parse " + s.name, start);
   };
   for (size_t k = 0; k < sources.size(); ++k)
