@@ -87,7 +87,9 @@ public:
       if (!why.empty())
         continue;
       if (eof) { // every rank closed its end: they are exiting
-        waitAll();
+        // A rank killed by a signal closes its end before it can be
+        // reaped: name it here too.
+        waitAll(/*naming=*/true);
         continue;
       }
       checkDeadline();
@@ -149,21 +151,32 @@ private:
       if (waitpid(pids[r], &s, WNOHANG) != pids[r])
         continue;
       status[r] = s;
-      if (WIFSIGNALED(s) && why.empty()) {
-        why = "rank " + std::to_string(r) + " " + describeExit(s);
+      if (blame(r))
         stopAll();
-      }
     }
   }
 
-  void waitAll() {
+  /// Names rank `r`, just reaped, if a signal killed it and nothing was
+  /// named before.
+  bool blame(size_t r) {
+    if (!WIFSIGNALED(status[r]) || !why.empty())
+      return false;
+    why = "rank " + std::to_string(r) + " " + describeExit(status[r]);
+    return true;
+  }
+
+  /// Reaps every rank; with `naming`, names one a signal killed (not one
+  /// that stopAll killed).
+  void waitAll(bool naming = false) {
     for (size_t r = 0; r < pids.size(); ++r)
       while (status[r] < 0) {
         int s = 0;
         pid_t got = waitpid(pids[r], &s, 0);
-        if (got == pids[r])
+        if (got == pids[r]) {
           status[r] = s;
-        else if (got < 0 && errno != EINTR)
+          if (naming)
+            blame(r);
+        } else if (got < 0 && errno != EINTR)
           status[r] = 0;
       }
   }
