@@ -546,19 +546,25 @@ size_t stepsOf(const Candidate &c) {
   return steps;
 }
 
+/// Whether `c` would run more than kSimulatedSteps steps without folding
+/// to one node.
+bool slowToSimulate(const Tuner &tuner, const Candidate &c) {
+  int64_t period = c.sims.front().foldGpus;
+  return stepsOf(c) > kSimulatedSteps && !(period && period <= tuner.topo.gpusPerNode);
+}
+
 /// Past kScreenFrom ranks, leaves out the candidates from `from` on that
-/// `droppable` allows and that would run more than kSimulatedSteps steps,
-/// noting each in `skipped`.
+/// `droppable` allows and that are slow to simulate, noting each in
+/// `skipped`.
 void leaveOutSlow(Tuner &tuner, size_t from,
                   llvm::function_ref<bool(const Candidate &)> droppable) {
   if (!screens(tuner.ranks))
     return;
   auto slow = [&](const Candidate &c) {
+    if (!slowToSimulate(tuner, c) || !droppable(c))
+      return false;
     size_t steps = stepsOf(c);
     int64_t period = c.sims.front().foldGpus;
-    if (steps <= kSimulatedSteps || (period && period <= tuner.topo.gpusPerNode) ||
-        !droppable(c))
-      return false;
     std::string why = period ? "its plan repeats only every " + std::to_string(period) + " GPUs"
                              : "its plan does not repeat from node to node";
     tuner.skipped.push_back(c.name + ": simulating it would run " + llvm::utostr(steps) +
@@ -945,7 +951,7 @@ int collc::runTune() {
   // would be.
   auto generated = [&](const Candidate &c) { return !sources[c.source].file; };
   if (llvm::any_of(tuner.candidates, [&](const Candidate &c) {
-        return !generated(c) || stepsOf(c) <= kSimulatedSteps;
+        return !generated(c) || !slowToSimulate(tuner, c);
       }))
     leaveOutSlow(tuner, 0, generated);
   for (const std::string &why : tuner.skipped)
