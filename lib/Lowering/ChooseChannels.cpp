@@ -34,9 +34,6 @@ using namespace coll;
 
 namespace {
 
-// What one threadblock moves, GB/s: NCCL's per-channel LL128 ceiling on
-// Hopper (tuning.cc), taken for every protocol before its efficiency.
-constexpr double kThreadblockGBps = 36.7;
 // Threads per threadblock: the most generated kernels are built for
 // (COLLC_CUDA_MAX_THREADS) and the least the rule halves to.
 constexpr int64_t kMaxThreads = 512, kMinThreads = 64;
@@ -84,10 +81,13 @@ struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChoos
       }
       perRank = std::max(perRank, tbs);
     }
+    // What one threadblock moves: the LL128 rate, taken for every protocol
+    // before its efficiency.
+    double perBlock = topo.threadblockGBps[int(Protocol::LL128)];
     double need = 1;
     for (auto [a, b] : sends)
       need = std::max(need, topo.bandwidth(a, b) /
-                                (sharing[{a, topo.linkClass(a, b)}] * kThreadblockGBps));
+                                (sharing[{a, topo.linkClass(a, b)}] * perBlock));
     int64_t fill = int64_t(llvm::PowerOf2Ceil(uint64_t(std::ceil(need))));
     int64_t room =
         std::max<int64_t>(1, int64_t(llvm::bit_floor(uint64_t(kMaxBlocksPerRank / perRank))));

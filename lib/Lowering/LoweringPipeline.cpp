@@ -16,66 +16,86 @@
 
 using namespace mlir;
 
-void coll::buildCollLoweringPipeline(OpPassManager &pm, const CollLoweringOptions &options) {
-  buildCollStreamsPipeline(pm, options);
-  if (options.lowerToPlans)
-    buildCollPlansPipeline(pm, options);
+namespace {
+
+bool runs(const coll::CollLoweringOptions &options, coll::LoweringStage stage) {
+  return options.from <= stage && stage <= options.to;
 }
 
-void coll::buildCollStreamsPipeline(OpPassManager &pm, const CollLoweringOptions &options) {
+bool placed(const coll::CollLoweringOptions &options) {
+  return options.mapRanks || !options.topology.empty();
+}
+
+void addGlobalView(OpPassManager &pm, const coll::CollLoweringOptions &options) {
   if (options.verifyAlgorithms)
-    pm.addPass(createCollVerifyPass());
-  bool placed = options.mapRanks || !options.topology.empty();
-  if (placed) {
-    CollMapRanksPassOptions map;
+    pm.addPass(coll::createCollVerifyPass());
+  if (placed(options)) {
+    coll::CollMapRanksPassOptions map;
     if (!options.topology.empty())
       map.topology = options.topology;
-    pm.addPass(createCollMapRanksPass(map));
+    pm.addPass(coll::createCollMapRanksPass(map));
   }
-  if (!options.lowerToPlans)
-    return;
-
-  CollSplitChunksPassOptions split;
-  split.pipeline = options.pipeline;
-  split.instances = options.instances;
-  pm.addPass(createCollSplitChunksPass(split));
-  // Multicast and peer windows need to know which GPU each rank runs on.
-  if (placed && options.multimem)
-    pm.addPass(createCollMultimemPass());
-  pm.addPass(createCollToRankStreamsPass());
-  OpPassManager &plans = pm.nest<PlanOp>();
-  plans.addPass(createCollAssignChannelsPass());
-  plans.addPass(createCollFusePass());
-  plans.addPass(createCollNumberStepsPass());
 }
 
-void coll::buildCollPlansPipeline(OpPassManager &pm, const CollLoweringOptions &options) {
-  CollSelectProtocolPassOptions select;
+void addStreams(OpPassManager &pm, const coll::CollLoweringOptions &options) {
+  coll::CollSplitChunksPassOptions split;
+  split.pipeline = options.pipeline;
+  split.instances = options.instances;
+  pm.addPass(coll::createCollSplitChunksPass(split));
+  // Multicast and peer windows need to know which GPU each rank runs on.
+  if (placed(options) && options.multimem)
+    pm.addPass(coll::createCollMultimemPass());
+  pm.addPass(coll::createCollToRankStreamsPass());
+  OpPassManager &plans = pm.nest<coll::PlanOp>();
+  plans.addPass(coll::createCollAssignChannelsPass());
+  plans.addPass(coll::createCollFusePass());
+  plans.addPass(coll::createCollNumberStepsPass());
+}
+
+/// Returns the pass manager nested on each plan, for coll-reroll to join.
+OpPassManager &addPlans(OpPassManager &pm, const coll::CollLoweringOptions &options) {
+  coll::CollSelectProtocolPassOptions select;
   select.topology = options.topology;
   select.protocol = options.protocol;
   select.messageSize = options.messageSize;
-  pm.addPass(createCollSelectProtocolPass(select));
-  CollChooseChannelsPassOptions channels;
+  pm.addPass(coll::createCollSelectProtocolPass(select));
+  coll::CollChooseChannelsPassOptions channels;
   channels.topology = options.topology;
   // Instances replicate the program already, each on channels of its own.
   if (options.instances > 1)
     channels.maxReplicas = 1;
-  pm.addPass(createCollChooseChannelsPass(channels));
-  OpPassManager &variants = pm.nest<PlanOp>();
+  pm.addPass(coll::createCollChooseChannelsPass(channels));
+  OpPassManager &variants = pm.nest<coll::PlanOp>();
   if (options.verifyPlans) {
-    CollVerifyPlanPassOptions verifyPlan;
+    coll::CollVerifyPlanPassOptions verifyPlan;
     verifyPlan.mscclLimits = options.mscclLimits;
-    variants.addPass(createCollVerifyPlanPass(verifyPlan));
+    variants.addPass(coll::createCollVerifyPlanPass(verifyPlan));
   }
+  return variants;
+}
+
+} // namespace
+
+void coll::buildCollLoweringPipeline(OpPassManager &pm, const CollLoweringOptions &options) {
+  if (runs(options, LoweringStage::GlobalView))
+    addGlobalView(pm, options);
+  if (runs(options, LoweringStage::Streams))
+    addStreams(pm, options);
+  OpPassManager *variants = nullptr;
+  if (runs(options, LoweringStage::Plans))
+    variants = &addPlans(pm, options);
   // Verified unrolled; the verifier checks that the shapes make the same steps.
-  if (options.reroll)
-    variants.addPass(createCollRerollPass());
+  if (runs(options, LoweringStage::Reroll))
+    (variants ? *variants : pm.nest<PlanOp>()).addPass(createCollRerollPass());
 }
 
 coll::CollLoweringOptions coll::CollLoweringPipelineOptions::toLoweringOptions() const {
   CollLoweringOptions options;
+  options.from = from;
+  options.to = to;
   options.verifyAlgorithms = verify;
   options.topology = topology;
+  options.mapRanks = mapRanks;
   options.pipeline = pipeline;
   options.instances = instances;
   options.multimem = multimem;

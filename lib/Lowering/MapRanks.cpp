@@ -11,7 +11,7 @@
 #include "lib/Analysis/Traffic.h"
 #include "lib/Lowering/Passes.h"
 #include "lib/Lowering/TopologyAnalysis.h"
-#include "lib/Synthesis/CostModel.h"
+#include "lib/Topology/CostModel.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"

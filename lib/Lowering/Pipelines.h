@@ -20,6 +20,21 @@ class OpPassManager;
 
 namespace coll {
 
+/// The stages of the lowering, in order. A pipeline runs those from one
+/// stage to another, so that `collc`, `collc tune` and `coll-lower` build
+/// theirs from the same options.
+enum class LoweringStage {
+  /// coll-verify and coll-map-ranks: a verified, placed global view.
+  GlobalView,
+  /// coll-split-chunks to coll-number-steps: rank streams, fused.
+  Streams,
+  /// coll-select-protocol, coll-choose-channels and coll-verify-plan:
+  /// verified plans, one per message-size range.
+  Plans,
+  /// coll-reroll: every threadblock has the shape the kernel emitter needs.
+  Reroll,
+};
+
 /// What `collc` decides from its flags; the defaults lower every algorithm
 /// to verified plans without placing its ranks.
 struct CollLoweringOptions {
@@ -31,8 +46,8 @@ struct CollLoweringOptions {
   std::string topology;
   /// Place ranks even without `topology`, on coll-map-ranks's default.
   bool mapRanks = false;
-  /// Lower to plans; false stops at the global view (verified, placed).
-  bool lowerToPlans = true;
+  /// The stages to run; the default runs them all.
+  LoweringStage from = LoweringStage::GlobalView, to = LoweringStage::Reroll;
   /// Sub-chunks per chunk and parallel instances (coll-split-chunks).
   int64_t pipeline = 1;
   int64_t instances = 1;
@@ -46,24 +61,24 @@ struct CollLoweringOptions {
   /// also within the MSCCL runtime's limits when `mscclLimits`.
   bool verifyPlans = true;
   bool mscclLimits = false;
-  /// Give every threadblock a shape (coll-reroll), which the kernel emitter
-  /// needs; `collc tune` rerolls only the plans it emits.
-  bool reroll = true;
 };
 
-/// Adds the passes `options` asks for to `pm`, which must nest on a module:
-/// coll-verify, coll-map-ranks, then coll-split-chunks, coll-multimem,
-/// coll-to-rank-streams, coll-assign-channels, coll-fuse,
-/// coll-select-protocol, coll-choose-channels, coll-verify-plan and coll-reroll.
+/// Adds the passes of the stages `options.from` to `options.to` to `pm`,
+/// which must nest on a module: coll-verify, coll-map-ranks, then
+/// coll-split-chunks, coll-multimem, coll-to-rank-streams,
+/// coll-assign-channels, coll-fuse, coll-number-steps, then
+/// coll-select-protocol, coll-choose-channels, coll-verify-plan, then
+/// coll-reroll. The stages up to Streams read neither `protocol` nor
+/// `messageSize`, so that what they make can be cloned and finished once
+/// per protocol (collc tune).
 void buildCollLoweringPipeline(mlir::OpPassManager &pm, const CollLoweringOptions &options);
-/// The same in two parts, split before coll-select-protocol. The first
-/// reads neither `protocol` nor `messageSize`, so that what it makes can be
-/// cloned and finished by the second once per protocol (collc tune).
-void buildCollStreamsPipeline(mlir::OpPassManager &pm, const CollLoweringOptions &options);
-void buildCollPlansPipeline(mlir::OpPassManager &pm, const CollLoweringOptions &options);
 
 /// The options of `coll-lower`, the pipeline as a textual pass.
 struct CollLoweringPipelineOptions : mlir::PassPipelineOptions<CollLoweringPipelineOptions> {
+  Option<LoweringStage> from{*this, "from", llvm::cl::desc("The first stage to run"),
+                             llvm::cl::init(LoweringStage::GlobalView), stageValues()};
+  Option<LoweringStage> to{*this, "to", llvm::cl::desc("The last stage to run"),
+                           llvm::cl::init(LoweringStage::Reroll), stageValues()};
   Option<bool> verify{*this, "verify",
                       llvm::cl::desc("Prove each algorithm implements its collective first"),
                       llvm::cl::init(true)};
@@ -72,6 +87,10 @@ struct CollLoweringPipelineOptions : mlir::PassPipelineOptions<CollLoweringPipel
       llvm::cl::desc("Place ranks on this machine (a preset or a JSON file) and use its "
                      "multicast and peer windows; empty leaves them unplaced"),
       llvm::cl::init("")};
+  Option<bool> mapRanks{*this, "map-ranks",
+                        llvm::cl::desc("Place ranks even without a topology, on "
+                                       "coll-map-ranks's default"),
+                        llvm::cl::init(false)};
   Option<int64_t> pipeline{*this, "pipeline", llvm::cl::desc("Sub-chunks per chunk"),
                            llvm::cl::init(1)};
   Option<int64_t> instances{*this, "instances",
@@ -94,6 +113,15 @@ struct CollLoweringPipelineOptions : mlir::PassPipelineOptions<CollLoweringPipel
                            llvm::cl::init(false)};
 
   CollLoweringOptions toLoweringOptions() const;
+
+private:
+  static llvm::cl::ValuesClass stageValues() {
+    return llvm::cl::values(
+        clEnumValN(LoweringStage::GlobalView, "global-view", "verify and place ranks"),
+        clEnumValN(LoweringStage::Streams, "streams", "rank streams, fused"),
+        clEnumValN(LoweringStage::Plans, "plans", "verified plans with protocols and channels"),
+        clEnumValN(LoweringStage::Reroll, "reroll", "threadblock shapes for the emitter"));
+  }
 };
 
 /// Registers `coll-lower` for textual pass pipelines (collc-opt).

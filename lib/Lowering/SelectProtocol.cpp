@@ -11,7 +11,7 @@
 #include "dialect/CollOps.h"
 #include "lib/Lowering/Passes.h"
 #include "lib/Lowering/PlanTopology.h"
-#include "lib/Synthesis/CostModel.h"
+#include "lib/Topology/CostModel.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"

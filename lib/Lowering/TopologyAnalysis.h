@@ -10,7 +10,7 @@
 #ifndef COLLC_LOWERING_TOPOLOGYANALYSIS_H
 #define COLLC_LOWERING_TOPOLOGYANALYSIS_H
 
-#include "lib/Synthesis/Topology.h"
+#include "lib/Topology/Topology.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Pass/AnalysisManager.h"

@@ -1,6 +1,6 @@
 //===- BoundTest.cpp - Cut and latency bounds against hand and brute force ===//
-#include "lib/Synthesis/Bound.h"
-#include "lib/Synthesis/MaxFlow.h"
+#include "lib/Bound/Bound.h"
+#include "lib/Bound/MaxFlow.h"
 
 #include <gtest/gtest.h>
 

@@ -7,12 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "lib/Frontend/Elaborate.h"
 #include "lib/Lowering/Pipelines.h"
-#include "lib/Synthesis/Bound.h"
+#include "lib/Bound/Bound.h"
 #include "lib/Synthesis/Generators.h"
-#include "lib/Synthesis/NcclModel.h"
-#include "lib/Synthesis/SimFold.h"
-#include "lib/Synthesis/SimPlan.h"
-#include "lib/Synthesis/Simulator.h"
+#include "lib/Sim/NcclModel.h"
+#include "lib/Sim/SimFold.h"
+#include "lib/Sim/SimPlan.h"
+#include "lib/Sim/Simulator.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -42,11 +42,10 @@ double simulated(const SimPlan &plan, const Topology &topo, double bytes,
   return r ? r->micros : 0;
 }
 
-/// Options under which only the links limit a flow.
-SimOptions linksOnly() {
-  SimOptions o;
-  o.threadblockGBps = {1e6, 1e6, 1e6};
-  return o;
+/// `t` with threadblocks so fast that only the links limit a flow.
+Topology linksOnly(Topology t) {
+  t.threadblockGBps = {1e6, 1e6, 1e6};
+  return t;
 }
 
 /// Plans by hand: threadblocks of steps, then connections.
@@ -119,9 +118,9 @@ TEST(Simulator, OneTransferIsLatencyPlusBytesOverBandwidth) {
   double bytes = 256 * 1024; // one loop: less than a Simple slot
   double expected = t.baseLatencyUs[0] + t.nvlinkParams.latencyUs[0] +
                     bytes / (t.nvlinkParams.bandwidthGBps * 1e3);
-  EXPECT_NEAR(simulated(b.plan, t, bytes, linksOnly()), expected, 1e-9 * expected);
+  EXPECT_NEAR(simulated(b.plan, linksOnly(t), bytes), expected, 1e-9 * expected);
   // A threadblock, not the link, limits one channel by default.
-  double perBlock = SimOptions().threadblockGBps[0];
+  double perBlock = t.threadblockGBps[0];
   EXPECT_NEAR(simulated(b.plan, t, bytes),
               t.baseLatencyUs[0] + t.nvlinkParams.latencyUs[0] + bytes / (perBlock * 1e3), 1e-6);
 }
@@ -135,8 +134,8 @@ TEST(Simulator, TwoTransfersIntoOnePortShareIt) {
   for (int from : {0, 1})
     two.connect(two.threadblock(from, Protocol::Simple, {PlanBuilder::Send}),
                 two.threadblock(2, Protocol::Simple, {PlanBuilder::Recv}));
-  double t1 = simulated(one.plan, t, bytes, linksOnly());
-  double t2 = simulated(two.plan, t, bytes, linksOnly());
+  double t1 = simulated(one.plan, linksOnly(t), bytes);
+  double t2 = simulated(two.plan, linksOnly(t), bytes);
   // Each gets half of rank 2's NVLink port: both finish at twice the time.
   EXPECT_NEAR(t2 - t1, alone, 1e-9 * t2);
 }
@@ -152,14 +151,14 @@ TEST(Simulator, TransfersShareOnlyTheLinksTheyCross) {
             b.threadblock(8, Protocol::Simple, {PlanBuilder::Recv}));
   double bytes = 256 * 1024;
   double net = t.netParams.latencyUs[0] + bytes / (t.netParams.bandwidthGBps * 1e3);
-  EXPECT_NEAR(simulated(b.plan, t, bytes, linksOnly()), t.baseLatencyUs[0] + net, 1e-6);
+  EXPECT_NEAR(simulated(b.plan, linksOnly(t), bytes), t.baseLatencyUs[0] + net, 1e-6);
   // Ranks 0 and 1 both send to rank 8: rank 1's message crosses rails
   // (two network hops) and both share rank 8's NIC.
   PlanBuilder c(16);
   for (int from : {0, 1})
     c.connect(c.threadblock(from, Protocol::Simple, {PlanBuilder::Send}),
               c.threadblock(8, Protocol::Simple, {PlanBuilder::Recv}));
-  double shared = simulated(c.plan, t, bytes, linksOnly());
+  double shared = simulated(c.plan, linksOnly(t), bytes);
   EXPECT_NEAR(shared, t.baseLatencyUs[0] + 2 * t.netParams.latencyUs[0] +
                           2 * bytes / (t.netParams.bandwidthGBps * 1e3),
               1e-6);
@@ -184,7 +183,7 @@ TEST(Simulator, RingApproachesTheBoundWhenLinksAloneLimit) {
   SimPlan ring = ringAllreduce(8, Protocol::Simple);
   double bytes = 4.0 * (1 << 30);
   CollectiveBound bound = computeBound(Collective::allreduce, t, 8, bytes);
-  double time = simulated(ring, t, bytes, linksOnly());
+  double time = simulated(ring, linksOnly(t), bytes);
   EXPECT_GE(time, bound.lowerUs() * (1 - 1e-9));
   EXPECT_LE(time, bound.lowerUs() * 1.02);
 }

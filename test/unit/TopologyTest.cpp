@@ -1,6 +1,6 @@
 //===- TopologyTest.cpp - Presets, JSON and the cost model ----------------===//
-#include "lib/Synthesis/CostModel.h"
-#include "lib/Synthesis/Topology.h"
+#include "lib/Topology/CostModel.h"
+#include "lib/Topology/Topology.h"
 
 #include <gtest/gtest.h>
 

@@ -8,10 +8,10 @@
 #include "Help.h"
 #include "Bound.h"
 
-#include "Bytes.h"
-#include "lib/Synthesis/Bound.h"
+#include "lib/Bound/Bound.h"
 #include "lib/Synthesis/Generators.h"
-#include "lib/Synthesis/Topology.h"
+#include "lib/Topology/Topology.h"
+#include "lib/Support/Bytes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -21,8 +21,8 @@
 #include <cmath>
 
 namespace cl = llvm::cl;
-using collc::formatBytes;
-using collc::parseBytes;
+using coll::formatBytes;
+using coll::parseBytes;
 
 namespace {
 

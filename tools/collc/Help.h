@@ -2,7 +2,7 @@
 #ifndef COLLC_TOOLS_HELP_H
 #define COLLC_TOOLS_HELP_H
 
-// --topology, as every subcommand takes it (lib/Synthesis/Presets.cpp
+// --topology, as every subcommand takes it (lib/Topology/Presets.cpp
 // names the presets). A literal, so that it joins the text before it:
 // cl::desc keeps a pointer, not a copy.
 #define COLLC_TOPOLOGY_HELP                                                                  \

@@ -8,13 +8,13 @@
 //===----------------------------------------------------------------------===//
 #include "Sim.h"
 
-#include "Bytes.h"
-#include "lib/Synthesis/Bound.h"
-#include "lib/Synthesis/NcclModel.h"
-#include "lib/Synthesis/SimFold.h"
-#include "lib/Synthesis/SimPlan.h"
-#include "lib/Synthesis/Simulator.h"
-#include "lib/Synthesis/Topology.h"
+#include "lib/Bound/Bound.h"
+#include "lib/Sim/NcclModel.h"
+#include "lib/Sim/SimFold.h"
+#include "lib/Sim/SimPlan.h"
+#include "lib/Sim/Simulator.h"
+#include "lib/Topology/Topology.h"
+#include "lib/Support/Bytes.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -27,8 +27,8 @@
 #include <set>
 
 namespace cl = llvm::cl;
-using collc::formatBytes;
-using collc::parseBytes;
+using coll::formatBytes;
+using coll::parseBytes;
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include "lib/Frontend/Elaborate.h"
 #include "lib/Lowering/Pipelines.h"
 #include "lib/Synthesis/Generators.h"
-#include "lib/Synthesis/ProgramCost.h"
-#include "lib/Synthesis/Topology.h"
+#include "lib/Sim/ProgramCost.h"
+#include "lib/Topology/Topology.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -108,7 +108,7 @@ std::optional<coll::ProgramCost> checkProgram(const std::string &text, llvm::Str
   if (!module)
     return std::nullopt;
   coll::CollLoweringOptions lowering;
-  lowering.lowerToPlans = false;
+  lowering.to = coll::LoweringStage::GlobalView;
   PassManager pm(&context);
   coll::buildCollLoweringPipeline(pm, lowering);
   if (failed(pm.run(*module)))

@@ -1,60 +1,29 @@
-//===- Tune.cpp - `collc tune`: the fastest plan per size, as one library -===//
+//===- Tune.cpp - `collc tune`: flags in, table and library out -----------===//
 //
-// Lowers every candidate (the files given and, with --synth, every generator
-// that applies; past 64 ranks only the generators whose alpha-beta estimate
-// comes near the best) once per protocol, instance count and pipeline depth,
-// simulates each plan at every size from 8 B to 4 GiB, refines the programs
-// that win from 64 KiB up over more instances and deeper pipelines, and
-// keeps the fastest per size. Adjacent sizes with the same winner merge
-// into one size range; the winners, cloned into one algorithm with those
-// ranges, go through the kernel emitter, whose per-size dispatch then runs
-// the winner.
+// The tuner itself is lib/Tune; this reads its options from the command
+// line, prints the table (or JSON, or a plot) and writes the library.
 //
 //===----------------------------------------------------------------------===//
-#include "Bytes.h"
 #include "Help.h"
 #include "Plot.h"
 #include "Tune.h"
-#include "TuneTable.h"
 
-#include "dialect/PeerSteps.h"
-#include "lib/Frontend/Elaborate.h"
-#include "lib/Lowering/Passes.h"
-#include "lib/Lowering/Pipelines.h"
-#include "lib/Synthesis/Generators.h"
-#include "lib/Synthesis/ProgramCost.h"
-#include "lib/Synthesis/SimFold.h"
-#include "lib/Synthesis/SimPlan.h"
-#include "lib/Synthesis/Simulator.h"
-#include "lib/Synthesis/Topology.h"
+#include "dialect/CollDialect.h"
 #include "lib/Target/Kernel.h"
-#include "lib/Target/KernelAbi.h"
+#include "lib/Tune/Tune.h"
 
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <chrono>
-#include <cmath>
-#include <limits>
-#include <map>
-#include <numeric>
-#include <set>
-#include <tuple>
 
 using namespace mlir;
 namespace cl = llvm::cl;
-using namespace collc::tune;
+using namespace coll::tune;
 
 namespace {
 
@@ -105,20 +74,16 @@ cl::opt<bool> asJson("json",
                      cl::desc("Print every candidate's time per size and the ranges as JSON"),
                      cl::sub(tuneCommand));
 
-/// Seconds since `start`, for --timing.
-double since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 /// Under --timing, says that `what` took the time since `start`.
 void took(const llvm::Twine &what, std::chrono::steady_clock::time_point start) {
   if (!timing)
     return;
-  // One write, since sources are read in parallel.
-  std::string line;
-  llvm::raw_string_ostream(line) << "collc tune: " << what << ": "
-                                 << llvm::format("%.2f", since(start)) << " s\n";
-  llvm::errs() << line;
+  llvm::errs() << "collc tune: " << what << ": "
+               << llvm::format("%.2f",
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                             start)
+                                   .count())
+               << " s\n";
 }
 
 int fail(const llvm::Twine &message) {
@@ -126,721 +91,61 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-llvm::Error error(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// A program to tune: a file or a generator's output.
-struct Source {
-  std::string name, text;
-  bool file = false;
-};
-
-/// The grid each source is lowered over: few enough that 8 ranks tune in
-/// seconds, wide enough to cover latency (LL) and bandwidth (more channels,
-/// deeper pipelines).
-struct Grid {
-  std::vector<coll::Protocol> protocols;
-  std::vector<int64_t> instances, pipeline;
-  bool refine = false; // both left to their defaults: refine the winners
-};
-
-/// Past this many ranks, lowering and simulating every generator's program
-/// over the grid takes many minutes, and most of them lose everywhere by
-/// far: the tuner then lowers a generator's program only where its
-/// alpha-beta estimate (collc synth --list) comes within kScreenFactor of
-/// the best program it lowered, at some size. The estimate knows nothing
-/// of instances and pipelines, hence the wide margin.
-constexpr int64_t kScreenFrom = 64;
-constexpr double kScreenFactor = 2;
-bool screens(int64_t ranks) { return ranks > kScreenFrom; }
-
-/// The grid of the options; left to their defaults, instances and depths
-/// start coarse (refine() widens them for the winners), and past
-/// kScreenFrom ranks at one each: there a deeper plan takes seconds to
-/// lower and to simulate, and refinement tries them where they matter.
-llvm::Expected<Grid> readGrid(int64_t ranks) {
-  Grid g;
+/// The tuner's options from the flags; the files are read here.
+llvm::Expected<TuneOptions> readOptions() {
+  TuneOptions o;
+  o.topology = topologySpec;
+  if (rankCount.getNumOccurrences())
+    o.ranks = rankCount;
   for (const std::string &p : protocols) {
     std::optional<coll::Protocol> v = coll::symbolizeProtocol(p);
     if (!v)
-      return error("--protocols: '" + p + "' is not Simple, LL or LL128");
-    g.protocols.push_back(*v);
+      return llvm::createStringError("--protocols: '" + p + "' is not Simple, LL or LL128");
+    o.protocols.push_back(*v);
   }
-  if (g.protocols.empty())
-    g.protocols = {coll::Protocol::Simple, coll::Protocol::LL, coll::Protocol::LL128};
-  g.instances.assign(instanceCounts.begin(), instanceCounts.end());
-  g.pipeline.assign(pipelineDepths.begin(), pipelineDepths.end());
-  g.refine = g.instances.empty() && g.pipeline.empty();
-  std::vector<int64_t> coarse = g.refine && screens(ranks) ? std::vector<int64_t>{1}
-                                                           : std::vector<int64_t>{1, 2};
-  if (g.instances.empty())
-    g.instances = coarse;
-  if (g.pipeline.empty())
-    g.pipeline = coarse;
-  for (int64_t k : g.instances)
-    if (k < 1 || k > 64)
-      return error("--instances " + llvm::Twine(k) + " is not in 1 .. 64");
-  for (int64_t k : g.pipeline)
-    if (k < 1 || k > 64)
-      return error("--pipeline " + llvm::Twine(k) + " is not in 1 .. 64");
-  return g;
-}
-
-/// Everything the tuner keeps alive: the context owns every candidate's IR.
-struct Tuner {
-  MLIRContext &context;
-  const coll::Topology &topo;
-  Grid grid;
-  int64_t ranks = 0;
-  std::vector<OwningOpRef<ModuleOp>> parsed; // per source; null once not needed
-  std::vector<bool> verified;                 // per source: by a lowering that succeeded
-  std::vector<std::vector<double>> estimates; // per source and size, when screening
-  std::vector<std::string> names;             // every source's algorithms
-  std::vector<OwningOpRef<ModuleOp>> modules; // the winners' plans
-  /// The winners' streams (lowerStreams), by source, instances, depth and
-  /// FIFOs.
-  std::map<std::tuple<size_t, int64_t, int64_t, bool>, OwningOpRef<ModuleOp>> winnerStreams;
-  std::vector<Candidate> candidates;
-  std::optional<coll::Collective> collective;
-  /// Generated sources that no lowering accepted, with the first refusal.
-  std::vector<std::string> skipped;
-
-  /// A source read by `read`, for `accept`.
-  struct Read {
-    OwningOpRef<ModuleOp> program;
-    struct Algorithm {
-      std::string name;
-      coll::Collective collective;
-      int64_t ranks;
-    };
-    std::vector<Algorithm> algorithms;
-    std::vector<double> estimate; // per size, when screening
-    std::string error;
-  };
-  /// Parses `source`. Given `sizes`, estimates it there for the screening
-  /// (lowerSources), and keeps a generator's program only as text until it
-  /// passes: at a thousand ranks, every program at once would take many
-  /// GB. Builds in `into`: the tuner's context, or one of the caller's
-  /// own for a program that is not kept. Touches nothing of the tuner's
-  /// but `into`, so that sources can be read in parallel.
-  Read read(const Source &source, const coll::ElaborateOptions &options,
-            llvm::ArrayRef<double> sizes, MLIRContext &into) const;
-  /// Adds what `read` gave into `parsed`, checking its collective, names
-  /// and rank count against the sources before it.
-  llvm::Error accept(const Source &source, Read r);
-  /// `source` elaborated in `into`, or null with its errors printed.
-  OwningOpRef<ModuleOp> import(const Source &source, const coll::ElaborateOptions &options,
-                               std::string &unused, MLIRContext &into) const;
-  /// Verifies and lowers parsed source `k` over the grid. A grid point the
-  /// lowering refuses (a protocol a step cannot use) is skipped; a file
-  /// with none left is an error, reported with the first refusal, and a
-  /// generator's program (too many threadblocks at this rank count, say) is
-  /// left out, noted in `skipped`.
-  llvm::Error lowerGrid(size_t k, const Source &source);
-  /// Lowers parsed source `k` at `instances` and `pipeline` once up to the
-  /// protocol choice, and from there with each of `protocols`, adding the
-  /// candidates. Per protocol, whether it lowered; the first refusal goes
-  /// to `refusal`.
-  llvm::Expected<SmallVector<bool>> lower(size_t k, llvm::ArrayRef<coll::Protocol> protocols,
-                                          int64_t instances, int64_t pipeline,
-                                          std::string &refusal);
-  /// Parsed source `k` lowered up to the protocol choice
-  /// (buildCollStreamsPipeline); null, with the first error in `refusal`,
-  /// where the lowering refuses it.
-  OwningOpRef<ModuleOp> lowerStreams(size_t k, int64_t instances, int64_t pipeline, bool peers,
-                                     std::string &refusal);
-  /// Finishes the lowering of `module` (from lowerStreams) with `protocol`;
-  /// false, with the first error in `refusal`, where it refuses.
-  bool lowerPlans(ModuleOp module, coll::Protocol protocol, int64_t instances,
-                  std::string &refusal, bool verify = true);
-  /// Candidate `c`'s plans, lowered again (kept in `modules`).
-  llvm::Expected<std::vector<coll::PlanOp>> plansOf(const Candidate &c);
-};
-
-OwningOpRef<ModuleOp> Tuner::import(const Source &source, const coll::ElaborateOptions &options,
-                                     std::string &unused, MLIRContext &into) const {
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source.text, source.name),
-                               llvm::SMLoc());
-  SourceMgrDiagnosticHandler printed(sourceMgr, &into);
-  TimingScope timing;
-  return coll::importColl(sourceMgr, &into, options, timing, &unused);
-}
-
-Tuner::Read Tuner::read(const Source &source, const coll::ElaborateOptions &options,
-                        llvm::ArrayRef<double> sizes, MLIRContext &into) const {
-  Read r;
-  std::string unused;
-  r.program = import(source, options, unused, into);
-  if (!r.program && !unused.empty() && source.file) {
-    // -D ranks=N is implied for files; one without that parameter takes none.
-    coll::ElaborateOptions without = options;
-    llvm::erase_if(without.defines, [](const auto &d) { return d.first == "ranks"; });
-    unused.clear();
-    r.program = import(source, without, unused, into);
-    if (!r.program && !unused.empty()) {
-      r.error = source.name + ": no algorithm has a parameter named '" + unused + "'";
-      return r;
-    }
+  o.instances.assign(instanceCounts.begin(), instanceCounts.end());
+  o.pipeline.assign(pipelineDepths.begin(), pipelineDepths.end());
+  for (const std::string &d : defines) {
+    auto [name, value] = llvm::StringRef(d).split('=');
+    int64_t v;
+    if (name.trim().empty() || value.trim().getAsInteger(0, v))
+      return llvm::createStringError("-D expects name=integer, got '" + d + "'");
+    o.defines.emplace_back(name.trim().str(), v);
   }
-  if (!r.program) {
-    r.error = source.name + " does not compile";
-    return r;
+  for (const std::string &f : files) {
+    std::string message;
+    std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(f, &message);
+    if (!buffer)
+      return llvm::createStringError(message);
+    o.files.push_back({f, buffer->getBuffer().str(), true});
   }
-  for (auto alg : r.program->getOps<coll::AlgorithmOp>())
-    r.algorithms.push_back(
-        {alg.getSymName().str(), alg.getCollective(), int64_t(alg.getRanks())});
-  if (!sizes.empty()) {
-    r.estimate.assign(sizes.size(), std::numeric_limits<double>::infinity());
-    for (auto alg : r.program->getOps<coll::AlgorithmOp>()) {
-      std::vector<coll::ProgramCost> costs = coll::estimateProgram(alg, topo, sizes);
-      for (size_t i = 0; i < sizes.size(); ++i)
-        r.estimate[i] = std::min(r.estimate[i], costs[i].micros);
-    }
-    if (!source.file)
-      r.program = nullptr; // parsed again if it passes
-  }
-  return r;
+  o.synth = synthName;
+  o.name = libraryName;
+  o.timing = timing ? &llvm::errs() : nullptr;
+  o.notes = &llvm::errs();
+  return o;
 }
 
-llvm::Error Tuner::accept(const Source &source, Read r) {
-  if (!r.error.empty())
-    return error(r.error);
-  for (const Read::Algorithm &alg : r.algorithms) {
-    if (!collective)
-      collective = alg.collective;
-    else if (*collective != alg.collective)
-      return error(source.name + ": algorithm '" + alg.name + "' is " +
-                   stringifyCollective(alg.collective) + ", the other candidates " +
-                   stringifyCollective(*collective));
-    // Candidates and the table are named by algorithm.
-    if (llvm::is_contained(names, alg.name))
-      return error(source.name + ": algorithm '" + alg.name +
-                   "' has the name of an earlier candidate; rename one");
-    if (alg.ranks != ranks)
-      return error(source.name + ": algorithm '" + alg.name + "' has " +
-                   llvm::Twine(alg.ranks) + " ranks, not " + llvm::Twine(ranks));
-  }
-  for (const Read::Algorithm &alg : r.algorithms)
-    names.push_back(alg.name);
-  estimates.push_back(std::move(r.estimate));
-  parsed.push_back(std::move(r.program));
-  verified.push_back(false);
-  return llvm::Error::success();
-}
-
-llvm::Error Tuner::lowerGrid(size_t k, const Source &source) {
-  if (!parsed[k]) {
-    std::string unused;
-    parsed[k] = import(source, {}, unused, context);
-    if (!parsed[k])
-      return error(source.name + " does not compile");
-  }
-  std::string firstRefusal;
-  size_t before = candidates.size();
-  // More instances need more threadblocks: past a count at which every
-  // depth failed with a protocol, larger counts are not tried with it (each
-  // failure is a whole lowering, minutes at a thousand ranks).
-  std::vector<int64_t> failedAt(grid.protocols.size(), std::numeric_limits<int64_t>::max());
-  for (int64_t instances : grid.instances) {
-    SmallVector<size_t> live;
-    SmallVector<coll::Protocol> protocols;
-    for (size_t p = 0; p < grid.protocols.size(); ++p)
-      if (instances < failedAt[p]) {
-        live.push_back(p);
-        protocols.push_back(grid.protocols[p]);
-      }
-    if (live.empty())
-      continue;
-    SmallVector<bool> any(live.size(), false);
-    for (int64_t pipeline : grid.pipeline) {
-      std::string refusal;
-      llvm::Expected<SmallVector<bool>> ok = lower(k, protocols, instances, pipeline, refusal);
-      if (!ok)
-        return ok.takeError();
-      for (size_t j = 0; j < live.size(); ++j)
-        any[j] |= (*ok)[j];
-      if (firstRefusal.empty())
-        firstRefusal = refusal;
-    }
-    for (size_t j = 0; j < live.size(); ++j)
-      if (!any[j])
-        failedAt[live[j]] = instances;
-  }
-  // In the grid's order, protocols first, as the table lists them.
-  auto position = [](auto &values, auto v) { return llvm::find(values, v) - values.begin(); };
-  std::stable_sort(candidates.begin() + before, candidates.end(),
-                   [&](const Candidate &a, const Candidate &b) {
-                     auto key = [&](const Candidate &c) {
-                       return std::make_tuple(
-                           position(grid.protocols, coll::Protocol(c.protocol)),
-                           position(grid.instances, c.instances),
-                           position(grid.pipeline, c.pipeline), c.fifo);
-                     };
-                     return key(a) < key(b);
-                   });
-  if (candidates.size() == before && !source.file) {
-    skipped.push_back(source.name + ": " + firstRefusal);
-    parsed[k] = nullptr; // no candidate to refine
-    return llvm::Error::success();
-  }
-  if (candidates.size() == before)
-    return error(source.name + ": no lowering succeeded; the first said: " + firstRefusal);
-  return llvm::Error::success();
-}
-
-/// Runs `pm` on `module` with errors kept quiet, the first in `refusal`.
-static bool runQuietly(PassManager &pm, ModuleOp module, std::string &refusal) {
-  ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &d) {
-    if (refusal.empty() && d.getSeverity() == DiagnosticSeverity::Error)
-      refusal = d.str();
-    return success();
-  });
-  // The plan verifier proves each plan; every op's invariants are the
-  // tests' to check (collc-opt), as in collc.
-  pm.enableVerifier(false);
-  if (succeeded(pm.run(module)))
-    return true;
-  if (refusal.empty())
-    refusal = "the lowering failed";
-  return false;
-}
-
-OwningOpRef<ModuleOp> Tuner::lowerStreams(size_t k, int64_t instances, int64_t pipeline,
-                                          bool peers, std::string &refusal) {
-  OwningOpRef<ModuleOp> module = parsed[k]->clone();
-  coll::CollLoweringOptions lowering;
-  lowering.verifyAlgorithms = !verified[k]; // the same algorithm each time
-  lowering.topology = topologySpec;
-  lowering.instances = instances;
-  lowering.pipeline = pipeline;
-  lowering.multimem = peers;
-  PassManager pm(&context);
-  coll::buildCollStreamsPipeline(pm, lowering);
-  if (!runQuietly(pm, *module, refusal))
-    return nullptr;
-  verified[k] = true;
-  return module;
-}
-
-bool Tuner::lowerPlans(ModuleOp module, coll::Protocol protocol, int64_t instances,
-                       std::string &refusal, bool verify) {
-  coll::CollLoweringOptions lowering;
-  lowering.topology = topologySpec;
-  lowering.protocol = protocol;
-  lowering.instances = instances;
-  lowering.verifyPlans = verify;
-  lowering.reroll = false; // only the winners are emitted
-  PassManager pm(&context);
-  coll::buildCollPlansPipeline(pm, lowering);
-  return runQuietly(pm, module, refusal);
-}
-
-llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Protocol> protocols,
-                                                int64_t instances, int64_t pipeline,
-                                                std::string &firstRefusal) {
-  SmallVector<bool> any(protocols.size(), false);
-  auto refused = [&](std::string &refusal) {
-    if (firstRefusal.empty())
-      firstRefusal = refusal;
-  };
-  // Where the machine has NVLink, copies between ranks become steps on the
-  // peers' buffers; the same program over FIFOs is a candidate too, as
-  // neither wins everywhere (a rank's peer steps share its threadblocks,
-  // while FIFOs give each peer a threadblock of its own).
-  bool peerSteps = false;
-  for (bool peers : {true, false}) {
-    if (!peers && !peerSteps)
-      continue;
-    std::string refusal;
-    OwningOpRef<ModuleOp> streams = lowerStreams(k, instances, pipeline, peers, refusal);
-    if (!streams) {
-      refused(refusal);
-      continue;
-    }
-    streams->walk([&](coll::ThreadblockOp tb) { peerSteps |= coll::usesPeers(tb); });
-    for (auto [p, protocol] : llvm::enumerate(protocols)) {
-      // The last protocol finishes the streams themselves: at a thousand
-      // ranks a copy costs a second.
-      OwningOpRef<ModuleOp> module =
-          p + 1 < protocols.size() ? streams->clone() : std::move(streams);
-      refusal.clear();
-      if (!lowerPlans(*module, protocol, instances, refusal)) {
-        refused(refusal);
-        continue;
-      }
-      any[p] = true;
-      std::string tag = (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" +
-                         llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
-                         (peers ? "" : "/fifo"))
-                            .str();
-      // The simulator keeps what it needs of each plan; the IR goes, and
-      // only the winners are lowered again (at a thousand ranks, every
-      // candidate's IR would take tens of GB).
-      llvm::MapVector<llvm::StringRef, size_t> byAlgorithm;
-      for (auto plan : module->getOps<coll::PlanOp>()) {
-        llvm::StringRef alg = plan.getAlgorithm().value_or(plan.getSymName());
-        auto [it, fresh] = byAlgorithm.insert({alg, candidates.size()});
-        if (fresh) {
-          Candidate &c = candidates.emplace_back();
-          c.algorithm = alg.str();
-          c.name = alg.str() + tag;
-          c.source = k;
-          c.protocol = int(protocol);
-          c.instances = instances;
-          c.pipeline = pipeline;
-          c.fifo = !peers;
-        }
-        llvm::Expected<coll::SimPlan> sim = coll::buildSimPlan(plan);
-        if (!sim)
-          return sim.takeError();
-        if (std::optional<coll::SimPlan> folded = coll::foldPlan(*sim, topo))
-          *sim = std::move(*folded);
-        candidates[it->second].sims.push_back(std::move(*sim));
-        candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
-      }
-    }
-  }
-  return any;
-}
-
-llvm::Expected<std::vector<coll::PlanOp>> Tuner::plansOf(const Candidate &c) {
-  std::string refusal;
-  // Winners that differ only in protocol share their streams: a copy
-  // costs less than lowering them again.
-  OwningOpRef<ModuleOp> &streams = winnerStreams[{c.source, c.instances, c.pipeline, c.fifo}];
-  if (!streams)
-    streams = lowerStreams(c.source, c.instances, c.pipeline, !c.fifo, refusal);
-  OwningOpRef<ModuleOp> module = streams ? streams->clone() : nullptr;
-  // The same lowering proved these plans when it made the candidate.
-  if (!module ||
-      !lowerPlans(*module, coll::Protocol(c.protocol), c.instances, refusal, /*verify=*/false))
-    return error(c.name + " no longer lowers: " + refusal);
-  std::vector<coll::PlanOp> plans;
-  for (auto plan : module->getOps<coll::PlanOp>())
-    if (plan.getAlgorithm().value_or(plan.getSymName()) == c.algorithm)
-      plans.push_back(plan);
-  if (plans.size() != c.sims.size())
-    return error(c.name + " lowers to " + llvm::Twine(plans.size()) + " plans, not " +
-                 llvm::Twine(c.sims.size()));
-  modules.push_back(std::move(module));
-  return plans;
-}
-
-/// Past kScreenFrom ranks, the most steps a generated candidate's
-/// simulated plans may have unless they fold to one node (SimFold.h): a
-/// plan that does not fold, or only over a large part of the machine
-/// (split plans, Bruck's all-gather), takes minutes to simulate there.
-constexpr size_t kSimulatedSteps = 1 << 14;
-
-/// Past kScreenFrom ranks, the most steps over all ranks of a plan that
-/// refinement lowers: lowering takes a few microseconds a step.
-constexpr int64_t kLoweredSteps = int64_t(1) << 21;
-
-/// Steps the simulator runs per loop of `c`.
-size_t stepsOf(const Candidate &c) {
-  size_t steps = 0;
-  for (const coll::SimPlan &p : c.sims)
-    steps += p.steps.size();
-  return steps;
-}
-
-/// Whether `c` would run more than kSimulatedSteps steps without folding
-/// to one node.
-bool slowToSimulate(const Tuner &tuner, const Candidate &c) {
-  int64_t period = c.sims.front().foldGpus;
-  return stepsOf(c) > kSimulatedSteps && !(period && period <= tuner.topo.gpusPerNode);
-}
-
-/// Past kScreenFrom ranks, leaves out the candidates from `from` on that
-/// `droppable` allows and that are slow to simulate, noting each in
-/// `skipped`.
-void leaveOutSlow(Tuner &tuner, size_t from,
-                  llvm::function_ref<bool(const Candidate &)> droppable) {
-  if (!screens(tuner.ranks))
-    return;
-  auto slow = [&](const Candidate &c) {
-    if (!slowToSimulate(tuner, c) || !droppable(c))
-      return false;
-    size_t steps = stepsOf(c);
-    int64_t period = c.sims.front().foldGpus;
-    std::string why = period ? "its plan repeats only every " + std::to_string(period) + " GPUs"
-                             : "its plan does not repeat from node to node";
-    tuner.skipped.push_back(c.name + ": simulating it would run " + llvm::utostr(steps) +
-                            " steps, more than " + llvm::utostr(kSimulatedSteps) + " (" + why +
-                            ")");
-    return true;
-  };
-  std::vector<Candidate> &cs = tuner.candidates;
-  cs.erase(std::remove_if(cs.begin() + from, cs.end(), slow), cs.end());
-}
-
-/// Lowers every parsed source over the grid, all of them up to
-/// kScreenFrom ranks. Past it, files first and then the generators from
-/// the most promising (the smallest ratio of its estimate to the best at
-/// any size), each only if it is within kScreenFactor of the best
-/// estimate lowered so far at some size; one that failed to lower sets no
-/// bar.
-llvm::Error lowerSources(Tuner &tuner, llvm::ArrayRef<Source> sources,
-                         llvm::ArrayRef<double> sizes) {
-  std::vector<size_t> order(sources.size());
-  std::iota(order.begin(), order.end(), 0);
-  if (!screens(tuner.ranks)) {
-    for (size_t k : order) {
-      auto start = std::chrono::steady_clock::now();
-      if (llvm::Error e = tuner.lowerGrid(k, sources[k]))
-        return e;
-      took("lower " + sources[k].name, start);
-    }
-    return llvm::Error::success();
-  }
-  constexpr double kNone = std::numeric_limits<double>::infinity();
-  const std::vector<std::vector<double>> &estimate = tuner.estimates;
-  std::vector<double> best(sizes.size(), kNone), lowered(sizes.size(), kNone);
-  for (size_t k : order)
-    for (size_t i = 0; i < sizes.size(); ++i)
-      best[i] = std::min(best[i], estimate[k][i]);
-  auto promise = [&](size_t k) {
-    double ratio = kNone;
-    for (size_t i = 0; i < sizes.size(); ++i)
-      ratio = std::min(ratio, estimate[k][i] / best[i]);
-    return sources[k].file ? 0 : ratio;
-  };
-  llvm::stable_sort(order, [&](size_t a, size_t b) { return promise(a) < promise(b); });
-  for (size_t k : order) {
-    bool near = sources[k].file;
-    for (size_t i = 0; i < sizes.size() && !near; ++i)
-      near = estimate[k][i] <= kScreenFactor * lowered[i];
-    if (!near) {
-      tuner.skipped.push_back(sources[k].name + ": its alpha-beta estimate is more than " +
-                              llvm::formatv("{0:0}", kScreenFactor).str() +
-                              "x that of a lowered candidate at every size");
-      tuner.parsed[k] = nullptr;
-      continue;
-    }
-    size_t before = tuner.candidates.size();
-    auto start = std::chrono::steady_clock::now();
-    if (llvm::Error e = tuner.lowerGrid(k, sources[k]))
-      return e;
-    took("lower " + sources[k].name, start);
-    if (tuner.candidates.size() > before)
-      for (size_t i = 0; i < sizes.size(); ++i)
-        lowered[i] = std::min(lowered[i], estimate[k][i]);
-  }
-  return llvm::Error::success();
-}
-
-/// Sizes M from 8 B to 4 GiB, doubling: collc sim's default sweep.
-std::vector<double> sweep() {
-  std::vector<double> sizes;
-  for (double s = 8; s <= double(int64_t(1) << 32); s *= 2)
-    sizes.push_back(s);
-  return sizes;
-}
-
-/// Simulates candidates `from` onwards at every size.
-llvm::Error simulateAll(std::vector<Candidate> &candidates, const coll::Topology &topo,
-                        llvm::ArrayRef<double> sizes, size_t from = 0) {
-  for (size_t k = from; k < candidates.size(); ++k) {
-    candidates[k].micros.assign(sizes.size(), 0);
-    candidates[k].variant.assign(sizes.size(), 0);
-  }
-  std::vector<std::string> errors(candidates.size() * sizes.size());
-  std::vector<double> seconds(candidates.size() * sizes.size());
-  llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
-  for (size_t k = from; k < candidates.size(); ++k)
-    for (size_t i = 0; i < sizes.size(); ++i)
-      pool.async([&, k, i] {
-        auto start = std::chrono::steady_clock::now();
-        llvm::scope_exit clock([&] { seconds[k * sizes.size() + i] = since(start); });
-        Candidate &c = candidates[k];
-        double in = c.sims.front().inputBytes(sizes[i]);
-        size_t v = c.sims.size() - 1;
-        for (size_t j = 0; j < c.sims.size(); ++j)
-          if (double(c.sims[j].minBytes) <= in && in < double(c.sims[j].maxBytes)) {
-            v = j;
-            break;
-          }
-        coll::SimOptions options;
-        options.periods = c.periods[v].get();
-        llvm::Expected<coll::SimResult> r = coll::simulate(c.sims[v], topo, sizes[i], options);
-        if (!r) {
-          errors[k * sizes.size() + i] = c.name + ": " + llvm::toString(r.takeError());
-          return;
-        }
-        c.variant[i] = v;
-        c.micros[i] = r->micros;
-      });
-  pool.wait();
-  for (size_t k = from; timing && k < candidates.size(); ++k) {
-    const Candidate &c = candidates[k];
-    double total = 0;
-    for (size_t i = 0; i < sizes.size(); ++i)
-      total += seconds[k * sizes.size() + i];
-    size_t steps = 0;
-    for (const coll::SimPlan &p : c.sims)
-      steps += p.steps.size();
-    llvm::errs() << "collc tune: simulate " << c.name << " (" << steps << " steps"
-                 << (c.sims.front().foldGpus ? ", folded" : "") << "): "
-                 << llvm::format("%.2f", total) << " s\n";
-  }
-  for (const std::string &e : errors)
-    if (!e.empty())
-      return error(e);
-  return llvm::Error::success();
-}
-
-/// The fastest candidate at size `i`; on a tie the earlier one, so that
-/// the choice is stable.
-size_t fastest(llvm::ArrayRef<Candidate> candidates, size_t i) {
-  size_t best = 0;
-  for (size_t k = 1; k < candidates.size(); ++k)
-    if (candidates[k].micros[i] < candidates[best].micros[i])
-      best = k;
-  return best;
-}
-
-
-/// Where bandwidth starts to matter, and with it more channels and deeper
-/// pipelines than the coarse grid's.
-constexpr double kRefineFrom = 64 << 10;
-
-/// Lowers the programs and protocols that win some size from kRefineFrom
-/// up once more for every instance count and pipeline depth of the finer
-/// grid that the coarse one left out, as one would tune them by hand: the
-/// coarse grid says which to refine, so that the rest cost nothing more.
-/// Returns where the new candidates start.
-llvm::Expected<size_t> refine(Tuner &tuner, llvm::ArrayRef<double> sizes) {
-  std::vector<Candidate> &cs = tuner.candidates;
-  const size_t from = cs.size();
-  // Each winning program and protocol, with the steps over all ranks of
-  // one instance and depth (its plan's, scaled).
-  std::map<std::pair<size_t, int>, std::pair<double, std::string>> winners;
-  for (size_t i = 0; i < sizes.size(); ++i)
-    if (sizes[i] >= kRefineFrom) {
-      const Candidate &w = cs[fastest(cs, i)];
-      int64_t period = w.sims.front().foldGpus;
-      winners[{w.source, w.protocol}] = {
-          double(stepsOf(w)) * double(period ? tuner.topo.size() / period : 1) /
-              double(w.instances * w.pipeline),
-          w.algorithm};
-    }
-  std::set<std::tuple<size_t, int, int64_t, int64_t>> tried;
-  for (const Candidate &c : cs)
-    tried.insert({c.source, c.protocol, c.instances, c.pipeline});
-  // Past kScreenFrom ranks the coarse grid was one point, and a plan 32
-  // times deeper would take minutes to lower: the old coarse grid instead.
-  std::vector<int64_t> instanceCounts = {1, 2, 4, 8}, depths = {1, 2, 4};
-  if (screens(tuner.ranks))
-    instanceCounts = depths = {1, 2};
-  // A program's winning protocols are lowered together, sharing streams.
-  std::map<size_t, std::vector<int>> protocolsOf;
-  for (const auto &[key, winner] : winners)
-    protocolsOf[key.first].push_back(key.second);
-  for (const auto &[source, protocols] : protocolsOf)
-    for (int64_t instances : instanceCounts)
-      for (int64_t pipeline : depths) {
-        SmallVector<coll::Protocol> todo;
-        for (int protocol : protocols) {
-          if (tried.count({source, protocol, instances, pipeline}))
-            continue;
-          const auto &[steps, algorithm] = winners[{source, protocol}];
-          double planSteps = steps * double(instances * pipeline);
-          if (screens(tuner.ranks) && planSteps > kLoweredSteps) {
-            tuner.skipped.push_back(
-                (algorithm + "/" + stringifyProtocol(coll::Protocol(protocol)) + "/i" +
-                 llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
-                 ": its plan would have about " + llvm::Twine(int64_t(planSteps)) +
-                 " steps over all ranks, more than " + llvm::Twine(kLoweredSteps) +
-                 " (seconds a million to lower)")
-                    .str());
-            continue;
-          }
-          todo.push_back(coll::Protocol(protocol));
-        }
-        if (todo.empty())
-          continue;
-        std::string refusal; // too many threadblocks, say: not a candidate
-        size_t before = cs.size();
-        llvm::Expected<SmallVector<bool>> ok =
-            tuner.lower(source, todo, instances, pipeline, refusal);
-        if (!ok)
-          return ok.takeError();
-        leaveOutSlow(tuner, before, [](const Candidate &) { return true; });
-      }
-  // Program by program, protocols first, as the table lists them.
-  std::stable_sort(cs.begin() + from, cs.end(), [](const Candidate &a, const Candidate &b) {
-    return std::make_tuple(a.source, a.protocol, a.instances, a.pipeline, a.fifo) <
-           std::make_tuple(b.source, b.protocol, b.instances, b.pipeline, b.fifo);
-  });
-  return from;
-}
-
-/// Ranges of adjacent sizes with one winner (and one variant of it), in
-/// input bytes: from 0, each up to the next range's first size, the last
-/// to the emitter's end of sizes.
-std::vector<Range> pickRanges(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<double> sizes) {
-  constexpr int64_t kNoLimit = int64_t(1) << 62; // as coll-select-protocol ends
-  std::vector<Range> ranges;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    size_t w = fastest(candidates, i);
-    if (!ranges.empty() && ranges.back().winner == w &&
-        candidates[w].variant[i] == candidates[w].variant[ranges.back().last]) {
-      ranges.back().last = i;
-      continue;
-    }
-    int64_t lo = 0;
-    if (!ranges.empty()) {
-      lo = std::llround(candidates[w].sims.front().inputBytes(sizes[i]));
-      ranges.back().maxBytes = lo;
-    }
-    ranges.push_back({i, i, w, lo, kNoLimit});
-  }
-  return ranges;
-}
-
-/// What the runtime says of a range's plan under COLL_DEBUG: the winner
-/// and its margin over the runner-up.
-std::string why(llvm::ArrayRef<Candidate> candidates, const Range &r, const Row &row,
-                llvm::ArrayRef<double> sizes, llvm::StringRef topology) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "collc tune's winner for M " << sizeSpan(sizes, r) << " on " << topology << " among "
-     << candidates.size() << " candidates: " << candidates[r.winner].name;
-  if (row.second)
-    os << ", " << llvm::format("%.1f", row.margin * 100) << "% ahead of "
-       << candidates[*row.second].name << " at " << collc::formatBytes(row.bytes);
-  return s;
-}
-
-/// One library: each range's winning plan, cloned under a name of its own,
-/// as a variant of algorithm `name` for that range's sizes.
-llvm::Expected<OwningOpRef<ModuleOp>>
-buildLibrary(Tuner &tuner, llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
-             llvm::ArrayRef<double> sizes, llvm::StringRef name, llvm::StringRef topology) {
-  llvm::ArrayRef<Candidate> candidates = tuner.candidates;
-  OpBuilder b(&tuner.context);
-  OwningOpRef<ModuleOp> library = ModuleOp::create(b.getUnknownLoc());
-  b.setInsertionPointToEnd(library->getBody());
-  std::map<size_t, std::vector<coll::PlanOp>> winners;
-  for (auto [k, r] : llvm::enumerate(ranges)) {
-    const Candidate &c = candidates[r.winner];
-    auto [it, fresh] = winners.try_emplace(r.winner);
-    if (fresh) {
-      llvm::Expected<std::vector<coll::PlanOp>> plans = tuner.plansOf(c);
-      if (!plans)
-        return plans.takeError();
-      it->second = std::move(*plans);
-    }
-    auto plan = llvm::cast<coll::PlanOp>(b.clone(*it->second[c.variant[r.first]]));
-    plan.setSymName(coll::cIdent((name + "_" + llvm::Twine(k) + "_" + c.name).str()));
-    plan.setAlgorithmAttr(b.getStringAttr(name));
-    plan.setMinBytesAttr(b.getI64IntegerAttr(r.minBytes));
-    plan.setMaxBytesAttr(b.getI64IntegerAttr(r.maxBytes));
-    plan->setAttr(coll::kWhyAttr, b.getStringAttr(why(candidates, r, rows[k], sizes, topology)));
-  }
-  return library;
+/// Writes the library of `tuned`'s winners to --o.
+int writeLibrary(Tuned &tuned) {
+  llvm::Expected<OwningOpRef<ModuleOp>> library = tuned.library();
+  if (!library)
+    return fail(llvm::toString(library.takeError()));
+  auto start = std::chrono::steady_clock::now();
+  std::string message;
+  auto output = openOutputFile(outputPath, &message);
+  if (!output)
+    return fail(message);
+  llvm::raw_ostream &os = output->os();
+  printWinners(os, tuned.candidates(), tuned.ranges, tuned.rows, tuned.sizes, tuned.heading);
+  std::string source = ("tune of " + stringifyCollective(tuned.collective) + " on " +
+                        tuned.topology.name)
+                           .str();
+  if (failed(coll::writeKernels(**library, source, os)))
+    return 1;
+  output->keep();
+  took("emit the library", start);
+  return 0;
 }
 
 } // namespace
@@ -849,190 +154,37 @@ bool collc::tuneRequested() { return bool(tuneCommand); }
 
 int collc::runTune() {
   auto tuneStart = std::chrono::steady_clock::now();
-  if (topologySpec.empty())
-    return fail("--topology is required: a preset (" + llvm::join(coll::presetNames(), ", ") +
-                ") or a JSON file");
-  llvm::Expected<coll::Topology> topo = coll::loadTopology(topologySpec);
-  if (!topo)
-    return fail("topology: " + llvm::toString(topo.takeError()));
-  int64_t ranks = rankCount.getNumOccurrences() ? int64_t(rankCount) : topo->size();
-  if (ranks < 2 || ranks > topo->size())
-    return fail("--ranks " + llvm::Twine(ranks) + " is not in 2 .. " + llvm::Twine(topo->size()) +
-                ", the GPUs of " + topo->name);
-  llvm::Expected<Grid> grid = readGrid(ranks);
-  if (!grid)
-    return fail(llvm::toString(grid.takeError()));
-  if (files.empty() && synthName.empty())
-    return fail("no candidates: give .coll files, --synth COLLECTIVE, or both");
   if (!plotPath.empty() && !collc::plotFormatKnown(plotPath))
     return fail("--plot '" + plotPath + "' does not end in .svg, .png or .pdf");
-  if (libraryName.empty() || llvm::isDigit(libraryName[0]) ||
-      coll::cIdent(libraryName) != libraryName)
-    return fail("--name '" + libraryName + "' is not a C identifier");
-
-  coll::ElaborateOptions fileOptions;
-  for (const std::string &d : defines) {
-    auto [name, value] = llvm::StringRef(d).split('=');
-    int64_t v;
-    if (name.trim().empty() || value.trim().getAsInteger(0, v))
-      return fail("-D expects name=integer, got '" + d + "'");
-    fileOptions.defines.emplace_back(name.trim().str(), v);
-  }
-  if (!llvm::any_of(fileOptions.defines, [](const auto &d) { return d.first == "ranks"; }))
-    fileOptions.defines.emplace_back("ranks", ranks);
-
-  std::vector<Source> sources;
-  for (const std::string &f : files) {
-    std::string message;
-    std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(f, &message);
-    if (!buffer)
-      return fail(message);
-    sources.push_back({f, buffer->getBuffer().str(), true});
-  }
-  std::optional<coll::Collective> synthCollective;
-  if (!synthName.empty()) {
-    synthCollective = coll::synth::parseCollective(synthName);
-    if (!synthCollective)
-      return fail("unknown collective '" + synthName + "'");
-    coll::synth::Target target;
-    target.collective = *synthCollective;
-    target.ranks = ranks;
-    target.gpusPerNode = topo->nvlink == coll::Topology::NVLinkKind::None
-                             ? topo->gpusPerNode
-                             : std::max(topo->gpusPerNode, topo->nvlinkDomain);
-    for (const coll::synth::Generator &g : coll::synth::generators())
-      if (g.serves(*synthCollective) && g.refuse(target).empty())
-        sources.push_back({("synth:" + g.name).str(), g.generate(target), false});
-  }
-
+  llvm::Expected<TuneOptions> options = readOptions();
+  if (!options)
+    return fail(llvm::toString(options.takeError()));
   DialectRegistry registry;
   registry.insert<coll::CollDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
-  Tuner tuner{context, *topo, *grid, ranks};
-  tuner.collective = synthCollective;
-  std::vector<double> sizes = sweep();
-  // The generators' programs are read in parallel: at a thousand ranks a
-  // ring takes seconds to elaborate and estimate. Files are read one by
-  // one, so that each error prints with its source line (the context has
-  // one diagnostic handler at a time).
-  std::vector<Tuner::Read> reads(sources.size());
-  auto read = [&](size_t k) {
-    auto start = std::chrono::steady_clock::now();
-    const Source &s = sources[k];
-    // A screened generator's program goes once estimated: it is built in a
-    // context of its own, which shares no locks with the other reads.
-    std::optional<MLIRContext> own;
-    if (screens(ranks) && !s.file) {
-      own.emplace(registry, MLIRContext::Threading::DISABLED);
-      own->loadAllAvailableDialects();
-      own->printOpOnDiagnostic(false);
-    }
-    reads[k] = tuner.read(s, s.file ? fileOptions : coll::ElaborateOptions{},
-                          screens(ranks) ? sizes : std::vector<double>{}, own ? *own : context);
-    took("parse " + s.name, start);
-  };
-  for (size_t k = 0; k < sources.size(); ++k)
-    if (sources[k].file)
-      read(k);
-  {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
-    for (size_t k = 0; k < sources.size(); ++k)
-      if (!sources[k].file)
-        pool.async([&, k] { read(k); });
-  }
-  for (size_t k = 0; k < sources.size(); ++k)
-    if (llvm::Error e = tuner.accept(sources[k], std::move(reads[k])))
-      return fail(llvm::toString(std::move(e)));
-  if (llvm::Error e = lowerSources(tuner, sources, sizes))
-    return fail(llvm::toString(std::move(e)));
-  // A file is always simulated, and so is everything where nothing else
-  // would be.
-  auto generated = [&](const Candidate &c) { return !sources[c.source].file; };
-  if (llvm::any_of(tuner.candidates, [&](const Candidate &c) {
-        return !generated(c) || !slowToSimulate(tuner, c);
-      }))
-    leaveOutSlow(tuner, 0, generated);
-  for (const std::string &why : tuner.skipped)
-    llvm::errs() << "collc tune: left out " << why << "\n";
-  if (tuner.candidates.empty())
-    return fail("no candidates: no generator serves " + synthName + " on " + llvm::Twine(ranks) +
-                " ranks");
+  llvm::Expected<Tuned> tuned = run(*options, context);
+  if (!tuned)
+    return fail(llvm::toString(tuned.takeError()));
 
-  auto simStart = std::chrono::steady_clock::now();
-  if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes))
-    return fail(llvm::toString(std::move(e)));
-  took("simulate", simStart);
-  if (tuner.grid.refine) {
-    auto start = std::chrono::steady_clock::now();
-    size_t said = tuner.skipped.size();
-    llvm::Expected<size_t> from = refine(tuner, sizes);
-    if (!from)
-      return fail(llvm::toString(from.takeError()));
-    for (size_t i = said; i < tuner.skipped.size(); ++i)
-      llvm::errs() << "collc tune: left out " << tuner.skipped[i] << "\n";
-    took("refine the winners", start);
-    if (llvm::Error e = simulateAll(tuner.candidates, *topo, sizes, *from))
-      return fail(llvm::toString(std::move(e)));
-  }
-  std::vector<Range> ranges = pickRanges(tuner.candidates, sizes);
-  References refs = references(tuner.candidates, sizes, *topo, *tuner.collective, ranks);
-  double bus = coll::busBandwidthFactor(*tuner.collective, ranks);
-  std::vector<Row> rows = describe(tuner.candidates, ranges, sizes, refs, bus);
-
-  std::string heading;
-  llvm::raw_string_ostream(heading)
-      << libraryName << ": " << stringifyCollective(*tuner.collective) << " on " << topo->name
-      << ", " << ranks << " ranks; " << tuner.candidates.size() << " candidates simulated at "
-      << sizes.size() << " sizes; " << ranges.size() << (ranges.size() == 1 ? " range" : " ranges");
+  llvm::raw_ostream &tableOs = tableOnStdout ? llvm::outs() : llvm::errs();
   if (asJson)
-    printJson(llvm::outs(), tuner.candidates, ranges, sizes, refs, bus);
+    printJson(llvm::outs(), tuned->candidates(), tuned->ranges, tuned->sizes, tuned->references,
+              tuned->busFactor);
   else
-    printTable(tableOnStdout ? llvm::outs() : llvm::errs(), tuner.candidates, ranges, rows, sizes,
-               heading);
+    printTable(tableOs, tuned->candidates(), tuned->ranges, tuned->rows, tuned->sizes,
+               tuned->heading);
   if (!plotPath.empty()) {
-    if (llvm::Error e = collc::drawPlot(
-            plotJson(tuner.candidates, ranges, sizes, refs, bus, heading), plotPath))
+    if (llvm::Error e = collc::drawPlot(plotJson(tuned->candidates(), tuned->ranges,
+                                                 tuned->sizes, tuned->references,
+                                                 tuned->busFactor, tuned->heading),
+                                        plotPath))
       return fail(llvm::toString(std::move(e)));
-    (tableOnStdout ? llvm::outs() : llvm::errs()) << "busbw by size: " << plotPath << "\n";
+    tableOs << "busbw by size: " << plotPath << "\n";
   }
-  if (outputPath.empty()) {
+  int status = outputPath.empty() ? 0 : writeLibrary(*tuned);
+  if (status == 0)
     took("in all", tuneStart);
-    return 0;
-  }
-
-  auto libraryStart = std::chrono::steady_clock::now();
-  llvm::Expected<OwningOpRef<ModuleOp>> built =
-      buildLibrary(tuner, ranges, rows, sizes, libraryName, topo->name);
-  if (!built)
-    return fail(llvm::toString(built.takeError()));
-  OwningOpRef<ModuleOp> library = std::move(*built);
-  took("lower the winners again", libraryStart);
-  libraryStart = std::chrono::steady_clock::now();
-  // The winners' threadblocks get their shapes, checked against their steps.
-  PassManager reroll(&context);
-  reroll.enableVerifier(false);
-  reroll.nest<coll::PlanOp>().addPass(coll::createCollRerollPass());
-  if (failed(reroll.run(*library)))
-    return fail("the winners could not be rerolled");
-  for (auto plan : library->getOps<coll::PlanOp>())
-    if (failed(plan.verifyRegions()))
-      return fail("a winner's shapes do not make its steps");
-  took("reroll the winners", libraryStart);
-  libraryStart = std::chrono::steady_clock::now();
-  std::string message;
-  auto output = openOutputFile(outputPath, &message);
-  if (!output)
-    return fail(message);
-  llvm::raw_ostream &os = output->os();
-  printWinners(os, tuner.candidates, ranges, rows, sizes, heading);
-  std::string source =
-      ("tune of " + stringifyCollective(*tuner.collective) + " on " + topo->name).str();
-  if (failed(coll::writeKernels(*library, source, os)))
-    return 1;
-  output->keep();
-  took("emit the library", libraryStart);
-  took("in all", tuneStart);
-  return 0;
+  return status;
 }

@@ -12,11 +12,11 @@
 //===----------------------------------------------------------------------===//
 #include "Viz.h"
 
-#include "Bytes.h"
 #include "Plot.h"
-#include "lib/Synthesis/SimPlan.h"
-#include "lib/Synthesis/Simulator.h"
-#include "lib/Synthesis/Topology.h"
+#include "lib/Sim/SimPlan.h"
+#include "lib/Sim/Simulator.h"
+#include "lib/Topology/Topology.h"
+#include "lib/Support/Bytes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -25,7 +25,7 @@
 #include <algorithm>
 
 namespace cl = llvm::cl;
-using collc::formatBytes;
+using coll::formatBytes;
 
 namespace {
 
@@ -216,7 +216,7 @@ bool collc::checkVizOptions(llvm::StringRef topology) {
          ") or a JSON file");
     return false;
   }
-  std::optional<double> m = collc::parseBytes(sizeText);
+  std::optional<double> m = coll::parseBytes(sizeText);
   if (!m || *m <= 0) {
     fail("--size '" + sizeText + "' is not a positive size (8, 64K, 1MiB, 4G)");
     return false;
@@ -229,7 +229,7 @@ bool collc::checkVizOptions(llvm::StringRef topology) {
 }
 
 int collc::runViz(mlir::ModuleOp module, llvm::StringRef topology) {
-  double bytes = *collc::parseBytes(sizeText);
+  double bytes = *coll::parseBytes(sizeText);
   // The variant the runtime would run at this size, of the first algorithm
   // (--algorithm picks another).
   std::optional<coll::SimPlan> chosen;

@@ -13,7 +13,7 @@
 #include "lib/Frontend/Elaborate.h"
 #include "lib/Lowering/Pipelines.h"
 #include "lib/Lowering/ProtocolOption.h"
-#include "lib/Synthesis/Topology.h"
+#include "lib/Topology/Topology.h"
 #include "lib/Target/Kernel.h"
 #include "lib/Target/MscclXml.h"
 #include "Run.h"
@@ -236,8 +236,8 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   lowering.verifyAlgorithms = !noVerify;
   lowering.topology = topology;
   lowering.mapRanks = emit == Emit::RankMap;
-  lowering.lowerToPlans =
-      emit == Emit::Plan || emit == Emit::MscclXml || kernels || simMode || vizMode;
+  if (emit != Emit::Plan && emit != Emit::MscclXml && !kernels && !simMode && !vizMode)
+    lowering.to = coll::LoweringStage::GlobalView;
   lowering.pipeline = pipelineDepth;
   lowering.instances = instanceCount;
   // NVLink multicast where the machine has it (the host emulates it); MSCCL

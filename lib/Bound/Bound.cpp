@@ -1,0 +1,326 @@
+//===- Bound.cpp - Lower bounds on a collective's time on a topology ------===//
+#include "lib/Bound/Bound.h"
+
+#include "lib/Bound/MaxFlow.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <numeric>
+#include <queue>
+
+using namespace coll;
+
+namespace {
+
+Cut makeCut(const SwitchGraph &g, std::vector<bool> inside, bool entering = false) {
+  Cut c;
+  c.ranksInside = static_cast<int>(std::count(inside.begin(), inside.begin() + g.ranks, true));
+  c.bandwidthGBps = entering ? g.entering(inside) : g.leaving(inside);
+  c.inside = std::move(inside);
+  return c;
+}
+
+double ratio(const Cut &c) { return c.ranksInside / c.bandwidthGBps; }
+
+/// The graph's arcs in a flow network with one more vertex, the source.
+FlowNetwork flowNetwork(const SwitchGraph &g) {
+  FlowNetwork net(g.size() + 1);
+  for (const SwitchGraph::Arc &a : g.arcs)
+    net.addArc(a.from, a.to, a.bandwidth);
+  return net;
+}
+
+/// Microseconds to move `bytes` at `gbps` (1 GB/s is 1e3 bytes per µs).
+double micros(double bytes, double gbps) { return bytes / (gbps * 1e3); }
+
+std::string fmt(double v) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%g", v);
+  return s;
+}
+
+/// Calls `visit` on the cut of the first k ranks for k = 1 .. n-1 (rank
+/// order is node-major, so these are whole nodes and parts of one), each
+/// switch put on the side where less leaves: the shapes that the switch
+/// structure makes tight, found without a flow.
+void prefixCuts(const SwitchGraph &g, llvm::function_ref<void(const Cut &)> visit) {
+  int n = g.ranks;
+  std::vector<std::vector<int>> arcsAt(g.size());
+  for (int i = 0; i < int(g.arcs.size()); ++i) {
+    arcsAt[g.arcs[i].from].push_back(i);
+    arcsAt[g.arcs[i].to].push_back(i);
+  }
+  std::vector<bool> inside(g.size(), false);
+  for (int k = 1; k < n; ++k) {
+    std::fill(inside.begin(), inside.end(), false);
+    std::fill(inside.begin(), inside.begin() + k, true);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int v = n; v < g.size(); ++v) {
+        double delta = 0; // how B+(S) changes if v changes sides
+        for (int i : arcsAt[v]) {
+          const SwitchGraph::Arc &a = g.arcs[i];
+          bool from = a.from == v ? !inside[v] : inside[a.from];
+          bool to = a.to == v ? !inside[v] : inside[a.to];
+          delta += (double(from && !to) - double(inside[a.from] && !inside[a.to])) * a.bandwidth;
+        }
+        if (delta < -1e-9) {
+          inside[v] = !inside[v];
+          changed = true;
+        }
+      }
+    }
+    visit(makeCut(g, inside));
+  }
+}
+
+} // namespace
+
+Cut coll::maxRatioCut(const SwitchGraph &g) {
+  int n = g.ranks;
+  if (n < 2)
+    return {};
+  // Start from the best prefix cut: on the presets it is the answer, and
+  // the first step only confirms it.
+  Cut best;
+  prefixCuts(g, [&](const Cut &c) {
+    if (best.inside.empty() || ratio(c) > ratio(best))
+      best = c;
+  });
+
+  // For a price x per rank, min over S of B+(S) - x |S ∩ ranks| with rank
+  // t outside S is the minimum s-t cut minus x n, where s feeds every rank
+  // at capacity x: a rank outside S cuts its feed. A negative minimum is a
+  // cut of ratio above 1/x; none means 1/x is the largest.
+  FlowNetwork net = flowNetwork(g);
+  int s = g.size();
+  std::vector<int> feeds;
+  for (int r = 0; r < n; ++r)
+    feeds.push_back(net.addArc(s, r, 0));
+  // Swapping interchangeable nodes keeps every cut's value, so one node of
+  // each kind serves as the sinks.
+  std::vector<int> sinks = g.representativeRanks();
+  for (int step = 0; step < 64; ++step) {
+    double x = 1 / ratio(best);
+    for (int f : feeds)
+      net.setCapacity(f, x);
+    double deepest = -1e-9 * x * n;
+    std::vector<bool> found;
+    for (int t : sinks) {
+      double gap = net.maxFlow(s, t) - x * n;
+      if (gap < deepest) {
+        deepest = gap;
+        found = net.sourceSide(s);
+        found.pop_back();
+      }
+    }
+    if (found.empty())
+      break;
+    Cut c = makeCut(g, std::move(found));
+    if (ratio(c) <= ratio(best))
+      break; // rounding: no real improvement
+    best = std::move(c);
+  }
+  return best;
+}
+
+Cut coll::rootCut(const SwitchGraph &g, int root) {
+  FlowNetwork net = flowNetwork(g);
+  Cut best;
+  best.bandwidthGBps = -1;
+  for (int t : g.representativeRanks(g.vertices[root].node)) {
+    if (t == root)
+      continue;
+    double flow = net.maxFlow(root, t);
+    if (best.bandwidthGBps < 0 || flow < best.bandwidthGBps) {
+      std::vector<bool> side = net.sourceSide(root);
+      side.pop_back();
+      best = makeCut(g, std::move(side));
+    }
+  }
+  return best;
+}
+
+namespace {
+
+/// The alltoall cut bound, max over S of k (n - k) / B+(S) with k ranks in
+/// S, taken over the prefix cuts: a valid bound, not always the tightest.
+Cut alltoallCut(const SwitchGraph &g) {
+  int n = g.ranks;
+  Cut best;
+  double bestValue = -1;
+  prefixCuts(g, [&](const Cut &c) {
+    double value = double(c.ranksInside) * (n - c.ranksInside) / c.bandwidthGBps;
+    if (value > bestValue) {
+      bestValue = value;
+      best = c;
+    }
+  });
+  return best;
+}
+
+/// Shortest-path latencies between ranks with protocol p: the farthest
+/// pair's and the nearest pair's.
+std::pair<double, double> pathLatencies(const SwitchGraph &g, int p) {
+  std::vector<std::vector<std::pair<int, double>>> adj(g.size());
+  for (const SwitchGraph::Arc &a : g.arcs)
+    adj[a.from].push_back({a.to, a.latencyUs[p]});
+  double farthest = 0, nearest = INFINITY;
+  std::vector<double> dist;
+  using Item = std::pair<double, int>;
+  for (int src : g.representativeRanks()) {
+    dist.assign(g.size(), INFINITY);
+    dist[src] = 0;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+    queue.push({0, src});
+    while (!queue.empty()) {
+      auto [d, u] = queue.top();
+      queue.pop();
+      if (d > dist[u])
+        continue;
+      for (auto [v, w] : adj[u])
+        if (d + w < dist[v]) {
+          dist[v] = d + w;
+          queue.push({dist[v], v});
+        }
+    }
+    for (int r = 0; r < g.ranks; ++r)
+      if (r != src) {
+        farthest = std::max(farthest, dist[r]);
+        nearest = std::min(nearest, dist[r]);
+      }
+  }
+  return {farthest, nearest};
+}
+
+/// Whether the ranks reach each other over NVLink alone (LL128 needs it).
+bool nvlinkConnected(const SwitchGraph &g) {
+  std::vector<int> parent(g.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](int v) {
+    while (parent[v] != v)
+      v = parent[v] = parent[parent[v]];
+    return v;
+  };
+  auto nvlink = [&](int v) {
+    return g.vertices[v].kind == VertexKind::Gpu || g.vertices[v].kind == VertexKind::NVSwitch;
+  };
+  for (const SwitchGraph::Arc &a : g.arcs)
+    if (nvlink(a.from) && nvlink(a.to))
+      parent[find(a.from)] = find(a.to);
+  for (int r = 1; r < g.ranks; ++r)
+    if (find(r) != find(0))
+      return false;
+  return true;
+}
+
+void latencyBound(CollectiveBound &b, const SwitchGraph &g, const Topology &topo) {
+  int n = g.ranks;
+  b.rounds = 0;
+  while ((1 << b.rounds) < n)
+    ++b.rounds;
+  bool ll128 = nvlinkConnected(g);
+  b.latencyUs = INFINITY;
+  b.fanoutLatencyUs = INFINITY;
+  auto allowed = [&](int p) { return p != int(Protocol::LL128) || ll128; };
+  // A protocol no cheaper than another on the base and on every hop cannot
+  // set the bound (LL beats Simple on every preset): skip its paths.
+  auto dominated = [&](int p) {
+    for (int q = 0; q < kNumProtocols; ++q) {
+      if (q == p || !allowed(q) || topo.baseLatencyUs[q] > topo.baseLatencyUs[p])
+        continue;
+      bool cheaper = llvm::all_of(g.arcs, [&](const SwitchGraph::Arc &a) {
+        return a.latencyUs[q] <= a.latencyUs[p];
+      });
+      if (cheaper && (q < p || topo.baseLatencyUs[q] < topo.baseLatencyUs[p] ||
+                      llvm::any_of(g.arcs, [&](const SwitchGraph::Arc &a) {
+                        return a.latencyUs[q] < a.latencyUs[p];
+                      })))
+        return true;
+    }
+    return false;
+  };
+  for (Protocol p : {Protocol::Simple, Protocol::LL, Protocol::LL128}) {
+    if (!allowed(int(p)) || dominated(int(p)))
+      continue;
+    auto [farthest, nearest] = pathLatencies(g, int(p));
+    double base = topo.baseLatencyUs[int(p)];
+    double oneport = base + std::max(b.rounds * nearest, farthest);
+    b.fanoutLatencyUs = std::min(b.fanoutLatencyUs, base + farthest);
+    if (oneport < b.latencyUs) {
+      b.latencyUs = oneport;
+      b.latencyProtocol = p;
+      b.baseUs = base;
+      b.hopUs = nearest;
+      b.farthestUs = farthest;
+    }
+  }
+}
+
+} // namespace
+
+CollectiveBound coll::computeBound(Collective collective, const Topology &topo, int ranks,
+                                   double bytes, int root) {
+  CollectiveBound b;
+  SwitchGraph g = buildSwitchGraph(topo, ranks);
+  double shard = bytes / ranks;
+  auto formula = [](const Cut &c) {
+    return "(M/N) x " + std::to_string(c.ranksInside) + " / " + fmt(c.bandwidthGBps) +
+           " GB/s";
+  };
+  switch (collective) {
+  case Collective::allgather: {
+    Cut ag = maxRatioCut(g);
+    b.bandwidthUs = micros(shard * ag.ranksInside, ag.bandwidthGBps);
+    b.bandwidthFormula = formula(ag);
+    b.cutDescription = g.describeCut(ag.inside);
+    break;
+  }
+  case Collective::reducescatter:
+  case Collective::allreduce: {
+    // Reduce-scatter is all-gather on the reversed graph: what must enter
+    // S instead of leave it. The presets' links are symmetric, so one cut
+    // serves both halves of allreduce there.
+    bool symmetric = g.symmetric();
+    Cut rs = maxRatioCut(symmetric ? g : g.reversed());
+    b.bandwidthUs = micros(shard * rs.ranksInside, rs.bandwidthGBps);
+    b.bandwidthFormula = formula(rs);
+    b.cutDescription = g.describeCut(rs.inside, /*entering=*/true);
+    if (collective == Collective::reducescatter)
+      break;
+    if (symmetric) {
+      b.bandwidthUs *= 2;
+      b.bandwidthFormula = "2 x " + b.bandwidthFormula;
+    } else {
+      Cut ag = maxRatioCut(g);
+      b.bandwidthUs += micros(shard * ag.ranksInside, ag.bandwidthGBps);
+      b.bandwidthFormula += " + " + formula(ag);
+    }
+    break;
+  }
+  case Collective::alltoall: {
+    Cut c = alltoallCut(g);
+    b.bandwidthUs = micros(shard * c.ranksInside * (ranks - c.ranksInside), c.bandwidthGBps);
+    b.bandwidthFormula = "(M/N) x " + std::to_string(c.ranksInside) + " x " +
+                         std::to_string(ranks - c.ranksInside) + " / " +
+                         fmt(c.bandwidthGBps) + " GB/s";
+    b.cutDescription = g.describeCut(c.inside);
+    break;
+  }
+  case Collective::broadcast:
+  case Collective::reduce: {
+    bool up = collective == Collective::reduce;
+    Cut c = rootCut(up ? g.reversed() : g, root);
+    b.bandwidthUs = micros(bytes, c.bandwidthGBps);
+    b.bandwidthFormula = "M / " + fmt(c.bandwidthGBps) + " GB/s";
+    b.cutDescription = g.describeCut(c.inside, /*entering=*/up);
+    break;
+  }
+  }
+  latencyBound(b, g, topo);
+  return b;
+}

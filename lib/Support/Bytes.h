@@ -1,0 +1,19 @@
+//===- Bytes.h - Message sizes as users write and read them ---------------===//
+#ifndef COLLC_SUPPORT_BYTES_H
+#define COLLC_SUPPORT_BYTES_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace coll {
+
+/// "1073741824", "1G", "1GiB", "64K", "8B": bytes, in powers of 1024.
+std::optional<double> parseBytes(llvm::StringRef text);
+/// "1 GiB", "2.5 MiB", "8 B".
+std::string formatBytes(double bytes);
+
+} // namespace coll
+
+#endif // COLLC_SUPPORT_BYTES_H

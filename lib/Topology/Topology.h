@@ -1,0 +1,125 @@
+//===- Topology.h - Machines that collectives run on ----------------------===//
+//
+// Nodes of GPUs, the NVLink domain that joins them (NVSwitch, point-to-point
+// links or none), the NICs that serve them (rails), the network above, and the
+// latency and bandwidth of each class of link and protocol. Read from JSON
+// (docs/topology.md) or built from a named preset.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COLLC_TOPOLOGY_TOPOLOGY_H
+#define COLLC_TOPOLOGY_TOPOLOGY_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
+namespace coll {
+
+enum class LinkClass { Local = 0, NVLink = 1, PCIe = 2, Net = 3 };
+constexpr int kNumProtocols = 3; // Simple, LL, LL128: the order of coll::Protocol
+
+llvm::StringRef linkClassName(LinkClass c);
+
+/// Per-hop latency (µs) of each protocol on a link class, and the link's
+/// bandwidth (GB/s, one direction).
+struct LinkParams {
+  std::array<double, kNumProtocols> latencyUs{};
+  double bandwidthGBps = 0;
+};
+
+struct Gpu {
+  int node = 0;  // which node (server) it sits in
+  int local = 0; // index inside the node
+  int nic = 0;   // NIC (rail) inside the node that serves it
+};
+
+struct Topology {
+  std::string name;
+  int nodes = 1;
+  int gpusPerNode = 1;
+  /// GPUs that reach each other over NVLink: a node, or a rack (NVL72).
+  int nvlinkDomain = 1;
+  enum class NVLinkKind { None, Switch, PointToPoint } nvlink = NVLinkKind::None;
+  /// The NVLink switches reduce and multicast (NVLS: Hopper and later), so
+  /// multimem loads and stores reach every GPU of the domain at once.
+  bool multicast = false;
+  /// For point-to-point NVLink: links between local GPUs i and j.
+  std::vector<std::vector<int>> nvlinkLinks;
+  LinkParams nvlinkParams, pcieParams, netParams;
+  int nicsPerNode = 1;
+  /// Bandwidth of the network above the NICs over that of the NICs below
+  /// (1 = non-blocking; 2 = 2:1 oversubscribed).
+  double oversubscription = 1.0;
+  /// Fixed cost of a kernel step per protocol (µs), NCCL's base latency.
+  std::array<double, kNumProtocols> baseLatencyUs{};
+  /// Payload fraction of the wire per protocol.
+  std::array<double, kNumProtocols> efficiency{};
+  /// Ceiling on one connection's payload bandwidth per protocol (GB/s): LL
+  /// cannot keep a fast link busy (NCCL's llMaxBw).
+  std::array<double, kNumProtocols> maxBandwidthGBps{1e9, 1e9, 1e9};
+  /// Payload one threadblock moves at most per protocol (GB/s): an SM, not
+  /// the link, limits one channel. Simple: NCCL's symmetric-kernel model (65
+  /// GB/s per block); LL128: NCCL's per-channel ring ceiling on Hopper
+  /// (36.7, tuning.cc); LL: the Simple rate at half the payload per store.
+  /// The simulator runs each threadblock at this rate and channel choice
+  /// fills links with it.
+  std::array<double, kNumProtocols> threadblockGBps{65, 32.5, 36.7};
+  /// Physical GPU id -> placement.
+  std::vector<Gpu> gpus;
+
+  int size() const { return static_cast<int>(gpus.size()); }
+  LinkClass linkClass(int a, int b) const;
+  /// Bandwidth (GB/s) of a lone transfer from GPU a to GPU b.
+  double bandwidth(int a, int b) const;
+  /// Payload bandwidth (GB/s) of protocol p from a to b.
+  double payloadBandwidth(int a, int b, int protocol) const {
+    return std::min(bandwidth(a, b) * efficiency[protocol], maxBandwidthGBps[protocol]);
+  }
+  /// Per-hop latency (µs) of protocol p between a and b.
+  double latency(int a, int b, int protocol) const;
+  /// Whether a and b are on different nodes but the same rail.
+  bool sameRail(int a, int b) const { return gpus[a].nic == gpus[b].nic; }
+  /// Whether GPUs a and b are in one NVLink domain whose switches multicast.
+  bool sharesMulticast(int a, int b) const {
+    return multicast && linkClass(a, b) <= LinkClass::NVLink;
+  }
+  /// One NVLink switch joins a and b: each can load from and store to the
+  /// other's memory (peer windows, NCCL's LSA).
+  bool sharesPeerWindows(int a, int b) const {
+    return nvlink == NVLinkKind::Switch && linkClass(a, b) <= LinkClass::NVLink;
+  }
+  /// LL128 needs 128-byte stores that arrive whole and in order: NVLink only.
+  bool allowsLL128(int a, int b) const { return linkClass(a, b) <= LinkClass::NVLink; }
+};
+
+/// Limits on a JSON topology, checked before it is parsed: the text's size
+/// and how deeply arrays and objects nest (a real one nests 4 deep).
+constexpr size_t kMaxTopologyBytes = size_t(16) << 20;
+constexpr int kMaxTopologyNesting = 64;
+
+/// Parses the JSON form; errors name the line and column or the JSON path.
+/// Unknown keys, non-finite numbers and misshapen matrices are errors.
+llvm::Expected<Topology> parseTopology(llvm::StringRef json);
+
+/// "; did you mean 'x'?" for the known name closest to a misspelled `word`,
+/// or nothing when none is close.
+std::string didYouMean(llvm::StringRef word, llvm::ArrayRef<llvm::StringRef> known);
+
+/// A preset by name, with options: `hgx-h100`, `hgx-h200`, `dgx-a100`,
+/// `pcie-8`, `gb200-nvl72`, each taking `:nodes=N` (and `:oversub=X`).
+llvm::Expected<Topology> presetTopology(llvm::StringRef spec);
+
+/// The names `presetTopology` accepts.
+std::vector<std::string> presetNames();
+
+/// `spec` is a preset name or the path of a JSON file.
+llvm::Expected<Topology> loadTopology(llvm::StringRef spec);
+
+} // namespace coll
+
+#endif // COLLC_TOPOLOGY_TOPOLOGY_H
