@@ -23,13 +23,10 @@ namespace {
 // the input.
 constexpr int kMaxNesting = 256;
 constexpr unsigned kMaxExprDepth = 4096;
-// Limits that keep ANTLR's memory bounded: it holds every token (about 100
-// bytes each) and a parse tree of about 1 KB per token. The source is lexed
-// a block at a time and refused past a limit, before the parser runs, so
-// that a program costs at most about 1 GB. Statements end at `;`, `{` or
-// `}`; no real one comes near the limit, and a long expression would be
-// nested too deeply anyway.
-constexpr size_t kMaxSourceBytes = size_t(16) << 20;
+// Limits that keep ANTLR's memory bounded beside kMaxSourceBytes: the
+// source is lexed a block at a time and refused past a limit, before the
+// parser runs. Statements end at `;`, `{` or `}`; no real one comes near the
+// limit, and a long expression would be nested too deeply anyway.
 constexpr size_t kMaxTokens = size_t(1) << 20;
 constexpr size_t kMaxStatementTokens = size_t(1) << 16;
 

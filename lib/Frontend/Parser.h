@@ -4,10 +4,16 @@
 
 #include "lib/Frontend/AST.h"
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace coll::ast {
+
+/// The most source text a program may have: ANTLR holds about 100 bytes
+/// per token and a parse tree of about 1 KB per token, so that a program
+/// costs at most about 1 GB. Tools read no more than one byte past it.
+constexpr size_t kMaxSourceBytes = size_t(16) << 20;
 
 struct SyntaxError {
   Loc loc;

@@ -9,6 +9,8 @@
 #include "Tune.h"
 
 #include "dialect/CollDialect.h"
+#include "lib/Frontend/Parser.h"
+#include "lib/Support/Source.h"
 #include "lib/Target/Kernel.h"
 #include "lib/Tune/Tune.h"
 
@@ -114,7 +116,8 @@ llvm::Expected<TuneOptions> readOptions() {
   }
   for (const std::string &f : files) {
     std::string message;
-    std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(f, &message);
+    std::unique_ptr<llvm::MemoryBuffer> buffer =
+        coll::openSource(f, coll::ast::kMaxSourceBytes, message);
     if (!buffer)
       return llvm::createStringError(message);
     o.files.push_back({f, buffer->getBuffer().str(), true});

@@ -14,6 +14,8 @@
 #include "lib/Lowering/Pipelines.h"
 #include "lib/Lowering/ProtocolOption.h"
 #include "lib/Topology/Topology.h"
+#include "lib/Frontend/Parser.h"
+#include "lib/Support/Source.h"
 #include "lib/Target/Kernel.h"
 #include "lib/Target/MscclXml.h"
 #include "Run.h"
@@ -413,7 +415,8 @@ int main(int argc, char **argv) {
   }
 
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      coll::openSource(inputFile, coll::ast::kMaxSourceBytes, error);
   if (!input) {
     llvm::errs() << "collc: error: " << error << "\n";
     return 1;
