@@ -67,8 +67,14 @@ llvm::Expected<Topology> coll::presetTopology(llvm::StringRef spec) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "unknown topology preset '" + name + "'");
   }
+  llvm::SmallVector<llvm::StringRef> seen;
   for (llvm::StringRef option : llvm::ArrayRef(parts).drop_front()) {
     auto [key, value] = option.split('=');
+    // `nodes=2:nodes=3` would otherwise mean whichever came last.
+    if (llvm::is_contained(seen, key))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "topology option '" + key + "' is given twice");
+    seen.push_back(key);
     if (key == "nodes") {
       int nodes;
       if (value.getAsInteger(10, nodes) || nodes < 1 || nodes > (1 << 14))
