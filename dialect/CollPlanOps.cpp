@@ -134,9 +134,9 @@ LogicalResult PlanOp::verifyLaunch() {
     return emitOpError("launch must be triples of min_bytes, replicas, threads");
   for (size_t i = 0; i < launch->size(); i += 3) {
     int64_t from = (*launch)[i], replicas = (*launch)[i + 1], threads = (*launch)[i + 2];
-    if (i ? from <= (*launch)[i - 3] : from != getMinBytes().value_or(0))
+    if (i ? from <= (*launch)[i - 3] : from != int64_t(getMinBytes().value_or(0)))
       return emitOpError("launch sizes must start at the plan's min_bytes and increase");
-    if (getMaxBytes() && from >= *getMaxBytes())
+    if (getMaxBytes() && from >= int64_t(*getMaxBytes()))
       return emitOpError("launch size ") << from << " is past the plan's max_bytes";
     if (replicas < 1 || replicas > kMaxReplicas)
       return emitOpError("launch replicas must be in 1 .. ") << kMaxReplicas;

@@ -124,7 +124,7 @@ void Lowering::lowerOps() {
     std::optional<TransferChunks> t = transferChunks(&op);
     if (!t)
       continue;
-    auto erase = llvm::make_scope_exit([&] { op.erase(); });
+    llvm::scope_exit erase([&] { op.erase(); });
     ChunkAttr dst = t->dst;
     ArrayRef<ChunkAttr> srcs = t->srcs;
     IntegerAttr channel = t->channel;
