@@ -113,6 +113,23 @@ private:
   }
   bool pairing = true;
   bool mayDeadlock() const;
+
+  /// Afterwards every step has its threadblock and position, paired for
+  /// fusion only where that cannot stall the connections.
+  void placeSteps();
+  /// An empty plan for `alg`, with `builder` at the end of its body.
+  PlanOp createPlan(OpBuilder &builder);
+  /// The protocol each threadblock runs, per rank; fails where two
+  /// @protocol statements of one threadblock disagree.
+  LogicalResult threadblockProtocols(std::vector<std::vector<ProtocolAttr>> &forced);
+  /// The id attribute of every step position, shared by all ranks.
+  std::vector<IntegerAttr> stepIds(OpBuilder &builder) const;
+  /// Per step of rank `r`, (threadblock, position) pairs of the steps of
+  /// other threadblocks it must wait for.
+  llvm::DenseMap<Step *, SmallVector<int64_t, 4>> crossThreadblockDeps(int64_t r);
+  /// Afterwards `body` holds rank `r`'s threadblocks and their steps.
+  void buildRank(int64_t r, Block *body, ArrayRef<ProtocolAttr> forced,
+                 ArrayRef<IntegerAttr> ids);
 };
 
 } // namespace coll::streams
