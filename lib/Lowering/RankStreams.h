@@ -81,7 +81,12 @@ private:
                 uint32_t order, int64_t channel);
   Step &add(StepKind kind, int64_t rank, Location loc, uint32_t level, uint32_t order,
             int64_t channel);
+  /// Places rank `rank`'s steps, in key order, in ordered threadblocks.
   void assignThreadblocks(int64_t rank, std::vector<Step *> &steps);
+  struct ConnectionClasses;
+  void pair(Step *recv, Step *send, ConnectionClasses &conns);
+  void pairForwards(ArrayRef<Step *> steps, ConnectionClasses &conns);
+  void makeThreadblocks(int64_t rank, ArrayRef<Step *> steps, ConnectionClasses &conns);
   struct Threadblock;
   void orderThreadblock(Threadblock &tb);
   /// Whether a rank of several threadblocks may run each level's sends
