@@ -55,7 +55,26 @@ private:
   bool touchedOnlyBy(ArrayRef<uint64_t> cells, llvm::function_ref<bool(const Access &)> ok);
   SmallVector<uint64_t> everyRank(ChunkAttr c) const;
 
+  void findStoreGroups();
+  void findLoads();
+  void keepWhatHoldsTogether();
+  void markChosen();
   void selectGets();
+
+  /// Copies of one chunk to the same place on every rank, stored by
+  /// `issuer` in one multicast or window store.
+  struct StoreGroup {
+    SmallVector<CopyOp> copies;
+    int64_t issuer;
+    llvm::SmallPtrSet<Operation *, 2> needs; // reduces that must be multicast too
+    bool chosen = true;
+  };
+  /// A reduce of one chunk over every rank, done as one load.
+  struct Load {
+    Operation *op;
+    llvm::SmallDenseSet<size_t, 2> needs; // store groups
+    bool chosen = true;
+  };
 
   AlgorithmOp alg;
   bool multicast;
@@ -64,6 +83,9 @@ private:
   std::vector<Operation *> ops; // program order
   llvm::DenseMap<Operation *, size_t> position;
   std::map<uint64_t, SmallVector<Access, 4>> accesses; // slot -> in program order
+  std::vector<StoreGroup> groups;
+  llvm::DenseMap<Operation *, size_t> groupOf; // copy -> its group
+  std::vector<Load> loads;
 };
 
 /// The slots of chunk `c` on every rank.
@@ -149,14 +171,22 @@ bool MultimemSelection::touchedOnlyBy(ArrayRef<uint64_t> cells,
   return true;
 }
 
+/// Afterwards the ops that run as multicast or window loads and stores carry
+/// the attributes that say so.
 void MultimemSelection::run() {
   coalesceReduces();
   index();
-  MLIRContext *ctx = alg.getContext();
-  CollDialect *coll = CollDialect::of(ctx);
+  findStoreGroups();
+  findLoads();
+  keepWhatHoldsTogether();
+  markChosen();
+  selectGets();
+}
 
-  // Store candidates: copies of one chunk to one place on every rank.
-  // In program order of each group's first copy, so that output is stable.
+/// Afterwards `groups` holds every store candidate: copies of one chunk to
+/// one place on every rank that nothing else races with, in program order
+/// of each group's first copy, so that output is stable.
+void MultimemSelection::findStoreGroups() {
   llvm::MapVector<std::tuple<const void *, StringRef, int64_t, int64_t>, SmallVector<CopyOp>>
       byPlace;
   for (Operation *op : ops)
@@ -166,14 +196,6 @@ void MultimemSelection::run() {
                d.getCount()}]
           .push_back(copy);
     }
-  struct Group {
-    SmallVector<CopyOp> copies;
-    int64_t issuer;
-    llvm::SmallPtrSet<Operation *, 2> needs; // reduces that must be multicast too
-    bool chosen = true;
-  };
-  std::vector<Group> groups;
-  llvm::DenseMap<Operation *, size_t> groupOf;
   for (auto &[key, copies] : byPlace) {
     llvm::SmallDenseSet<int64_t> ranks;
     for (CopyOp c : copies)
@@ -189,7 +211,7 @@ void MultimemSelection::run() {
         steady &= !a.write || position[a.op] < first || position[a.op] > last;
     // The stored chunks see nothing but the group and, before it, reduces
     // by the issuing rank (in-place two-shot), which must then be multicast.
-    Group g{copies, src.getRank(), {}};
+    StoreGroup g{copies, src.getRank(), {}};
     llvm::SmallPtrSet<Operation *, 8> members(copies.begin(), copies.end());
     bool alone = touchedOnlyBy(everyRank(copies.front().getDst()), [&](const Access &a) {
       if (members.contains(a.op))
@@ -206,15 +228,12 @@ void MultimemSelection::run() {
       groupOf[c] = groups.size();
     groups.push_back(std::move(g));
   }
+}
 
-  // Load candidates: reduces of one chunk over every rank whose chunks hold
-  // inputs that nobody overwrites, but the issuer's own later store.
-  struct Load {
-    Operation *op;
-    llvm::SmallDenseSet<size_t, 2> needs; // store groups
-    bool chosen = true;
-  };
-  std::vector<Load> loads;
+/// Afterwards `loads` holds every load candidate: reduces of one chunk over
+/// every rank whose chunks hold inputs that nobody overwrites, but the
+/// issuer's own later store.
+void MultimemSelection::findLoads() {
   for (Operation *op : ops) {
     auto reduce = llvm::dyn_cast<ReduceOp>(op);
     if (!reduce || int64_t(reduce.getSrcs().size()) != shape.ranks)
@@ -252,15 +271,19 @@ void MultimemSelection::run() {
     if (inputs && apart)
       loads.push_back(std::move(l));
   }
+}
 
-  // Keep only what holds together: a store that needs a multicast reduce,
-  // and a reduce that needs a multicast store, lose their partner's way.
+/// Afterwards no chosen store needs a reduce that is not a chosen load, and
+/// no chosen load a store group that is not chosen: a store that needs a
+/// multicast reduce, and a reduce that needs a multicast store, lose their
+/// partner's way.
+void MultimemSelection::keepWhatHoldsTogether() {
   llvm::DenseMap<Operation *, size_t> loadOf;
   for (size_t i = 0; i < loads.size(); ++i)
     loadOf[loads[i].op] = i;
   for (bool changed = true; changed;) {
     changed = false;
-    for (Group &g : groups)
+    for (StoreGroup &g : groups)
       for (Operation *r : g.needs)
         if (g.chosen && (!loadOf.count(r) || !loads[loadOf[r]].chosen))
           g.chosen = false, changed = true;
@@ -269,6 +292,13 @@ void MultimemSelection::run() {
         if (l.chosen && !groups[g].chosen)
           l.chosen = false, changed = true;
   }
+}
+
+/// Afterwards the chosen ops carry the attributes coll-to-rank-streams
+/// lowers; store groups are numbered in the order they were found.
+void MultimemSelection::markChosen() {
+  MLIRContext *ctx = alg.getContext();
+  CollDialect *coll = CollDialect::of(ctx);
   for (Load &l : loads) {
     if (!l.chosen)
       continue;
@@ -278,7 +308,7 @@ void MultimemSelection::run() {
       coll->getReadReduceAttrHelper().setAttr(l.op, UnitAttr::get(ctx));
   }
   int64_t id = 0;
-  for (Group &g : groups) {
+  for (StoreGroup &g : groups) {
     if (!g.chosen)
       continue;
     auto groupAttr = IntegerAttr::get(IntegerType::get(ctx, 64), id);
@@ -290,7 +320,6 @@ void MultimemSelection::run() {
     }
     ++id;
   }
-  selectGets();
 }
 
 /// Copies of another rank's input that nothing reads afterwards: the

@@ -22,53 +22,66 @@ using namespace mlir;
 using namespace coll;
 using namespace coll::streams;
 
-void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
-  // A receive whose chunks are next used by a send of exactly them wants to
-  // share a threadblock with that send (to fuse); join the two connections
-  // when neither already has a different partner.
+/// A rank's connections, joined into classes that share a threadblock.
+struct Lowering::ConnectionClasses {
   llvm::EquivalenceClasses<unsigned> classes;
   std::map<Connection, unsigned> ids;
-  auto idOf = [&](const Step &s) {
+  std::vector<Connection> byId;
+
+  explicit ConnectionClasses(ArrayRef<Step *> steps) {
+    for (Step *s : steps)
+      if (s->peer >= 0)
+        idOf(*s);
+    byId.resize(ids.size());
+    for (auto &[c, id] : ids)
+      byId[id] = c;
+  }
+
+  unsigned idOf(const Step &s) {
     Connection c{s.peer, s.channel, !s.receives()};
     auto [it, inserted] = ids.try_emplace(c, ids.size());
     if (inserted)
       classes.insert(it->second);
     return it->second;
-  };
-  std::vector<Connection> byId;
-  for (Step *s : steps)
-    if (s->peer >= 0)
-      idOf(*s);
-  byId.resize(ids.size());
-  for (auto &[c, id] : ids)
-    byId[id] = c;
-  // Per class: its receive and send peers, once chosen.
-  auto peers = [&](unsigned id) {
+  }
+
+  /// The class's receive and send peers, once chosen (else -1).
+  std::pair<int64_t, int64_t> peers(unsigned id) {
     std::pair<int64_t, int64_t> p{-1, -1};
     for (auto it = classes.findLeader(id); it != classes.member_end();
          ++it)
       (byId[*it].sends ? p.second : p.first) = byId[*it].peer;
     return p;
-  };
+  }
+};
+
+/// Whether send `s` forwards exactly what receive `r` wrote.
+static bool forwards(const Step *r, const Step *s) {
+  return s->kind == StepKind::Send && s->src == r->dst && s->channel == r->channel;
+}
+
+/// Afterwards receive `r` and send `s` share a class where neither already
+/// has a different partner, and are partners if so (while pairing).
+void Lowering::pair(Step *r, Step *s, ConnectionClasses &conns) {
+  unsigned a = conns.idOf(*r), b = conns.idOf(*s);
+  auto pa = conns.peers(a), pb = conns.peers(b);
+  bool free = (pa.second < 0 || pa.second == s->peer) && (pb.first < 0 || pb.first == r->peer);
+  if (free && !conns.classes.isEquivalent(a, b))
+    conns.classes.unionSets(a, b);
+  if (conns.classes.isEquivalent(a, b) && pairing)
+    setPartner(r, s);
+}
+
+/// Afterwards each receive whose chunks are next used by a send of exactly
+/// them is joined with that send (to fuse), where the connections allow.
+void Lowering::pairForwards(ArrayRef<Step *> steps, ConnectionClasses &conns) {
   llvm::DenseMap<uint64_t, Step *> pendingWrite; // slot -> receive that wrote it
-  auto forwards = [](const Step *r, const Step *s) {
-    return s->kind == StepKind::Send && s->src == r->dst && s->channel == r->channel;
-  };
-  auto pair = [&](Step *r, Step *s) {
-    unsigned a = idOf(*r), b = idOf(*s);
-    auto pa = peers(a), pb = peers(b);
-    bool free = (pa.second < 0 || pa.second == s->peer) && (pb.first < 0 || pb.first == r->peer);
-    if (free && !classes.isEquivalent(a, b))
-      classes.unionSets(a, b);
-    if (classes.isEquivalent(a, b) && pairing)
-      setPartner(r, s);
-  };
   for (size_t from = 0, to; from < steps.size(); from = to) {
     // The steps of one level (keys sort by level first): none writes what
     // another reads.
     for (to = from; to < steps.size() && steps[to]->level == steps[from]->level;)
       ++to;
-    ArrayRef<Step *> level(steps.data() + from, to - from);
+    ArrayRef<Step *> level = steps.slice(from, to - from);
     // A receive whose chunks one send of the level alone forwards pairs
     // with it, whichever step of the level reads them first: that follows
     // program order, which differs from rank to rank, and would pair them
@@ -85,7 +98,7 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
         continue;
       auto it = pendingWrite.find(slot);
       if (it != pendingWrite.end() && forwards(it->second, s))
-        pair(it->second, s);
+        pair(it->second, s, conns);
     }
     // Else the first step to read a received chunk decides.
     for (Step *s : level) {
@@ -97,7 +110,7 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
           Step *r = it->second;
           pendingWrite.erase(it);
           if (k == 0 && !write && forwards(r, s))
-            pair(r, s);
+            pair(r, s, conns);
         }
       };
       if (s->src)
@@ -113,14 +126,17 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
       }
     }
   }
+}
 
-  // One threadblock per class, in a stable order; local steps get one per
-  // channel.
+/// Afterwards rank `rank` has one threadblock per class, in a stable order,
+/// and one per channel for local steps, and every step is in its own.
+void Lowering::makeThreadblocks(int64_t rank, ArrayRef<Step *> steps,
+                                ConnectionClasses &conns) {
   std::map<std::tuple<int64_t, int64_t, int64_t>, int> tbOf; // channel, recv, send
   std::map<unsigned, std::tuple<int64_t, int64_t, int64_t>> classKey;
-  for (auto &[c, id] : ids) {
-    unsigned leader = classes.getLeaderValue(id);
-    auto p = peers(leader);
+  for (auto &[c, id] : conns.ids) {
+    unsigned leader = conns.classes.getLeaderValue(id);
+    auto p = conns.peers(leader);
     classKey[leader] = {c.channel, p.first, p.second};
   }
   for (auto &[leader, key] : classKey)
@@ -135,14 +151,21 @@ void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
   }
   for (Step *s : steps) {
     auto key = s->peer < 0 ? std::make_tuple(int64_t(s->channel), int64_t(-1), int64_t(-1))
-                           : classKey[classes.getLeaderValue(idOf(*s))];
+                           : classKey[conns.classes.getLeaderValue(conns.idOf(*s))];
     s->tb = tbOf[key];
     mine[s->tb].steps.push_back(s);
   }
+}
+
+void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
+  ConnectionClasses conns(steps);
+  pairForwards(steps, conns);
+  makeThreadblocks(rank, steps, conns);
   // Ordering a threadblock for fusion can run a step after one with a larger
   // key; with several threadblocks and deps between them that risks a wait
   // cycle, so such ranks keep plain key order (fusing what is adjacent),
   // with each level's sends first where that is safe.
+  std::vector<Threadblock> &mine = tbs[rank];
   if (mine.size() > 1) {
     for (Threadblock &tb : mine)
       for (Step *s : tb.steps)

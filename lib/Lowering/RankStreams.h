@@ -81,7 +81,12 @@ private:
                 uint32_t order, int64_t channel);
   Step &add(StepKind kind, int64_t rank, Location loc, uint32_t level, uint32_t order,
             int64_t channel);
+  /// Places rank `rank`'s steps, in key order, in ordered threadblocks.
   void assignThreadblocks(int64_t rank, std::vector<Step *> &steps);
+  struct ConnectionClasses;
+  void pair(Step *recv, Step *send, ConnectionClasses &conns);
+  void pairForwards(ArrayRef<Step *> steps, ConnectionClasses &conns);
+  void makeThreadblocks(int64_t rank, ArrayRef<Step *> steps, ConnectionClasses &conns);
   struct Threadblock;
   void orderThreadblock(Threadblock &tb);
   /// Whether a rank of several threadblocks may run each level's sends
@@ -113,6 +118,23 @@ private:
   }
   bool pairing = true;
   bool mayDeadlock() const;
+
+  /// Afterwards every step has its threadblock and position, paired for
+  /// fusion only where that cannot stall the connections.
+  void placeSteps();
+  /// An empty plan for `alg`, with `builder` at the end of its body.
+  PlanOp createPlan(OpBuilder &builder);
+  /// The protocol each threadblock runs, per rank; fails where two
+  /// @protocol statements of one threadblock disagree.
+  LogicalResult threadblockProtocols(std::vector<std::vector<ProtocolAttr>> &forced);
+  /// The id attribute of every step position, shared by all ranks.
+  std::vector<IntegerAttr> stepIds(OpBuilder &builder) const;
+  /// Per step of rank `r`, (threadblock, position) pairs of the steps of
+  /// other threadblocks it must wait for.
+  llvm::DenseMap<Step *, SmallVector<int64_t, 4>> crossThreadblockDeps(int64_t r);
+  /// Afterwards `body` holds rank `r`'s threadblocks and their steps.
+  void buildRank(int64_t r, Block *body, ArrayRef<ProtocolAttr> forced,
+                 ArrayRef<IntegerAttr> ids);
 };
 
 } // namespace coll::streams

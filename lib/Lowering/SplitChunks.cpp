@@ -66,43 +66,62 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
         return signalPassFailure();
   }
 
+  /// Afterwards `alg` works on split chunks, unless it would grow too large.
   LogicalResult split(AlgorithmOp alg) {
-    Block &body = alg.getBody().front();
     int64_t depth = pipeline, channels = 1;
-    // Blames the op's own @pipeline where it has one, else the options.
-    auto tooLarge = [&](Operation *at, const char *what, int64_t limit) -> LogicalResult {
-      InFlightDiagnostic d = at->emitError();
-      if (at != alg.getOperation())
-        d << "@pipeline(" << transferChunks(at)->pipeline.getInt() << ") makes";
-      else if (pipeline != 1 || instances != 1)
-        d << "pipeline " << int64_t(pipeline) << " x instances " << int64_t(instances)
-          << " makes";
-      else
-        d << "lowering makes";
-      d << " the plan too large: more than " << limit << " " << what << " over all ranks";
+    if (failed(pipelineShape(alg, depth, channels)))
       return failure();
-    };
-    auto tooManySteps = [&](Operation *at) { return tooLarge(at, "steps", kMaxPlanSteps); };
-    for (Operation &op : body)
+    std::optional<int64_t> factor = mul(depth, instances);
+    if (!factor)
+      return tooLarge(alg, alg, "steps", kMaxPlanSteps);
+    if (failed(checkSteps(alg)) || failed(checkSlots(alg, *factor)))
+      return failure();
+    if (*factor == 1)
+      return success();
+    splitOps(alg, depth, channels, *factor);
+    scaleAlgorithm(alg, depth, *factor);
+    return success();
+  }
+
+  /// Fails, blaming `at`'s own @pipeline where it has one, else the options.
+  LogicalResult tooLarge(AlgorithmOp alg, Operation *at, const char *what, int64_t limit) {
+    InFlightDiagnostic d = at->emitError();
+    if (at != alg.getOperation())
+      d << "@pipeline(" << transferChunks(at)->pipeline.getInt() << ") makes";
+    else if (pipeline != 1 || instances != 1)
+      d << "pipeline " << int64_t(pipeline) << " x instances " << int64_t(instances)
+        << " makes";
+    else
+      d << "lowering makes";
+    d << " the plan too large: more than " << limit << " " << what << " over all ranks";
+    return failure();
+  }
+
+  /// Afterwards `depth` is the pieces every chunk is split into (a multiple
+  /// of each op's @pipeline) and `channels` the channels one instance uses.
+  LogicalResult pipelineShape(AlgorithmOp alg, int64_t &depth, int64_t &channels) {
+    for (Operation &op : alg.getBody().front())
       if (std::optional<TransferChunks> t = transferChunks(&op)) {
         if (t->pipeline) {
           int64_t p = t->pipeline.getInt();
           std::optional<int64_t> lcm = mul(depth / std::gcd(depth, p), p);
           if (!lcm)
-            return tooManySteps(&op);
+            return tooLarge(alg, &op, "steps", kMaxPlanSteps);
           depth = *lcm;
         }
         if (t->channel)
           channels = std::max(channels, t->channel.getInt() + 1);
       }
-    std::optional<int64_t> factor = mul(depth, instances);
-    if (!factor)
-      return tooManySteps(alg);
+    return success();
+  }
+
+  /// Succeeds only if the split program lowers to at most kMaxPlanSteps.
+  LogicalResult checkSteps(AlgorithmOp alg) {
     // Each op becomes one per piece and instance once split.
     // The ops are read again rather than kept: a program of millions of ops
     // mostly needs no splitting, and keeping them cost a third of its memory.
     int64_t steps = 0;
-    for (Operation &each : body) {
+    for (Operation &each : alg.getBody().front()) {
       std::optional<TransferChunks> chunks = transferChunks(&each);
       if (!chunks)
         continue;
@@ -113,19 +132,29 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
       if (opSteps)
         opSteps = mul(*opSteps, instances);
       if (!opSteps || *opSteps > kMaxPlanSteps - steps)
-        return tooManySteps(t.pipeline ? op : alg.getOperation());
+        return tooLarge(alg, t.pipeline ? op : alg.getOperation(), "steps", kMaxPlanSteps);
       steps += *opSteps;
     }
+    return success();
+  }
+
+  /// Succeeds only if the split buffers have at most kMaxSplitSlots slots.
+  LogicalResult checkSlots(AlgorithmOp alg, int64_t factor) {
     CollectiveShape shape = CollectiveShape::of(alg);
     int64_t perRank = *shape.bufferSize("in") + *shape.bufferSize("out");
     if (shape.scratch)
       for (NamedAttribute e : shape.scratch)
         perRank += llvm::cast<IntegerAttr>(e.getValue()).getInt();
-    std::optional<int64_t> slots = mul(*factor, perRank * shape.ranks);
+    std::optional<int64_t> slots = mul(factor, perRank * shape.ranks);
     if (!slots || *slots > kMaxSplitSlots)
-      return tooLarge(alg, "chunk slots of all buffers", kMaxSplitSlots);
-    if (*factor == 1)
-      return success();
+      return tooLarge(alg, alg, "chunk slots of all buffers", kMaxSplitSlots);
+    return success();
+  }
+
+  /// Afterwards every op is replaced by its parts, one per instance and
+  /// piece, each on sub-chunks of a chunk split `factor` ways.
+  void splitOps(AlgorithmOp alg, int64_t depth, int64_t channels, int64_t factor) {
+    Block &body = alg.getBody().front();
     SmallVector<std::pair<Operation *, TransferChunks>> old;
     for (Operation &op : body)
       if (std::optional<TransferChunks> t = transferChunks(&op))
@@ -152,7 +181,7 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
           // width on.
           int64_t from = (j * pieces + q) * count * width;
           auto place = [&](ChunkAttr c) {
-            return ChunkAttr::get(ctx, c.getBuffer(), c.getRank(), c.getIndex() * *factor + from,
+            return ChunkAttr::get(ctx, c.getBuffer(), c.getRank(), c.getIndex() * factor + from,
                                   count * width);
           };
           Operation *made;
@@ -177,7 +206,13 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
     }
     for (auto &[op, t] : old)
       op->erase();
-    alg.setChunksAttr(b.getI64IntegerAttr(alg.getChunks() * *factor));
+  }
+
+  /// Afterwards the algorithm's chunk count, FIFO depth and scratch sizes
+  /// describe the split program.
+  void scaleAlgorithm(AlgorithmOp alg, int64_t depth, int64_t factor) {
+    OpBuilder b(alg.getContext());
+    alg.setChunksAttr(b.getI64IntegerAttr(alg.getChunks() * factor));
     // A rank may inject every piece of its own data before it can forward
     // any: its connections need that many slots (NCCL's have 8).
     alg.setFifoDepthAttr(b.getI64IntegerAttr(depth));
@@ -186,10 +221,9 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
       for (NamedAttribute e : scratch)
         scaled.push_back(b.getNamedAttr(
             e.getName(), b.getI64IntegerAttr(llvm::cast<IntegerAttr>(e.getValue()).getInt() *
-                                             *factor)));
+                                             factor)));
       alg.setScratchAttr(b.getDictionaryAttr(scaled));
     }
-    return success();
   }
 };
 

@@ -29,8 +29,37 @@ using namespace mlir;
 using namespace coll;
 using namespace coll::streams;
 
+/// The plan that replaces `alg`, or null after an error.
 PlanOp Lowering::run() {
   lowerOps();
+  placeSteps();
+  OpBuilder builder(alg);
+  PlanOp plan = createPlan(builder);
+  std::vector<std::vector<ProtocolAttr>> forced;
+  if (failed(threadblockProtocols(forced))) {
+    plan.erase();
+    return nullptr;
+  }
+  std::vector<IntegerAttr> ids = stepIds(builder);
+  std::vector<Block *> bodies;
+  for (int64_t r = 0; r < shape.ranks; ++r) {
+    auto rankOp = RankOp::create(builder, alg.getLoc(), builder.getI64IntegerAttr(r));
+    bodies.push_back(&rankOp.getBody().emplaceBlock());
+  }
+  // Each rank's threadblocks are built apart, so in parallel.
+  std::vector<int64_t> order(shape.ranks);
+  std::iota(order.begin(), order.end(), 0);
+  parallelForEach(alg.getContext(), order, [&](int64_t r) {
+    buildRank(r, bodies[r], forced[r], ids);
+    // The rank's ops are built: its steps' memory goes to the next rank's.
+    std::vector<Threadblock>().swap(tbs[r]);
+    std::vector<Step *>().swap(byRank[r]);
+    arenas[r] = llvm::BumpPtrAllocator();
+  });
+  return plan;
+}
+
+void Lowering::placeSteps() {
   int64_t ranks = shape.ranks;
   tbs.assign(ranks, {});
   for (int64_t r = 0; r < ranks; ++r) {
@@ -50,8 +79,9 @@ PlanOp Lowering::run() {
     for (int64_t r = 0; r < ranks; ++r)
       assignThreadblocks(r, byRank[r]);
   }
+}
 
-  OpBuilder builder(alg);
+PlanOp Lowering::createPlan(OpBuilder &builder) {
   auto plan = PlanOp::create(builder, alg.getLoc(), alg.getSymNameAttr(),
                              alg.getCollectiveAttr(), alg.getRanksAttr(),
                              alg.getChunksAttr(), alg.getRootAttr(), alg.getInplaceAttr(),
@@ -63,9 +93,13 @@ PlanOp Lowering::run() {
   if (UnitAttr moves = movesChunks.getAttr(alg))
     movesChunks.setAttr(plan, moves);
   builder.setInsertionPointToEnd(&plan.getBody().emplaceBlock());
+  return plan;
+}
+
+LogicalResult Lowering::threadblockProtocols(std::vector<std::vector<ProtocolAttr>> &forced) {
   // A threadblock runs one protocol: that of its @protocol statements.
-  std::vector<std::vector<ProtocolAttr>> forced(ranks);
-  for (int64_t r = 0; r < ranks; ++r)
+  forced.assign(shape.ranks, {});
+  for (int64_t r = 0; r < shape.ranks; ++r)
     for (Threadblock &tb : tbs[r]) {
       ProtocolAttr &p = forced[r].emplace_back();
       for (Step *s : tb.steps) {
@@ -76,123 +110,122 @@ PlanOp Lowering::run() {
                             << ") conflicts with @protocol(" << stringifyProtocol(p.getValue())
                             << ") of another statement on the same threadblock of rank " << r
                             << "; put them on different channels";
-          plan.erase();
-          return nullptr;
+          return failure();
         }
         p = s->protocol;
       }
     }
+  return success();
+}
+
+std::vector<IntegerAttr> Lowering::stepIds(OpBuilder &builder) const {
   // Step ids are positions; made once, not once per step.
   size_t longest = 0;
-  for (std::vector<Step *> &steps : byRank)
-    for (Step *s : steps)
+  for (const std::vector<Step *> &steps : byRank)
+    for (const Step *s : steps)
       longest = std::max(longest, size_t(s->pos) + 1);
   std::vector<IntegerAttr> ids;
   for (size_t pos = 0; pos < longest; ++pos)
     ids.push_back(builder.getI64IntegerAttr(pos));
-  std::vector<Block *> bodies;
-  for (int64_t r = 0; r < ranks; ++r) {
-    auto rankOp = RankOp::create(builder, alg.getLoc(), builder.getI64IntegerAttr(r));
-    bodies.push_back(&rankOp.getBody().emplaceBlock());
-  }
-  // Each rank's threadblocks are built apart, so in parallel.
-  std::vector<int64_t> order(ranks);
-  std::iota(order.begin(), order.end(), 0);
-  parallelForEach(alg.getContext(), order, [&](int64_t r) {
-    OpBuilder inRank = OpBuilder::atBlockEnd(bodies[r]);
+  return ids;
+}
 
-    // Cross-threadblock dependencies: the latest conflicting step of each
-    // other threadblock, over the rank's steps in key order (none with one
-    // threadblock).
-    llvm::DenseMap<uint64_t, Step *> lastWrite;
-    llvm::DenseMap<uint64_t, SmallVector<Step *, 2>> readsSince;
-    llvm::DenseMap<Step *, SmallVector<int64_t, 4>> deps;
-    for (Step *s : tbs[r].size() > 1 ? ArrayRef<Step *>(byRank[r]) : ArrayRef<Step *>()) {
-      std::map<int, int> latest; // tb -> pos
-      auto need = [&](Step *other) {
-        if (other && other->tb != s->tb)
-          latest[other->tb] = std::max(latest[other->tb], other->pos);
-      };
-      auto reads = [&](ChunkAttr c) {
-        for (int64_t k = 0; k < c.getCount(); ++k) {
-          uint64_t slot = slots.slot(c, k);
-          need(lastWrite.lookup(slot));
-          readsSince[slot].push_back(s);
-        }
-      };
-      if (s->src)
-        reads(s->src);
-      if (s->srcs)
-        for (Attribute a : s->srcs)
-          reads(llvm::cast<ChunkAttr>(a));
-      if (s->dst)
-        for (int64_t k = 0; k < s->dst.getCount(); ++k) {
-          uint64_t slot = slots.slot(s->dst, k);
-          need(lastWrite.lookup(slot));
-          for (Step *reader : readsSince[slot])
-            if (reader != s)
-              need(reader);
-          readsSince[slot].clear();
-          lastWrite[slot] = s;
-        }
-      for (auto [tb, pos] : latest)
-        deps[s].append({int64_t(tb), int64_t(pos)});
-    }
-
-    for (size_t t = 0; t < tbs[r].size(); ++t) {
-      Threadblock &tb = tbs[r][t];
-      auto opt = [&](int64_t v) { return v < 0 ? IntegerAttr() : inRank.getI64IntegerAttr(v); };
-      auto tbOp = ThreadblockOp::create(inRank, alg.getLoc(), inRank.getI64IntegerAttr(t),
-                                        opt(tb.recv), opt(tb.send),
-                                        inRank.getI64IntegerAttr(tb.channel), forced[r][t],
-                                        UnitAttr(), UnitAttr(), IntegerAttr());
-      OpBuilder b = OpBuilder::atBlockEnd(&tbOp.getBody().emplaceBlock());
-      for (Step *s : tb.steps) {
-        DenseI64ArrayAttr d;
-        if (!deps.empty())
-          if (auto it = deps.find(s); it != deps.end())
-            d = b.getDenseI64ArrayAttr(it->second);
-        IntegerAttr id = ids[s->pos];
-        switch (s->kind) {
-        case StepKind::Send:
-          SendOp::create(b, s->loc, s->src, id, d, ChunkAttr());
-          break;
-        case StepKind::Recv:
-          RecvOp::create(b, s->loc, s->dst, id, d);
-          break;
-        case StepKind::RecvReduceCopy:
-          RecvReduceCopyOp::create(b, s->loc, s->src, s->dst, id, d);
-          break;
-        case StepKind::LocalCopy:
-          LocalCopyOp::create(b, s->loc, s->src, s->dst, id, d);
-          break;
-        case StepKind::LocalReduce:
-          LocalReduceOp::create(b, s->loc, s->srcs, s->dst, id, d);
-          break;
-        case StepKind::MultimemLdReduce:
-          MultimemLdReduceOp::create(b, s->loc, s->src, s->dst, id, d);
-          break;
-        case StepKind::MultimemSt:
-          MultimemStOp::create(b, s->loc, s->src, s->dst, id, d);
-          break;
-        case StepKind::ReadReduce:
-          ReadReduceOp::create(b, s->loc, s->src, s->dst, id, d);
-          break;
-        case StepKind::Put:
-          PutOp::create(b, s->loc, s->src, s->dst, id, d);
-          break;
-        case StepKind::Get:
-          GetOp::create(b, s->loc, s->src, s->dst, id, d);
-          break;
-        }
+llvm::DenseMap<Step *, SmallVector<int64_t, 4>> Lowering::crossThreadblockDeps(int64_t r) {
+  // The latest conflicting step of each other threadblock, over the rank's
+  // steps in key order (none with one threadblock).
+  llvm::DenseMap<uint64_t, Step *> lastWrite;
+  llvm::DenseMap<uint64_t, SmallVector<Step *, 2>> readsSince;
+  llvm::DenseMap<Step *, SmallVector<int64_t, 4>> deps;
+  for (Step *s : tbs[r].size() > 1 ? ArrayRef<Step *>(byRank[r]) : ArrayRef<Step *>()) {
+    std::map<int, int> latest; // tb -> pos
+    auto need = [&](Step *other) {
+      if (other && other->tb != s->tb)
+        latest[other->tb] = std::max(latest[other->tb], other->pos);
+    };
+    auto reads = [&](ChunkAttr c) {
+      for (int64_t k = 0; k < c.getCount(); ++k) {
+        uint64_t slot = slots.slot(c, k);
+        need(lastWrite.lookup(slot));
+        readsSince[slot].push_back(s);
       }
+    };
+    if (s->src)
+      reads(s->src);
+    if (s->srcs)
+      for (Attribute a : s->srcs)
+        reads(llvm::cast<ChunkAttr>(a));
+    if (s->dst)
+      for (int64_t k = 0; k < s->dst.getCount(); ++k) {
+        uint64_t slot = slots.slot(s->dst, k);
+        need(lastWrite.lookup(slot));
+        for (Step *reader : readsSince[slot])
+          if (reader != s)
+            need(reader);
+        readsSince[slot].clear();
+        lastWrite[slot] = s;
+      }
+    for (auto [tb, pos] : latest)
+      deps[s].append({int64_t(tb), int64_t(pos)});
+  }
+  return deps;
+}
+
+/// The op of step `s`, made at the end of `b`'s block.
+static void createStep(OpBuilder &b, const Step *s, IntegerAttr id, DenseI64ArrayAttr d) {
+  switch (s->kind) {
+  case StepKind::Send:
+    SendOp::create(b, s->loc, s->src, id, d, ChunkAttr());
+    break;
+  case StepKind::Recv:
+    RecvOp::create(b, s->loc, s->dst, id, d);
+    break;
+  case StepKind::RecvReduceCopy:
+    RecvReduceCopyOp::create(b, s->loc, s->src, s->dst, id, d);
+    break;
+  case StepKind::LocalCopy:
+    LocalCopyOp::create(b, s->loc, s->src, s->dst, id, d);
+    break;
+  case StepKind::LocalReduce:
+    LocalReduceOp::create(b, s->loc, s->srcs, s->dst, id, d);
+    break;
+  case StepKind::MultimemLdReduce:
+    MultimemLdReduceOp::create(b, s->loc, s->src, s->dst, id, d);
+    break;
+  case StepKind::MultimemSt:
+    MultimemStOp::create(b, s->loc, s->src, s->dst, id, d);
+    break;
+  case StepKind::ReadReduce:
+    ReadReduceOp::create(b, s->loc, s->src, s->dst, id, d);
+    break;
+  case StepKind::Put:
+    PutOp::create(b, s->loc, s->src, s->dst, id, d);
+    break;
+  case StepKind::Get:
+    GetOp::create(b, s->loc, s->src, s->dst, id, d);
+    break;
+  }
+}
+
+void Lowering::buildRank(int64_t r, Block *body, ArrayRef<ProtocolAttr> forced,
+                         ArrayRef<IntegerAttr> ids) {
+  OpBuilder inRank = OpBuilder::atBlockEnd(body);
+  llvm::DenseMap<Step *, SmallVector<int64_t, 4>> deps = crossThreadblockDeps(r);
+  for (size_t t = 0; t < tbs[r].size(); ++t) {
+    Threadblock &tb = tbs[r][t];
+    auto opt = [&](int64_t v) { return v < 0 ? IntegerAttr() : inRank.getI64IntegerAttr(v); };
+    auto tbOp = ThreadblockOp::create(inRank, alg.getLoc(), inRank.getI64IntegerAttr(t),
+                                      opt(tb.recv), opt(tb.send),
+                                      inRank.getI64IntegerAttr(tb.channel), forced[t],
+                                      UnitAttr(), UnitAttr(), IntegerAttr());
+    OpBuilder b = OpBuilder::atBlockEnd(&tbOp.getBody().emplaceBlock());
+    for (Step *s : tb.steps) {
+      DenseI64ArrayAttr d;
+      if (!deps.empty())
+        if (auto it = deps.find(s); it != deps.end())
+          d = b.getDenseI64ArrayAttr(it->second);
+      createStep(b, s, ids[s->pos], d);
     }
-    // The rank's ops are built: its steps' memory goes to the next rank's.
-    std::vector<Threadblock>().swap(tbs[r]);
-    std::vector<Step *>().swap(byRank[r]);
-    arenas[r] = llvm::BumpPtrAllocator();
-  });
-  return plan;
+  }
 }
 
 namespace {

@@ -75,6 +75,12 @@ struct Fifo {
   SmallVector<size_t, 2> waiters;
 };
 
+struct StepAccess {
+  SmallVector<ChunkAttr, 2> reads;
+  ChunkAttr writes;
+  SmallVector<ChunkAttr> remoteWrites; // on other ranks
+};
+
 class PlanRun {
 public:
   PlanRun(PlanOp plan, bool mscclLimits, int64_t depth)
@@ -86,6 +92,13 @@ public:
 private:
   LogicalResult collect();
   LogicalResult step(size_t t, bool &blocked);
+  StepAccess accessOf(const Threadblock &tb, StepOpInterface stepOp);
+  bool finish(size_t t, Fifo *out, SmallVector<uint32_t> values);
+  bool waitsForDeps(size_t t, DenseI64ArrayAttr depsAttr);
+  void joinDepClocks(Threadblock &tb, DenseI64ArrayAttr depsAttr);
+  LogicalResult receive(size_t t, Fifo &in, const StepAccess &access, Message &msg);
+  LogicalResult compute(size_t t, const Message *received, ArrayRef<ChunkAttr> reads,
+                        SmallVector<uint32_t> &result);
   std::string where(const Threadblock &tb, size_t pos) const {
     return "rank " + std::to_string(tb.rank) + ", threadblock " + std::to_string(tb.id) +
            ", step " + std::to_string(llvm::cast<StepOpInterface>(tb.steps[pos]).getId()) +
@@ -206,138 +219,142 @@ LogicalResult PlanRun::collect() {
   return success();
 }
 
-LogicalResult PlanRun::step(size_t t, bool &blocked) {
+/// The chunks a step reads and writes on its own rank, and those it writes
+/// on every other rank: a multimem or peer-window step reads (ld_reduce,
+/// read_reduce) or writes (st, put) its chunk on every rank.
+StepAccess PlanRun::accessOf(const Threadblock &tb, StepOpInterface stepOp) {
+  Operation *op = stepOp.getOperation();
+  StepAccess access{stepOp.getReadChunks(), stepOp.getWrittenChunk(), {}};
+  if (!stepOp.onEveryRank())
+    return access;
+  bool loads = llvm::isa<MultimemLdReduceOp, ReadReduceOp>(op);
+  ChunkAttr c = loads ? access.reads[0] : access.writes;
+  SmallVector<ChunkAttr> every;
+  for (int64_t r = 0; r < int64_t(plan.getRanks()); ++r)
+    every.push_back(
+        ChunkAttr::get(op->getContext(), c.getBuffer(), r, c.getIndex(), c.getCount()));
+  if (loads) {
+    access.reads.assign(every.begin(), every.end());
+  } else {
+    for (ChunkAttr w : every)
+      if (w.getRank() != tb.rank)
+        access.remoteWrites.push_back(w);
+  }
+  return access;
+}
+
+/// Ends threadblock t's current step with `values`, unless `out` is full;
+/// returns whether the step ended, and else the slice waits for room.
+bool PlanRun::finish(size_t t, Fifo *out, SmallVector<uint32_t> values) {
+  Threadblock &tb = tbs[t];
+  if (out && out->messages.size() >= depth) {
+    // Hold the slice: the receive side is already released.
+    tb.holding = std::move(values);
+    out->waiters.push_back(t);
+    return false;
+  }
+  if (out) {
+    out->messages.push_back({std::move(values), tb.steps[tb.next], t, tb.next});
+    wake(out->waiters);
+  }
+  tb.holding.reset();
+  tb.clock[tb.local] = tb.next + 1;
+  llvm::copy(tb.clock, tb.after.begin() + tb.next * tb.clock.size());
+  ++tb.next;
+  wake(tb.waiters);
+  return true;
+}
+
+/// Whether threadblock t must wait for a step it depends on; if so, it is
+/// queued to wake when that step's threadblock moves on. Step p of
+/// threadblock u is done once u has moved past it.
+bool PlanRun::waitsForDeps(size_t t, DenseI64ArrayAttr depsAttr) {
+  if (!depsAttr)
+    return false;
+  Threadblock &tb = tbs[t];
+  ArrayRef<int64_t> deps = depsAttr.asArrayRef();
+  for (size_t d = 0; d + 1 < deps.size(); d += 2) {
+    Threadblock &other = tbs[tbIndex.at({tb.rank, deps[d]})];
+    if (other.next <= other.position(deps[d + 1])) {
+      other.waiters.push_back(t);
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Afterwards tb's clock knows every step its deps knew had finished.
+void PlanRun::joinDepClocks(Threadblock &tb, DenseI64ArrayAttr depsAttr) {
+  if (!depsAttr)
+    return;
+  ArrayRef<int64_t> deps = depsAttr.asArrayRef();
+  for (size_t d = 0; d + 1 < deps.size(); d += 2) {
+    const Threadblock &other = tbs[tbIndex.at({tb.rank, deps[d]})];
+    ArrayRef<uint32_t> seen = other.clockAfter(other.position(deps[d + 1]));
+    for (size_t k = 0; k < seen.size(); ++k)
+      tb.clock[k] = std::max(tb.clock[k], seen[k]);
+  }
+}
+
+/// Takes the message at the head of `in` into `msg`; succeeds only if it
+/// carries as many chunks as the step expects and a direct sender could
+/// not have stored it anywhere but where the step puts it.
+LogicalResult PlanRun::receive(size_t t, Fifo &in, const StepAccess &access,
+                               Message &msg) {
   Threadblock &tb = tbs[t];
   Operation *op = tb.steps[tb.next];
-  auto stepOp = llvm::cast<StepOpInterface>(op);
-  SmallVector<ChunkAttr, 2> reads = stepOp.getReadChunks();
-  ChunkAttr writes = stepOp.getWrittenChunk();
-  DenseI64ArrayAttr depsAttr = stepOp.getDepsAttr();
-  blocked = true;
-  // A multimem or peer-window step reads (ld_reduce, read_reduce) or writes
-  // (st, put) its chunk on every rank.
-  SmallVector<ChunkAttr> remoteWrites;
-  if (stepOp.onEveryRank()) {
-    bool loads = llvm::isa<MultimemLdReduceOp, ReadReduceOp>(op);
-    ChunkAttr c = loads ? reads[0] : writes;
-    SmallVector<ChunkAttr> every;
-    for (int64_t r = 0; r < int64_t(plan.getRanks()); ++r)
-      every.push_back(ChunkAttr::get(op->getContext(), c.getBuffer(), r, c.getIndex(),
-                                     c.getCount()));
-    if (loads) {
-      reads.assign(every.begin(), every.end());
-    } else {
-      for (ChunkAttr w : every)
-        if (w.getRank() != tb.rank)
-          remoteWrites.push_back(w);
-    }
-  }
-  if (stepOp.sends() && !tb.out)
-    tb.out = &fifos[{tb.rank, tb.send, tb.channel}];
-  Fifo *out = stepOp.sends() ? tb.out : nullptr;
-  auto finish = [&](SmallVector<uint32_t> values) {
-    if (out && out->messages.size() >= depth) {
-      // Hold the slice: the receive side is already released.
-      tb.holding = std::move(values);
-      out->waiters.push_back(t);
-      return;
-    }
-    if (out) {
-      out->messages.push_back({std::move(values), op, t, tb.next});
-      wake(out->waiters);
-    }
-    tb.holding.reset();
-    tb.clock[tb.local] = tb.next + 1;
-    llvm::copy(tb.clock, tb.after.begin() + tb.next * tb.clock.size());
-    ++tb.next;
-    wake(tb.waiters);
-    blocked = false;
-  };
-  if (tb.holding) {
-    finish(*tb.holding);
-    return success();
-  }
-  // Deps: step p of threadblock u is done once u has moved past it.
-  if (depsAttr) {
-    ArrayRef<int64_t> deps = depsAttr.asArrayRef();
-    for (size_t d = 0; d + 1 < deps.size(); d += 2) {
-      Threadblock &other = tbs[tbIndex.at({tb.rank, deps[d]})];
-      if (other.next <= other.position(deps[d + 1])) {
-        other.waiters.push_back(t);
-        return success();
-      }
-    }
-  }
-  if (stepOp.receives() && !tb.in)
-    tb.in = &fifos[{tb.recv, tb.rank, tb.channel}];
-  Fifo *in = stepOp.receives() ? tb.in : nullptr;
-  if (in && in->messages.empty()) {
-    in->waiters.push_back(t);
-    return success();
-  }
-  if (depsAttr) {
-    ArrayRef<int64_t> deps = depsAttr.asArrayRef();
-    for (size_t d = 0; d + 1 < deps.size(); d += 2) {
-      const Threadblock &other = tbs[tbIndex.at({tb.rank, deps[d]})];
-      ArrayRef<uint32_t> seen = other.clockAfter(other.position(deps[d + 1]));
-      for (size_t k = 0; k < seen.size(); ++k)
-        tb.clock[k] = std::max(tb.clock[k], seen[k]);
-    }
-  }
-  if (failed(checkOrdered(t, op, reads, writes)))
+  int64_t count = llvm::cast<StepOpInterface>(op).getChunkCount();
+  msg = std::move(in.messages.front());
+  in.messages.pop_front();
+  wake(in.waiters);
+  if (int64_t(msg.values.size()) != count) {
+    InFlightDiagnostic diag = op->emitError()
+                              << where(tb, tb.next) << " expects " << count
+                              << " chunks from rank " << tb.recv << " but the matching "
+                              << "send carries " << msg.values.size();
+    diag.attachNote(msg.sender->getLoc()) << "the send is here";
     return failure();
-  for (ChunkAttr w : remoteWrites)
-    if (failed(checkOrdered(t, op, {}, w)))
-      return failure();
-
-  const SlotLayout &slots = state.layout();
-  int64_t count = stepOp.getChunkCount();
-  Message msg;
-  if (in) {
-    msg = std::move(in->messages.front());
-    in->messages.pop_front();
-    wake(in->waiters);
-    if (int64_t(msg.values.size()) != count) {
-      InFlightDiagnostic diag = op->emitError()
-                                << where(tb, tb.next) << " expects " << count
-                                << " chunks from rank " << tb.recv << " but the matching "
-                                << "send carries " << msg.values.size();
-      diag.attachNote(msg.sender->getLoc()) << "the send is here";
-      return failure();
-    }
-    // A direct sender may have stored the step straight into this step's
-    // destination: it must be that destination, and not reduced into.
-    if (ChunkAttr direct = llvm::cast<StepOpInterface>(msg.sender).getDirectDstAttr()) {
-      auto range = [&](ChunkAttr c) {
-        return physicalRange(plan.getCollective(), plan.getChunks(), plan.getInplace(), c);
-      };
-      bool apart = llvm::none_of(
-          reads, [&](ChunkAttr r) { return range(r).overlaps(range(direct)); });
-      if (direct != writes || !apart) {
-        std::string name = (direct.getBuffer().getValue() + "[" + Twine(direct.getRank()) +
-                            "][" + Twine(direct.getIndex()) + "]")
-                               .str();
-        if (direct.getCount() != 1)
-          name.insert(name.size() - 1, ":" + std::to_string(direct.getEnd()));
-        InFlightDiagnostic diag = op->emitError()
-                                  << where(tb, tb.next) << " does not just store what it "
-                                  << "receives in " << name
-                                  << ", where its sender may store it directly";
-        diag.attachNote(msg.sender->getLoc()) << "the send is here";
-        return failure();
-      }
-    }
   }
-  if (writes && slots.isReadOnly(writes))
-    return op->emitError() << where(tb, tb.next) << " writes " << chunkName(writes, 0)
-                           << ", but 'in' is read-only in a collective that is not in place";
-  writers.push_back(op);
-  SmallVector<uint32_t> result(count);
+  // A direct sender may have stored the step straight into this step's
+  // destination: it must be that destination, and not reduced into.
+  ChunkAttr direct = llvm::cast<StepOpInterface>(msg.sender).getDirectDstAttr();
+  if (!direct)
+    return success();
+  auto range = [&](ChunkAttr c) {
+    return physicalRange(plan.getCollective(), plan.getChunks(), plan.getInplace(), c);
+  };
+  bool apart = llvm::none_of(
+      access.reads, [&](ChunkAttr r) { return range(r).overlaps(range(direct)); });
+  if (direct == access.writes && apart)
+    return success();
+  std::string name = (direct.getBuffer().getValue() + "[" + Twine(direct.getRank()) + "][" +
+                      Twine(direct.getIndex()) + "]")
+                         .str();
+  if (direct.getCount() != 1)
+    name.insert(name.size() - 1, ":" + std::to_string(direct.getEnd()));
+  InFlightDiagnostic diag = op->emitError()
+                            << where(tb, tb.next) << " does not just store what it "
+                            << "receives in " << name
+                            << ", where its sender may store it directly";
+  diag.attachNote(msg.sender->getLoc()) << "the send is here";
+  return failure();
+}
+
+/// The values the current step of threadblock t computes, one per chunk,
+/// from what it received (if `received`) and what it reads; fails where it
+/// reads an unwritten chunk or combines values that do not combine.
+LogicalResult PlanRun::compute(size_t t, const Message *received,
+                               ArrayRef<ChunkAttr> reads, SmallVector<uint32_t> &result) {
+  Threadblock &tb = tbs[t];
+  Operation *op = tb.steps[tb.next];
+  const SlotLayout &slots = state.layout();
+  int64_t count = llvm::cast<StepOpInterface>(op).getChunkCount();
+  result.assign(count, 0);
   SmallVector<uint32_t, 4> terms;
   for (int64_t k = 0; k < count; ++k) {
     terms.clear();
-    if (in)
-      terms.push_back(msg.values[k]);
+    if (received)
+      terms.push_back(received->values[k]);
     for (ChunkAttr c : reads) {
       uint32_t v = state.get(slots.slot(c, k));
       if (v == 0)
@@ -353,22 +370,70 @@ LogicalResult PlanRun::step(size_t t, bool &blocked) {
     FailureOr<uint32_t> v = state.combine(
         terms,
         [&](size_t s) {
-          if (in && s == 0)
+          if (received && s == 0)
             return "the chunk received from rank " + std::to_string(tb.recv);
-          return chunkName(reads[s - (in ? 1 : 0)], k);
+          return chunkName(reads[s - (received ? 1 : 0)], k);
         },
         why);
     if (failed(v))
       return op->emitError() << where(tb, tb.next) << " " << why;
     result[k] = *v;
   }
+  return success();
+}
+
+/// Afterwards threadblock t's next step has run, or `blocked` says it waits
+/// (queued to wake) for a dep, a message or room to send.
+LogicalResult PlanRun::step(size_t t, bool &blocked) {
+  Threadblock &tb = tbs[t];
+  Operation *op = tb.steps[tb.next];
+  auto stepOp = llvm::cast<StepOpInterface>(op);
+  StepAccess access = accessOf(tb, stepOp);
+  DenseI64ArrayAttr depsAttr = stepOp.getDepsAttr();
+  blocked = true;
+  if (stepOp.sends() && !tb.out)
+    tb.out = &fifos[{tb.rank, tb.send, tb.channel}];
+  Fifo *out = stepOp.sends() ? tb.out : nullptr;
+  if (tb.holding) {
+    blocked = !finish(t, out, *tb.holding);
+    return success();
+  }
+  if (waitsForDeps(t, depsAttr))
+    return success();
+  if (stepOp.receives() && !tb.in)
+    tb.in = &fifos[{tb.recv, tb.rank, tb.channel}];
+  Fifo *in = stepOp.receives() ? tb.in : nullptr;
+  if (in && in->messages.empty()) {
+    in->waiters.push_back(t);
+    return success();
+  }
+  joinDepClocks(tb, depsAttr);
+  if (failed(checkOrdered(t, op, access.reads, access.writes)))
+    return failure();
+  for (ChunkAttr w : access.remoteWrites)
+    if (failed(checkOrdered(t, op, {}, w)))
+      return failure();
+
+  const SlotLayout &slots = state.layout();
+  int64_t count = stepOp.getChunkCount();
+  Message msg;
+  if (in && failed(receive(t, *in, access, msg)))
+    return failure();
+  ChunkAttr writes = access.writes;
+  if (writes && slots.isReadOnly(writes))
+    return op->emitError() << where(tb, tb.next) << " writes " << chunkName(writes, 0)
+                           << ", but 'in' is read-only in a collective that is not in place";
+  writers.push_back(op);
+  SmallVector<uint32_t> result;
+  if (failed(compute(t, in ? &msg : nullptr, access.reads, result)))
+    return failure();
   if (writes)
     for (int64_t k = 0; k < count; ++k)
       state.set(slots.slot(writes, k), result[k], writers.size());
-  for (ChunkAttr w : remoteWrites)
+  for (ChunkAttr w : access.remoteWrites)
     for (int64_t k = 0; k < count; ++k)
       state.set(slots.slot(w, k), result[k], writers.size());
-  finish(std::move(result));
+  blocked = !finish(t, out, std::move(result));
   return success();
 }
 

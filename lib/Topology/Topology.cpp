@@ -220,29 +220,11 @@ std::string coll::didYouMean(llvm::StringRef word, llvm::ArrayRef<llvm::StringRe
   return closest.empty() ? "" : ("; did you mean '" + closest + "'?").str();
 }
 
-llvm::Expected<Topology> coll::parseTopology(llvm::StringRef text) {
-  if (text.size() > kMaxTopologyBytes)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        llvm::formatv("{0} bytes is more than the {1} bytes (16 MiB) a topology may have",
-                      text.size(), kMaxTopologyBytes));
-  if (std::optional<size_t> at = tooDeep(text))
-    return textError(text, *at,
-                     llvm::formatv("arrays and objects nest deeper than {0} levels",
-                                   kMaxTopologyNesting));
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed)
-    return parsed.takeError();
-  const Object *root = parsed->getAsObject();
-  if (!root)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "at $: a topology is a JSON object");
-  // Defaults are those of an HGX H100 node; a file overrides what it names.
-  llvm::Expected<Topology> base = presetTopology("hgx-h100");
-  if (!base)
-    return base.takeError();
-  Topology t = std::move(*base);
-  Reader r;
+namespace {
+
+/// Afterwards `t` has the file's name and node shape; the GPUs and links
+/// read later are bounded by them.
+void readShape(Reader &r, const Object *root, Topology &t) {
   r.keys(root, "$", kRootKeys);
   t.name = "custom";
   if (const llvm::json::Value *name = root->get("name")) {
@@ -253,7 +235,11 @@ llvm::Expected<Topology> coll::parseTopology(llvm::StringRef text) {
   }
   t.nodes = r.integer(root, "nodes", "$", 1, 1, 1 << 14);
   t.gpusPerNode = r.integer(root, "gpusPerNode", "$", 8, 1, 1 << 10);
+}
 
+/// Afterwards `t` has its NVLink kind and domain and every link class's
+/// parameters; returns the nvlink object, which may hold the link matrix.
+const Object *readLinks(Reader &r, const Object *root, Topology &t) {
   const Object *nv = r.object(root, "nvlink", "$");
   r.keys(nv, "$.nvlink", kNVLinkKeys);
   r.keys(r.object(root, "pcie", "$"), "$.pcie", kPcieKeys);
@@ -284,76 +270,124 @@ llvm::Expected<Topology> coll::parseTopology(llvm::StringRef text) {
   r.keys(net, "$.network", kNetworkKeys);
   t.nicsPerNode = r.integer(net, "nicsPerNode", "$.network", t.gpusPerNode, 1, 1 << 10);
   t.oversubscription = r.number(net, "oversubscription", "$.network", 1.0, 1.0);
+  return nv;
+}
 
+/// Afterwards `t.nvlinkLinks` is a gpusPerNode square, zero but where a
+/// point-to-point node's matrix names links.
+void readLinkMatrix(Reader &r, const Object *nv, Topology &t) {
   t.nvlinkLinks.assign(t.gpusPerNode, std::vector<int>(t.gpusPerNode, 0));
-  if (t.nvlink == Topology::NVLinkKind::PointToPoint) {
-    const llvm::json::Array *links = nv ? nv->getArray("links") : nullptr;
-    const size_t n = size_t(t.gpusPerNode);
-    if (!links)
-      r.fail("$.nvlink.links", "point-to-point NVLink needs a links matrix");
-    else if (links->size() != n)
-      r.fail("$.nvlink.links", llvm::formatv("expected {0} rows of {0} link counts, got {1} "
-                                             "rows", n, links->size()));
-    for (size_t i = 0; links && i < links->size() && !r.error; ++i) {
-      std::string path = llvm::formatv("$.nvlink.links[{0}]", i).str();
-      const llvm::json::Array *row = (*links)[i].getAsArray();
-      if (!row || row->size() != n) {
-        r.fail(path, llvm::formatv("expected a row of {0} link counts", n));
-        break;
-      }
-      for (size_t j = 0; j < n && !r.error; ++j) {
-        std::optional<int64_t> count = (*row)[j].getAsInteger();
-        if (!count || *count < 0 || *count > kMaxLinks)
-          r.fail(llvm::formatv("{0}[{1}]", path, j).str(),
-                 llvm::formatv("expected a link count in 0 .. {0}", kMaxLinks));
-        else
-          t.nvlinkLinks[i][j] = static_cast<int>(*count);
-      }
+  if (t.nvlink != Topology::NVLinkKind::PointToPoint)
+    return;
+  const llvm::json::Array *links = nv ? nv->getArray("links") : nullptr;
+  const size_t n = size_t(t.gpusPerNode);
+  if (!links)
+    r.fail("$.nvlink.links", "point-to-point NVLink needs a links matrix");
+  else if (links->size() != n)
+    r.fail("$.nvlink.links", llvm::formatv("expected {0} rows of {0} link counts, got {1} "
+                                           "rows", n, links->size()));
+  for (size_t i = 0; links && i < links->size() && !r.error; ++i) {
+    std::string path = llvm::formatv("$.nvlink.links[{0}]", i).str();
+    const llvm::json::Array *row = (*links)[i].getAsArray();
+    if (!row || row->size() != n) {
+      r.fail(path, llvm::formatv("expected a row of {0} link counts", n));
+      break;
+    }
+    for (size_t j = 0; j < n && !r.error; ++j) {
+      std::optional<int64_t> count = (*row)[j].getAsInteger();
+      if (!count || *count < 0 || *count > kMaxLinks)
+        r.fail(llvm::formatv("{0}[{1}]", path, j).str(),
+               llvm::formatv("expected a link count in 0 .. {0}", kMaxLinks));
+      else
+        t.nvlinkLinks[i][j] = static_cast<int>(*count);
     }
   }
+}
 
-  if (const Object *protocols = r.object(root, "protocols", "$")) {
-    r.keys(protocols, "$.protocols", kProtocolKeys);
-    for (int p = 0; p < kNumProtocols; ++p) {
-      std::string path = std::string("$.protocols.") + kProtocolNames[p];
-      const Object *po = r.object(protocols, kProtocolNames[p], "$.protocols");
-      r.keys(po, path, kEfficiencyKeys);
-      t.efficiency[p] = r.number(po, "efficiency", path, t.efficiency[p], 1e-3);
-      t.baseLatencyUs[p] = r.number(po, "baseLatency", path, t.baseLatencyUs[p]);
-      t.maxBandwidthGBps[p] = r.number(po, "maxBandwidth", path, t.maxBandwidthGBps[p], 1e-9);
-    }
+/// Afterwards each protocol's efficiency, base latency and bandwidth cap
+/// are the file's where it names them, else the preset's.
+void readProtocols(Reader &r, const Object *root, Topology &t) {
+  const Object *protocols = r.object(root, "protocols", "$");
+  if (!protocols)
+    return;
+  r.keys(protocols, "$.protocols", kProtocolKeys);
+  for (int p = 0; p < kNumProtocols; ++p) {
+    std::string path = std::string("$.protocols.") + kProtocolNames[p];
+    const Object *po = r.object(protocols, kProtocolNames[p], "$.protocols");
+    r.keys(po, path, kEfficiencyKeys);
+    t.efficiency[p] = r.number(po, "efficiency", path, t.efficiency[p], 1e-3);
+    t.baseLatencyUs[p] = r.number(po, "baseLatency", path, t.baseLatencyUs[p]);
+    t.maxBandwidthGBps[p] = r.number(po, "maxBandwidth", path, t.maxBandwidthGBps[p], 1e-9);
   }
+}
 
-  // GPUs: listed explicitly (to describe a scrambled numbering), or in order.
+/// Afterwards `t.gpus` lists every GPU once: listed explicitly (to describe
+/// a scrambled numbering), or in order.
+void readGpus(Reader &r, const Object *root, Topology &t) {
   t.gpus.clear();
   if (root->get("gpus") && !root->getArray("gpus"))
     r.fail("$.gpus", "expected an array");
-  if (const llvm::json::Array *gpus = root->getArray("gpus")) {
-    for (size_t i = 0; i < gpus->size(); ++i) {
-      std::string path = llvm::formatv("$.gpus[{0}]", i).str();
-      const Object *g = (*gpus)[i].getAsObject();
-      if (!g) {
-        r.fail(path, "expected an object");
-        break;
-      }
-      r.keys(g, path, kGpuKeys);
-      Gpu gpu;
-      gpu.node = r.integer(g, "node", path, 0, 0, t.nodes - 1);
-      gpu.local = r.integer(g, "local", path, 0, 0, t.gpusPerNode - 1);
-      gpu.nic = r.integer(g, "nic", path,
-                          gpu.local * t.nicsPerNode / t.gpusPerNode, 0, t.nicsPerNode - 1);
-      t.gpus.push_back(gpu);
-    }
-    std::vector<int> seen(size_t(t.nodes) * t.gpusPerNode, 0);
-    for (size_t i = 0; i < t.gpus.size() && !r.error; ++i)
-      if (seen[t.gpus[i].node * t.gpusPerNode + t.gpus[i].local]++)
-        r.fail(llvm::formatv("$.gpus[{0}]", i).str(),
-               "two GPUs have the same node and local index");
-  } else {
+  const llvm::json::Array *gpus = root->getArray("gpus");
+  if (!gpus) {
     for (int n = 0; n < t.nodes; ++n)
       for (int l = 0; l < t.gpusPerNode; ++l)
         t.gpus.push_back({n, l, l * t.nicsPerNode / t.gpusPerNode});
+    return;
   }
+  for (size_t i = 0; i < gpus->size(); ++i) {
+    std::string path = llvm::formatv("$.gpus[{0}]", i).str();
+    const Object *g = (*gpus)[i].getAsObject();
+    if (!g) {
+      r.fail(path, "expected an object");
+      break;
+    }
+    r.keys(g, path, kGpuKeys);
+    Gpu gpu;
+    gpu.node = r.integer(g, "node", path, 0, 0, t.nodes - 1);
+    gpu.local = r.integer(g, "local", path, 0, 0, t.gpusPerNode - 1);
+    gpu.nic = r.integer(g, "nic", path,
+                        gpu.local * t.nicsPerNode / t.gpusPerNode, 0, t.nicsPerNode - 1);
+    t.gpus.push_back(gpu);
+  }
+  std::vector<int> seen(size_t(t.nodes) * t.gpusPerNode, 0);
+  for (size_t i = 0; i < t.gpus.size() && !r.error; ++i)
+    if (seen[t.gpus[i].node * t.gpusPerNode + t.gpus[i].local]++)
+      r.fail(llvm::formatv("$.gpus[{0}]", i).str(),
+             "two GPUs have the same node and local index");
+}
+
+} // namespace
+
+llvm::Expected<Topology> coll::parseTopology(llvm::StringRef text) {
+  if (text.size() > kMaxTopologyBytes)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("{0} bytes is more than the {1} bytes (16 MiB) a topology may have",
+                      text.size(), kMaxTopologyBytes));
+  if (std::optional<size_t> at = tooDeep(text))
+    return textError(text, *at,
+                     llvm::formatv("arrays and objects nest deeper than {0} levels",
+                                   kMaxTopologyNesting));
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed)
+    return parsed.takeError();
+  const Object *root = parsed->getAsObject();
+  if (!root)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "at $: a topology is a JSON object");
+  // Defaults are those of an HGX H100 node; a file overrides what it names.
+  llvm::Expected<Topology> base = presetTopology("hgx-h100");
+  if (!base)
+    return base.takeError();
+  Topology t = std::move(*base);
+  // The Reader keeps only the first error, so the order of the stages
+  // decides which error a file with several is told about.
+  Reader r;
+  readShape(r, root, t);
+  const Object *nv = readLinks(r, root, t);
+  readLinkMatrix(r, nv, t);
+  readProtocols(r, root, t);
+  readGpus(r, root, t);
   if (r.error)
     return std::move(r.error);
   return t;

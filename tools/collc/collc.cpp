@@ -200,10 +200,13 @@ void printRankMap(ModuleOp module, llvm::raw_ostream &os) {
   }
 }
 
-int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timing) {
+/// The program's module, elaborated with the -D values; null on an error,
+/// which is reported. A -D that no parameter takes is reported too.
+OwningOpRef<ModuleOp> importProgram(MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                                    TimingScope &timing) {
   coll::ElaborateOptions options;
   if (failed(parseDefines(options)))
-    return 1;
+    return nullptr;
   options.algorithm = algorithm;
 
   std::string unused;
@@ -219,19 +222,16 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
       llvm::errs() << "algorithm '" << algorithm << "' has no parameter named '" << unused
                    << "'\n";
   }
-  if (!module)
-    return 1;
-  // The process ends after one compile: freeing millions of ops one by one
-  // took a twentieth of collc's time at 1024 ranks, so the module is left
-  // to the exit, as clang's -disable-free leaves its ASTs.
-  struct LeaveToExit {
-    OwningOpRef<ModuleOp> &module;
-    ~LeaveToExit() { (void)module.release(); }
-  } leave{module};
+  return module;
+}
+
+/// Afterwards the module is lowered as far as --emit and the mode need, and
+/// what the emitted code rests on is checked.
+LogicalResult lower(MLIRContext &context, ModuleOp module, TimingScope &timing) {
   {
     TimingScope verifyTiming = timing.nest("verify IR");
-    if (failed(mlir::verify(*module)))
-      return 1;
+    if (failed(mlir::verify(module)))
+      return failure();
   }
   bool kernels = emit == Emit::Cuda || emit == Emit::Header || runMode;
   coll::CollLoweringOptions lowering;
@@ -259,42 +259,43 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   // makes exactly its steps, and that its deps name steps that exist.
   pm.enableVerifier(verifyEach);
   coll::buildCollLoweringPipeline(pm, lowering);
-  if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
+  if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(module)))
+    return failure();
+  TimingScope verifyTiming = timing.nest("verify shapes");
+  for (auto plan : module.getOps<coll::PlanOp>())
+    if (failed(plan.verifyRegions()))
+      return failure();
+  return success();
+}
+
+/// `collc run`: the lowered module compiled for the host and run on
+/// emulated ranks; the exit status is the launcher's.
+int runLowered(ModuleOp module) {
+  collc::RunRequest request;
+  request.algorithm = algorithm;
+  request.ranks = runRanks;
+  request.dtype = runType;
+  request.inplace = runInplace;
+  if (llvm::Error e = collc::parseRunCount(runCount, request.count);
+      e || (e = collc::checkRunMemory(module, request))) {
+    llvm::errs() << "collc run: error: " << llvm::toString(std::move(e)) << "\n";
     return 1;
-  {
-    TimingScope verifyTiming = timing.nest("verify shapes");
-    for (auto plan : module->getOps<coll::PlanOp>())
-      if (failed(plan.verifyRegions()))
-        return 1;
   }
+  collc::RunOptions run;
+  run.source = inputFile;
+  run.algorithm = algorithm;
+  run.ranks = runRanks;
+  run.keep = runKeep;
+  run.launchArgs = {"--count", runCount, "--dtype", runType, "--op",
+                    runOp,     "--iters", runIters, "--transport", runTransport};
+  if (runInplace)
+    run.launchArgs.push_back("--inplace");
+  return collc::runOnHost(module, run);
+}
 
-  if (simMode)
-    return collc::runSim(*module, topology);
-  if (vizMode)
-    return collc::runViz(*module, topology);
-  if (runMode) {
-    collc::RunRequest request;
-    request.algorithm = algorithm;
-    request.ranks = runRanks;
-    request.dtype = runType;
-    request.inplace = runInplace;
-    if (llvm::Error e = collc::parseRunCount(runCount, request.count);
-        e || (e = collc::checkRunMemory(*module, request))) {
-      llvm::errs() << "collc run: error: " << llvm::toString(std::move(e)) << "\n";
-      return 1;
-    }
-    collc::RunOptions run;
-    run.source = inputFile;
-    run.algorithm = algorithm;
-    run.ranks = runRanks;
-    run.keep = runKeep;
-    run.launchArgs = {"--count", runCount, "--dtype", runType, "--op",
-                      runOp,     "--iters", runIters, "--transport", runTransport};
-    if (runInplace)
-      run.launchArgs.push_back("--inplace");
-    return collc::runOnHost(*module, run);
-  }
-
+/// Writes what --emit asks for to -o; the file is kept only if all of it
+/// was written.
+int writeOutput(ModuleOp module, TimingScope &timing) {
   std::string error;
   auto output = openOutputFile(outputFile, &error);
   if (!output) {
@@ -303,24 +304,47 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   }
   TimingScope outputTiming = timing.nest("output");
   if (emit == Emit::RankMap) {
-    printRankMap(*module, output->os());
+    printRankMap(module, output->os());
   } else if (emit == Emit::MscclXml) {
-    for (auto plan : module->getOps<coll::PlanOp>())
+    for (auto plan : module.getOps<coll::PlanOp>())
       if (failed(coll::writeMscclXml(plan, output->os())))
         return 1;
   } else if (emit == Emit::Cuda) {
-    if (failed(coll::writeKernels(*module, inputFile, output->os())))
+    if (failed(coll::writeKernels(module, inputFile, output->os())))
       return 1;
   } else if (emit == Emit::Header) {
-    if (failed(coll::writeKernelHeader(*module, inputFile, output->os())))
+    if (failed(coll::writeKernelHeader(module, inputFile, output->os())))
       return 1;
   }
   else if (emit != Emit::None)
     module->print(output->os());
   else
-    printSummary(*module, output->os());
+    printSummary(module, output->os());
   output->keep();
   return 0;
+}
+
+/// collc's exit status for the input: compiled, then emitted or run.
+int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timing) {
+  OwningOpRef<ModuleOp> module = importProgram(context, sourceMgr, timing);
+  if (!module)
+    return 1;
+  // The process ends after one compile: freeing millions of ops one by one
+  // took a twentieth of collc's time at 1024 ranks, so the module is left
+  // to the exit, as clang's -disable-free leaves its ASTs.
+  struct LeaveToExit {
+    OwningOpRef<ModuleOp> &module;
+    ~LeaveToExit() { (void)module.release(); }
+  } leave{module};
+  if (failed(lower(context, *module, timing)))
+    return 1;
+  if (simMode)
+    return collc::runSim(*module, topology);
+  if (vizMode)
+    return collc::runViz(*module, topology);
+  if (runMode)
+    return runLowered(*module);
+  return writeOutput(*module, timing);
 }
 
 } // namespace
