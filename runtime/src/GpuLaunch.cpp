@@ -1,8 +1,9 @@
 //===- GpuLaunch.cpp - Running an nvcc-built plan on the caller's GPU -----===//
 //
-// Every call of the driver goes through the table that CudaDriver.cpp
-// loads; the kernel itself is launched by code that nvcc compiled into the
-// application (PlanDesc::cuda), so collrt needs no CUDA runtime library.
+// Every call of the driver goes through the table that
+// support/CudaDriver.cpp loads; the kernel itself is launched by code that
+// nvcc compiled into the application (PlanDesc::cuda), so collrt needs no
+// CUDA runtime library.
 //
 // What a launch needs on the device, beyond the user's buffers:
 // - its Args and progress counters, in one of a ring of slots, each reused
@@ -36,11 +37,11 @@
 
 #include "src/BlockArgs.h"
 #include "src/Comm.h"
-#include "src/CudaDriver.h"
-#include "src/Env.h"
 #include "src/Multicast.h"
 #include "src/PeerLayout.h"
 #include "src/Windows.h"
+#include "support/CudaDriver.h"
+#include "support/Env.h"
 #include "transport/MemoryBackend.h"
 #include "transport/Nvls.h"
 
@@ -54,7 +55,7 @@
 #include <mutex>
 
 #if __has_include(<cuda.h>)
-#include "src/CudaApi.h"
+#include "support/CudaApi.h"
 
 using namespace collrt;
 using collc::PlanDesc;

@@ -10,14 +10,14 @@
 #include "src/Comm.h"
 
 #include "src/BlockArgs.h"
-#include "src/CudaDriver.h"
-#include "src/Env.h"
 #include "src/GpuLaunch.h"
 #include "src/Multicast.h"
-#include "src/Numeric.h"
 #include "src/PeerLayout.h"
 #include "src/Replicas.h"
 #include "src/Windows.h"
+#include "support/CudaDriver.h"
+#include "support/Env.h"
+#include "support/Numeric.h"
 #include "transport/MemoryBackend.h"
 
 #include <algorithm>

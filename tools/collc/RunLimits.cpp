@@ -11,7 +11,7 @@
 #include "dialect/CollOps.h"
 
 #include "ranks/Names.h"
-#include "src/Env.h"
+#include "support/Env.h"
 #include "transport/Transport.h"
 
 #include "llvm/Support/FormatVariadic.h"
