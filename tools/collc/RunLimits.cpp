@@ -12,7 +12,7 @@
 
 #include "ranks/Names.h"
 #include "support/Env.h"
-#include "transport/Transport.h"
+#include "support/FifoLayout.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
