@@ -116,6 +116,110 @@ static void fill(float *data, int rank, int64_t n) {
     data[j] = inputValue(rank, j);
 }
 
+/* After: rank 0 has printed who runs where and the table's header; every
+ * rank takes part, in the gathers. */
+static void printHeader(const struct options *o, int rank, int ranks) {
+  char host[64] = "?";
+  gethostname(host, sizeof host - 1);
+  host[sizeof host - 1] = 0;
+  int pid = (int)getpid();
+  char *hosts = rank == 0 ? malloc((size_t)ranks * sizeof host) : NULL;
+  int *pids = rank == 0 ? malloc((size_t)ranks * sizeof(int)) : NULL;
+  MPI_Gather(host, sizeof host, MPI_CHAR, hosts, sizeof host, MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Gather(&pid, 1, MPI_INT, pids, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank != 0)
+    return;
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(version, &len);
+  char *nl = strchr(version, ',');
+  if (nl)
+    *nl = 0;
+  printf("# mpi-allreduce: MPI_Allreduce on %d ranks, %s\n", ranks, version);
+  if (o->factor > 1)
+    printf("# nRanks %d minBytes %lld maxBytes %lld step: %lld(factor) warmup iters: %d iters: "
+           "%d validation: %d\n",
+           ranks, (long long)o->minBytes, (long long)o->maxBytes, (long long)o->factor,
+           o->warmup, o->iters, o->check);
+  else
+    printf("# nRanks %d minBytes %lld maxBytes %lld step: %lld(bytes) warmup iters: %d iters: "
+           "%d validation: %d\n",
+           ranks, (long long)o->minBytes, (long long)o->maxBytes, (long long)o->stepBytes,
+           o->warmup, o->iters, o->check);
+  printf("#\n# Using ranks\n");
+  for (int r = 0; r < ranks; ++r)
+    printf("#  Rank %2d Pid %6d on %10s\n", r, pids[r], hosts + r * sizeof host);
+  printf("#\n");
+  /* The columns of a row: 52 characters, then two groups of 32. */
+  char over[117];
+  memset(over, ' ', 116);
+  over[116] = 0;
+  over[0] = '#';
+  memcpy(over + 52 + 10, "out-of-place", 12);
+  memcpy(over + 84 + 12, "in-place", 8);
+  printf("%s\n", over);
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
+         "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+         "#wrong");
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "(B)",
+         "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+         "");
+  fflush(stdout);
+  free(hosts);
+  free(pids);
+}
+
+/* What rank 0 sums over every cell of the table. */
+struct totals {
+  double bwSum;
+  int bwCount;
+  long long wrong;
+};
+
+/* After: one cell of a row, `count` floats out of place or in place, has
+ * been timed and checked on every rank, and printed and added to `t` by
+ * rank 0. */
+static void measure(const struct options *o, int rank, int ranks, float *send, float *recv,
+                    const float *want, int64_t count, int inplace, struct totals *t) {
+  const double busFactor = 2.0 * (ranks - 1) / ranks;
+  const void *in = inplace ? MPI_IN_PLACE : send;
+  if (o->check) {
+    memset(recv, 0xA5, (size_t)count * sizeof(float));
+    fill(inplace ? recv : send, rank, count);
+  }
+  MPI_Allreduce(in, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double start = MPI_Wtime();
+  for (int it = 0; it < o->iters; ++it)
+    MPI_Allreduce(in, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  double seconds = (MPI_Wtime() - start) / o->iters, slowest;
+  MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  long long wrong = 0, wrongAll = 0;
+  for (int c = 0; c < o->check; ++c) {
+    memset(recv, 0xA5, (size_t)count * sizeof(float));
+    fill(inplace ? recv : send, rank, count);
+    MPI_Allreduce(in, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (int64_t j = 0; j < count; ++j)
+      wrong += memcmp(&recv[j], &want[j], sizeof(float)) != 0;
+  }
+  MPI_Allreduce(&wrong, &wrongAll, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank != 0)
+    return;
+  double us = slowest * 1e6;
+  double algbw = slowest > 0 ? (double)(count * 4) / 1e9 / slowest : 0;
+  double busbw = algbw * busFactor;
+  char time[32], wrongText[32];
+  snprintf(time, sizeof time, us >= 10000 ? "%7.0f" : us >= 100 ? "%7.1f" : "%7.2f", us);
+  if (o->check)
+    snprintf(wrongText, sizeof wrongText, "%lld", wrongAll);
+  else
+    snprintf(wrongText, sizeof wrongText, "N/A");
+  printf("  %7s  %6.2f  %6.2f  %5s", time, algbw, busbw, wrongText);
+  t->bwSum += busbw;
+  ++t->bwCount;
+  t->wrong += wrongAll;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, ranks;
@@ -145,56 +249,7 @@ int main(int argc, char **argv) {
   }
   fill(send, rank, maxCount);
   fill(recv, rank, maxCount);
-
-  /* Who runs where. */
-  char host[64] = "?";
-  gethostname(host, sizeof host - 1);
-  host[sizeof host - 1] = 0;
-  int pid = (int)getpid();
-  char *hosts = rank == 0 ? malloc((size_t)ranks * sizeof host) : NULL;
-  int *pids = rank == 0 ? malloc((size_t)ranks * sizeof(int)) : NULL;
-  MPI_Gather(host, sizeof host, MPI_CHAR, hosts, sizeof host, MPI_CHAR, 0, MPI_COMM_WORLD);
-  MPI_Gather(&pid, 1, MPI_INT, pids, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (rank == 0) {
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(version, &len);
-    char *nl = strchr(version, ',');
-    if (nl)
-      *nl = 0;
-    printf("# mpi-allreduce: MPI_Allreduce on %d ranks, %s\n", ranks, version);
-    if (o.factor > 1)
-      printf("# nRanks %d minBytes %lld maxBytes %lld step: %lld(factor) warmup iters: %d iters: "
-             "%d validation: %d\n",
-             ranks, (long long)o.minBytes, (long long)o.maxBytes, (long long)o.factor, o.warmup,
-             o.iters, o.check);
-    else
-      printf("# nRanks %d minBytes %lld maxBytes %lld step: %lld(bytes) warmup iters: %d iters: "
-             "%d validation: %d\n",
-             ranks, (long long)o.minBytes, (long long)o.maxBytes, (long long)o.stepBytes,
-             o.warmup, o.iters, o.check);
-    printf("#\n# Using ranks\n");
-    for (int r = 0; r < ranks; ++r)
-      printf("#  Rank %2d Pid %6d on %10s\n", r, pids[r], hosts + r * sizeof host);
-    printf("#\n");
-    /* The columns of a row: 52 characters, then two groups of 32. */
-    char over[117];
-    memset(over, ' ', 116);
-    over[116] = 0;
-    over[0] = '#';
-    memcpy(over + 52 + 10, "out-of-place", 12);
-    memcpy(over + 84 + 12, "in-place", 8);
-    printf("%s\n", over);
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
-           "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-           "#wrong");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "(B)",
-           "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
-           "");
-    fflush(stdout);
-    free(hosts);
-    free(pids);
-  }
+  printHeader(&o, rank, ranks);
 
   /* Warm-up at the largest, then at the smallest size. */
   for (int w = 0; w < o.warmup; ++w)
@@ -202,10 +257,7 @@ int main(int argc, char **argv) {
   for (int w = 0; w < o.warmup; ++w)
     MPI_Allreduce(send, recv, (int)(o.minBytes / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 
-  const double busFactor = 2.0 * (ranks - 1) / ranks;
-  double bwSum = 0;
-  int bwCount = 0;
-  long long wrongTotal = 0;
+  struct totals t = {0, 0, 0};
   for (int64_t size = o.minBytes; size <= o.maxBytes; size = nextSize(&o, size)) {
     const int64_t count = size / (int64_t)sizeof(float);
     if (o.check)
@@ -218,52 +270,17 @@ int main(int argc, char **argv) {
     if (rank == 0)
       printf("%12lld  %12lld  %8s  %6s  %6d", (long long)(count * 4), (long long)count, "float",
              "sum", -1);
-    for (int inplace = 0; inplace < 2; ++inplace) {
-      const void *in = inplace ? MPI_IN_PLACE : send;
-      if (o.check) {
-        memset(recv, 0xA5, (size_t)count * sizeof(float));
-        fill(inplace ? recv : send, rank, count);
-      }
-      MPI_Allreduce(in, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      MPI_Barrier(MPI_COMM_WORLD);
-      double start = MPI_Wtime();
-      for (int it = 0; it < o.iters; ++it)
-        MPI_Allreduce(in, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      double seconds = (MPI_Wtime() - start) / o.iters, slowest;
-      MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      long long wrong = 0, wrongAll = 0;
-      for (int c = 0; c < o.check; ++c) {
-        memset(recv, 0xA5, (size_t)count * sizeof(float));
-        fill(inplace ? recv : send, rank, count);
-        MPI_Allreduce(in, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        for (int64_t j = 0; j < count; ++j)
-          wrong += memcmp(&recv[j], &want[j], sizeof(float)) != 0;
-      }
-      MPI_Allreduce(&wrong, &wrongAll, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-      if (rank == 0) {
-        double us = slowest * 1e6;
-        double algbw = slowest > 0 ? (double)(count * 4) / 1e9 / slowest : 0;
-        double busbw = algbw * busFactor;
-        char time[32], wrongText[32];
-        snprintf(time, sizeof time, us >= 10000 ? "%7.0f" : us >= 100 ? "%7.1f" : "%7.2f", us);
-        if (o.check)
-          snprintf(wrongText, sizeof wrongText, "%lld", wrongAll);
-        else
-          snprintf(wrongText, sizeof wrongText, "N/A");
-        printf("  %7s  %6.2f  %6.2f  %5s", time, algbw, busbw, wrongText);
-        bwSum += busbw;
-        ++bwCount;
-        wrongTotal += wrongAll;
-      }
-    }
+    for (int inplace = 0; inplace < 2; ++inplace)
+      measure(&o, rank, ranks, send, recv, want, count, inplace, &t);
     if (rank == 0) {
       printf("\n");
       fflush(stdout);
     }
   }
+  long long wrongTotal = t.wrong;
   if (rank == 0) {
     printf("# Out of bounds values : %lld %s\n", wrongTotal, wrongTotal ? "FAILED" : "OK");
-    printf("# Avg bus bandwidth    : %g \n", bwCount ? bwSum / bwCount : 0.0);
+    printf("# Avg bus bandwidth    : %g \n", t.bwCount ? t.bwSum / t.bwCount : 0.0);
     printf("#\n");
     fflush(stdout);
   }

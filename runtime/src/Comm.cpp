@@ -3,8 +3,8 @@
 #include "src/GpuLaunch.h"
 #include "src/Windows.h"
 
-#include "src/Env.h"
-#include "src/EnvRendezvous.h"
+#include "support/Env.h"
+#include "support/EnvRendezvous.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -4,7 +4,7 @@
 
 #include "collc/abi.h"
 #include "collrt.h"
-#include "src/Bootstrap.h"
+#include "support/Bootstrap.h"
 #include "transport/PeerTransports.h"
 
 #include <functional>

@@ -1,8 +1,9 @@
 //===- GpuLaunch.cpp - Running an nvcc-built plan on the caller's GPU -----===//
 //
-// Every call of the driver goes through the table that CudaDriver.cpp
-// loads; the kernel itself is launched by code that nvcc compiled into the
-// application (PlanDesc::cuda), so collrt needs no CUDA runtime library.
+// Every call of the driver goes through the table that
+// support/CudaDriver.cpp loads; the kernel itself is launched by code that
+// nvcc compiled into the application (PlanDesc::cuda), so collrt needs no
+// CUDA runtime library.
 //
 // What a launch needs on the device, beyond the user's buffers:
 // - its Args and progress counters, in one of a ring of slots, each reused
@@ -36,11 +37,11 @@
 
 #include "src/BlockArgs.h"
 #include "src/Comm.h"
-#include "src/CudaDriver.h"
-#include "src/Env.h"
 #include "src/Multicast.h"
 #include "src/PeerLayout.h"
 #include "src/Windows.h"
+#include "support/CudaDriver.h"
+#include "support/Env.h"
 #include "transport/MemoryBackend.h"
 #include "transport/Nvls.h"
 
@@ -54,7 +55,7 @@
 #include <mutex>
 
 #if __has_include(<cuda.h>)
-#include "src/CudaApi.h"
+#include "support/CudaApi.h"
 
 using namespace collrt;
 using collc::PlanDesc;
@@ -448,65 +449,115 @@ void collrt::unbindWindow(collWindow *window) {
 
 namespace {
 
-// Queues the launch on its stream; a captured one's memory goes to `owned`.
-collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captured,
-                     GraphMemory &owned) {
-  const CudaApi &cu = *s->cu;
-  const PlanDesc &plan = *l.plan;
-  const CUstream stream = static_cast<CUstream>(l.stream);
-  // Device memory of at least `need` bytes: the communicator's, grown,
-  // or for a captured launch its own.
-  auto memoryFor = [&](CUdeviceptr &shared, size_t &have, size_t need,
-                       CUdeviceptr &out) -> collResult_t {
-    if (!captured) {
-      collResult_t r = grow(comm, *s, shared, have, need);
-      out = shared;
-      return r;
-    }
-    out = 0;
-    if (need) {
-      COLLRT_CU(cuMemAlloc, (&out, need));
-      owned.device.push_back(out);
-    }
-    return collSuccess;
-  };
+CUdeviceptr addressOf(const void *p) { return CUdeviceptr(reinterpret_cast<uintptr_t>(p)); }
+bool overlap(CUdeviceptr a, int64_t na, CUdeviceptr b, int64_t nb) {
+  return na && nb && a < b + nb && b < a + na;
+}
 
-  const int R = comm->nranks, me = comm->rank;
-  const int32_t coll = plan.collective;
-  const int64_t es = int64_t(collTypeSize(l.type)), E = l.count, unit = E * es;
-  const int64_t inBytes = inUnits(coll, R) * unit, outBytes = outUnits(coll, R) * unit;
+/// One launch being queued on its stream, as its stages fill it in; a
+/// captured one's memory goes to `owned`.
+struct StreamLaunch {
+  collComm *comm;
+  GpuState *s;
+  const GpuLaunch &l;
+  const bool captured;
+  GraphMemory &owned;
+  const CudaApi &cu;
+  const PlanDesc &plan;
+  const CUstream stream;
+  const int R, me;
+  const int32_t coll;
+  const int64_t es, E, unit, inBytes, outBytes;
 
-  // The buffers as the plan expects them, copies on the stream where the
-  // caller's layout differs (as the host build does with memcpy).
-  // Staging, in two halves, made on first use (a captured launch's is its
-  // own, so it is made only where the layout needs it).
+  // The buffers as the plan expects them, and the staging behind them.
   CUdeviceptr staging = 0;
   collResult_t staged = collSuccess;
-  const int64_t half = (std::max(inBytes, outBytes) + 127) & ~int64_t(127);
-  auto stage = [&](int which) -> CUdeviceptr {
-    if (!staging && staged == collSuccess)
-      staged = memoryFor(s->staging, s->stagingBytes, size_t(2 * half + 128), staging);
-    return staging ? staging + which * half : 0;
-  };
-  auto at = [](const void *p) { return CUdeviceptr(reinterpret_cast<uintptr_t>(p)); };
-  CUdeviceptr send = at(l.send), recv = at(l.recv), in = send, out = recv, copyBack = 0;
-  auto overlap = [](CUdeviceptr a, int64_t na, CUdeviceptr b, int64_t nb) {
-    return na && nb && a < b + nb && b < a + na;
-  };
-  // dst = src (n bytes), through staging where the two overlap.
-  auto move = [&](CUdeviceptr dst, CUdeviceptr src, int64_t n) -> collResult_t {
-    if (dst == src || !n)
-      return collSuccess;
-    if (overlap(dst, n, src, n)) {
-      const CUdeviceptr via = stage(1);
-      if (staged != collSuccess)
-        return staged;
-      COLLRT_CU(cuMemcpyDtoDAsync, (via, src, n, stream));
-      src = via;
-    }
-    COLLRT_CU(cuMemcpyDtoDAsync, (dst, src, n, stream));
+  int64_t half = 0;
+  CUdeviceptr in = 0, out = 0, copyBack = 0;
+  int64_t loops = 0;
+  char *scratch[collc::kMaxScratch] = {};
+  // Steps on other ranks' buffers.
+  std::vector<char *> peers;
+  CUdeviceptr userOut = 0;
+  uint64_t *barrier = nullptr, arrivals = 0;
+  char *multicast[collc::kMaxBuffers] = {};
+  bool multimem = false;
+  std::string note; // why multimem steps run unicast, if they do
+  // The threadblocks' Args and where they go.
+  std::vector<collc::Args> args;
+  size_t progressBytes = 0;
+  GpuState::Slot own;
+  GpuState::Slot *slot = nullptr;
+  int32_t threads = 0;
+
+  StreamLaunch(collComm *comm, GpuState *s, const GpuLaunch &l, bool captured, GraphMemory &owned)
+      : comm(comm), s(s), l(l), captured(captured), owned(owned), cu(*s->cu), plan(*l.plan),
+        stream(static_cast<CUstream>(l.stream)), R(comm->nranks), me(comm->rank),
+        coll(plan.collective), es(int64_t(collTypeSize(l.type))), E(l.count), unit(E * es),
+        inBytes(inUnits(coll, R) * unit), outBytes(outUnits(coll, R) * unit) {}
+
+  collResult_t run();
+  collResult_t memoryFor(CUdeviceptr &shared, size_t &have, size_t need, CUdeviceptr &at);
+  CUdeviceptr stage(int which);
+  collResult_t move(CUdeviceptr dst, CUdeviceptr src, int64_t n);
+  collResult_t layOutBuffers();
+  collResult_t allocateScratch();
+  collResult_t placeInWindow();
+  collResult_t fillArgs();
+  collResult_t upload();
+  collResult_t launch();
+  void report() const;
+};
+
+// Device memory of at least `need` bytes: the communicator's, grown, or
+// for a captured launch its own.
+collResult_t StreamLaunch::memoryFor(CUdeviceptr &shared, size_t &have, size_t need,
+                                CUdeviceptr &at) {
+  if (!captured) {
+    collResult_t r = grow(comm, *s, shared, have, need);
+    at = shared;
+    return r;
+  }
+  at = 0;
+  if (need) {
+    COLLRT_CU(cuMemAlloc, (&at, need));
+    owned.device.push_back(at);
+  }
+  return collSuccess;
+}
+
+// Staging, in two halves, made on first use (a captured launch's is its
+// own, so it is made only where the layout needs it); 0 where making it
+// failed, as `staged` says.
+CUdeviceptr StreamLaunch::stage(int which) {
+  if (!staging && staged == collSuccess)
+    staged = memoryFor(s->staging, s->stagingBytes, size_t(2 * half + 128), staging);
+  return staging ? staging + which * half : 0;
+}
+
+// dst = src (n bytes), through staging where the two overlap.
+collResult_t StreamLaunch::move(CUdeviceptr dst, CUdeviceptr src, int64_t n) {
+  if (dst == src || !n)
     return collSuccess;
-  };
+  if (overlap(dst, n, src, n)) {
+    const CUdeviceptr via = stage(1);
+    if (staged != collSuccess)
+      return staged;
+    COLLRT_CU(cuMemcpyDtoDAsync, (via, src, n, stream));
+    src = via;
+  }
+  COLLRT_CU(cuMemcpyDtoDAsync, (dst, src, n, stream));
+  return collSuccess;
+}
+
+// After: `in` and `out` are the buffers as the plan expects them, copies
+// queued on the stream where the caller's layout differs (as the host
+// build does with memcpy).
+collResult_t StreamLaunch::layOutBuffers() {
+  half = (std::max(inBytes, outBytes) + 127) & ~int64_t(127);
+  CUdeviceptr send = addressOf(l.send), recv = addressOf(l.recv);
+  in = send;
+  out = recv;
   if (coll == collc::kBroadcast && me != plan.root && !send)
     in = send = stage(0);
   if (coll == collc::kReduce && me != plan.root && !recv)
@@ -533,11 +584,13 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
     in = stage(0);
     moved = staged != collSuccess ? staged : move(in, send, inBytes);
   }
-  if (moved != collSuccess)
-    return moved;
+  return moved;
+}
 
-  const int64_t loops = (E + plan.chunks * l.slice - 1) / (plan.chunks * l.slice);
-  char *scratch[collc::kMaxScratch] = {};
+// After: `scratch` holds this launch's loops of every scratch buffer,
+// unless the plan's scratch lies in the symmetric window.
+collResult_t StreamLaunch::allocateScratch() {
+  loops = (E + plan.chunks * l.slice - 1) / (plan.chunks * l.slice);
   for (int32_t k = 0; k < plan.numScratch && !l.windows; ++k) {
     CUdeviceptr at = 0;
     if (collResult_t r = memoryFor(s->scratch[k], s->scratchBytes[k],
@@ -545,107 +598,102 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
       return r;
     scratch[k] = reinterpret_cast<char *>(at);
   }
-  // Steps on other ranks' buffers: this rank's buffers in a registered
-  // window or copied into the runtime's, every rank's in a table, the
-  // multicast addresses of those bound to a multicast object, and the
-  // barrier.
-  std::vector<char *> peers;
-  CUdeviceptr userOut = 0;
-  uint64_t *barrier = nullptr, arrivals = 0;
-  char *multicast[collc::kMaxBuffers] = {};
-  bool multimem = false;
-  for (int32_t i = 0; i < plan.numThreadblocks; ++i)
-    multimem |= (plan.threadblocks[i].direct & collc::kTbMultimem) != 0;
-  std::string note; // why multimem steps run unicast, if they do
-  if (l.windows) {
-    // The user's own buffers where every rank's lie in registered windows
-    // of GPU memory, else copies in the runtime's window.
-    std::string error;
-    LaunchPlaces places;
-    const MemoryBackend *gpu = cudaMemory(error);
-    if (collResult_t r = launchPlaces(comm, reinterpret_cast<void *>(in), size_t(inBytes),
-                                      reinterpret_cast<void *>(out), size_t(outBytes), gpu,
-                                      places, error))
-      return comm->fail(r, error);
-    const bool registered = places.registered;
-    const PeerLayout layout =
-        peerLayout(plan, R, unit, inBytes, outBytes, loops, l.slice, es, registered);
-    if (multimem)
-      if (collResult_t r = askMulticast(comm, *s))
-        return r;
-    if (collResult_t r = symmetricWindow(comm, *s, size_t(layout.total), multimem))
-      return r;
-    const std::vector<char *> &base = s->symmetric.base;
-    peers = peerTable(layout, base, plan.numScratch);
-    if (registered && !pointAtUserBuffers(comm, places, peers, error))
-      return comm->fail(collInvalidUsage, error);
-    for (int32_t k = 0; k < plan.numScratch; ++k)
-      scratch[k] = base[me] + layout.scratchAt[k];
-    // Through a multicast object, a buffer that lies at the same offset of
-    // every rank's memory bound to it: the runtime's window (not the input
-    // of an in-place all-gather, say, whose steps then run unicast), or a
-    // registered window bound at registration.
-    auto same = [](const std::vector<int64_t> &at) {
-      return std::all_of(at.begin(), at.end(), [&](int64_t o) { return o == at[0]; });
-    };
-    auto through = [&](const std::vector<WindowPlace> &at, int64_t bytes) -> char * {
-      const collWindow *w = windowById(comm, at[0].id);
-      const bool ok = w && w->multicast.base && int64_t(w->multicast.size) >= at[0].offset + bytes &&
-                      std::all_of(at.begin(), at.end(), [&](const WindowPlace &p) {
-                        return p.id == at[0].id && p.offset == at[0].offset;
-                      });
-      return ok ? w->multicast.base + at[0].offset : nullptr;
-    };
-    char *const mc = multimem ? s->multicast.base : nullptr; // null: the group has none
-    if (mc && registered) {
-      multicast[collc::kIn] = through(places.in, inBytes);
-      multicast[collc::kOut] = through(places.out, outBytes);
-      if (!multicast[collc::kIn] || !multicast[collc::kOut])
-        note = "the steps on the user's buffers, whose registered windows are not bound to a "
-               "multicast object at the same offset on every rank";
-    } else if (mc) {
-      if (same(layout.inAt))
-        multicast[collc::kIn] = mc + layout.inAt[0];
-      if (same(layout.outAt))
-        multicast[collc::kOut] = mc + layout.outAt[0];
-    }
-    for (int32_t k = 0; k < plan.numScratch && mc; ++k)
-      multicast[collc::kScratch0 + k] = mc + layout.scratchAt[k];
-    if (Env::get().debug && me == 0)
-      fprintf(stderr, "collc INFO plan %s: steps on other ranks' buffers run %s\n", plan.name,
-              registered ? "on the registered windows, without copies"
-                         : ("on copies in the runtime's window: " + places.why).c_str());
-    if (!registered) {
-      const CUdeviceptr windowIn = at(base[me] + layout.inAt[me]),
-                        windowOut = at(base[me] + layout.outAt[me]);
-      if (!plan.inplace) // what the plan leaves alone comes back unchanged
-        COLLRT_CU(cuMemcpyDtoDAsync, (windowOut, out, outBytes, stream));
-      if (inBytes)
-        COLLRT_CU(cuMemcpyDtoDAsync, (windowIn, in, inBytes, stream));
-      userOut = out;
-      in = windowIn;
-      out = windowOut;
-    }
-    arrivals = uint64_t(plan.numThreadblocks) * uint64_t(l.shape.replicas);
-    barrier = reinterpret_cast<uint64_t *>(base[0]);
-    s->symmetricCaptured |= captured;
-  }
+  return collSuccess;
+}
 
+// After: steps on other ranks' buffers have this rank's buffers in a
+// registered window or copied into the runtime's, every rank's in
+// `peers`, the multicast addresses of those bound to a multicast object,
+// and the barrier.
+collResult_t StreamLaunch::placeInWindow() {
+  // The user's own buffers where every rank's lie in registered windows
+  // of GPU memory, else copies in the runtime's window.
+  std::string error;
+  LaunchPlaces places;
+  const MemoryBackend *gpu = cudaMemory(error);
+  if (collResult_t r = launchPlaces(comm, reinterpret_cast<void *>(in), size_t(inBytes),
+                                    reinterpret_cast<void *>(out), size_t(outBytes), gpu,
+                                    places, error))
+    return comm->fail(r, error);
+  const bool registered = places.registered;
+  const PeerLayout layout =
+      peerLayout(plan, R, unit, inBytes, outBytes, loops, l.slice, es, registered);
+  if (multimem)
+    if (collResult_t r = askMulticast(comm, *s))
+      return r;
+  if (collResult_t r = symmetricWindow(comm, *s, size_t(layout.total), multimem))
+    return r;
+  const std::vector<char *> &base = s->symmetric.base;
+  peers = peerTable(layout, base, plan.numScratch);
+  if (registered && !pointAtUserBuffers(comm, places, peers, error))
+    return comm->fail(collInvalidUsage, error);
+  for (int32_t k = 0; k < plan.numScratch; ++k)
+    scratch[k] = base[me] + layout.scratchAt[k];
+  // Through a multicast object, a buffer that lies at the same offset of
+  // every rank's memory bound to it: the runtime's window (not the input
+  // of an in-place all-gather, say, whose steps then run unicast), or a
+  // registered window bound at registration.
+  auto same = [](const std::vector<int64_t> &at) {
+    return std::all_of(at.begin(), at.end(), [&](int64_t o) { return o == at[0]; });
+  };
+  auto through = [&](const std::vector<WindowPlace> &at, int64_t bytes) -> char * {
+    const collWindow *w = windowById(comm, at[0].id);
+    const bool ok = w && w->multicast.base && int64_t(w->multicast.size) >= at[0].offset + bytes &&
+                    std::all_of(at.begin(), at.end(), [&](const WindowPlace &p) {
+                      return p.id == at[0].id && p.offset == at[0].offset;
+                    });
+    return ok ? w->multicast.base + at[0].offset : nullptr;
+  };
+  char *const mc = multimem ? s->multicast.base : nullptr; // null: the group has none
+  if (mc && registered) {
+    multicast[collc::kIn] = through(places.in, inBytes);
+    multicast[collc::kOut] = through(places.out, outBytes);
+    if (!multicast[collc::kIn] || !multicast[collc::kOut])
+      note = "the steps on the user's buffers, whose registered windows are not bound to a "
+             "multicast object at the same offset on every rank";
+  } else if (mc) {
+    if (same(layout.inAt))
+      multicast[collc::kIn] = mc + layout.inAt[0];
+    if (same(layout.outAt))
+      multicast[collc::kOut] = mc + layout.outAt[0];
+  }
+  for (int32_t k = 0; k < plan.numScratch && mc; ++k)
+    multicast[collc::kScratch0 + k] = mc + layout.scratchAt[k];
+  if (Env::get().debug && me == 0)
+    fprintf(stderr, "collc INFO plan %s: steps on other ranks' buffers run %s\n", plan.name,
+            registered ? "on the registered windows, without copies"
+                       : ("on copies in the runtime's window: " + places.why).c_str());
+  if (!registered) {
+    const CUdeviceptr windowIn = addressOf(base[me] + layout.inAt[me]),
+                      windowOut = addressOf(base[me] + layout.outAt[me]);
+    if (!plan.inplace) // what the plan leaves alone comes back unchanged
+      COLLRT_CU(cuMemcpyDtoDAsync, (windowOut, out, outBytes, stream));
+    if (inBytes)
+      COLLRT_CU(cuMemcpyDtoDAsync, (windowIn, in, inBytes, stream));
+    userOut = out;
+    in = windowIn;
+    out = windowOut;
+  }
+  arrivals = uint64_t(plan.numThreadblocks) * uint64_t(l.shape.replicas);
+  barrier = reinterpret_cast<uint64_t *>(base[0]);
+  s->symmetricCaptured |= captured;
+  return collSuccess;
+}
+
+// After: `args` holds this rank's threadblocks' Args, their progress
+// counters as offsets into `slot`, the next of the ring (free now) or for
+// a captured launch memory of its own.
+collResult_t StreamLaunch::fillArgs() {
   const std::vector<std::vector<const int64_t *>> *tables = nullptr;
   if (collResult_t r = tablesOf(comm, *s, l.algorithm, stream, tables))
     return r;
   const int32_t p = int32_t(l.plan - l.algorithm->plans);
-
-  // Args and zeroed progress counters: in the next slot, or for a
-  // captured launch in memory of its own.
   const int32_t tbs = plan.numThreadblocks;
-  std::vector<collc::Args> args;
-  const size_t progressBytes = (size_t(tbs) * l.shape.replicas * 8 + 127) & ~size_t(127);
-  GpuState::Slot own;
-  GpuState::Slot &slot = captured ? own : s->slots[s->next++ % s->slots.size()];
-  if (slot.pending)
-    COLLRT_CU(cuEventSynchronize, (slot.done));
-  slot.pending = false;
+  progressBytes = (size_t(tbs) * l.shape.replicas * 8 + 127) & ~size_t(127);
+  slot = captured ? &own : &s->slots[s->next++ % s->slots.size()];
+  if (slot->pending)
+    COLLRT_CU(cuEventSynchronize, (slot->done));
+  slot->pending = false;
   const auto flag = [&](size_t offset) { return s->deviceFlags + offset; };
   for (int32_t e = 0; e < tbs * l.shape.replicas; ++e) {
     const int32_t i = e % tbs, replica = e / tbs;
@@ -659,7 +707,7 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
     a.barrier = barrier;
     a.barrierArrivals = arrivals;
     std::copy(multicast, multicast + collc::kMaxBuffers, a.multicast);
-    // Filled in below, once the slot's address is known.
+    // Filled in by upload, once the slot's address is known.
     a.progress = reinterpret_cast<uint64_t *>(uintptr_t(replica) * tbs * 8);
     a.abort = reinterpret_cast<volatile int32_t *>(flag(offsetof(GpuState::Flags, abort)));
     a.timeoutSeconds = Env::get().timeoutSeconds;
@@ -672,47 +720,58 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
                       "rank " + std::to_string(me) + " has no threadblock in plan " + plan.name +
                       ", whose steps reach other ranks' buffers: on the GPU every rank takes "
                       "part in its barriers");
-  if (args.empty())
-    return collSuccess;
+  return collSuccess;
+}
+
+// After: the slot's memory holds zeroed progress counters, the Args and
+// the peers' windows, copied on the stream.
+collResult_t StreamLaunch::upload() {
   const size_t argsBytes = args.size() * sizeof(collc::Args),
                peersBytes = peers.size() * sizeof(char *);
-  if (slot.bytes < progressBytes + argsBytes + peersBytes) {
-    if (slot.memory)
-      cu.cuMemFree(slot.memory);
-    slot.memory = 0;
-    slot.bytes = 0;
-    COLLRT_CU(cuMemAlloc, (&slot.memory, progressBytes + argsBytes + peersBytes));
-    slot.bytes = progressBytes + argsBytes + peersBytes;
+  if (slot->bytes < progressBytes + argsBytes + peersBytes) {
+    if (slot->memory)
+      cu.cuMemFree(slot->memory);
+    slot->memory = 0;
+    slot->bytes = 0;
+    COLLRT_CU(cuMemAlloc, (&slot->memory, progressBytes + argsBytes + peersBytes));
+    slot->bytes = progressBytes + argsBytes + peersBytes;
     if (captured)
-      owned.device.push_back(slot.memory);
+      owned.device.push_back(slot->memory);
   }
-  const CUdeviceptr peersAt = slot.memory + progressBytes + argsBytes;
+  const CUdeviceptr peersAt = slot->memory + progressBytes + argsBytes;
   for (collc::Args &a : args) {
-    a.progress = reinterpret_cast<uint64_t *>(slot.memory + reinterpret_cast<uintptr_t>(a.progress));
+    a.progress =
+        reinterpret_cast<uint64_t *>(slot->memory + reinterpret_cast<uintptr_t>(a.progress));
     if (!peers.empty())
       a.peers = reinterpret_cast<char *const *>(peersAt);
   }
 
-  COLLRT_CU(cuMemsetD8Async, (slot.memory, 0, progressBytes, stream));
+  COLLRT_CU(cuMemsetD8Async, (slot->memory, 0, progressBytes, stream));
   // Args, then the peers' windows: from pageable memory, copied before the
   // call returns, or for a graph from pinned memory read on every replay.
   const auto bytesOf = [](const auto &v) { return reinterpret_cast<const char *>(v.data()); };
-  std::vector<char> upload(bytesOf(args), bytesOf(args) + argsBytes);
-  upload.insert(upload.end(), bytesOf(peers), bytesOf(peers) + peersBytes);
-  const char *source = upload.data();
+  std::vector<char> bytes(bytesOf(args), bytesOf(args) + argsBytes);
+  bytes.insert(bytes.end(), bytesOf(peers), bytesOf(peers) + peersBytes);
+  const char *source = bytes.data();
   if (captured) {
     void *pinned = nullptr;
-    COLLRT_CU(cuMemHostAlloc, (&pinned, upload.size(), CU_MEMHOSTALLOC_PORTABLE));
+    COLLRT_CU(cuMemHostAlloc, (&pinned, bytes.size(), CU_MEMHOSTALLOC_PORTABLE));
     owned.host.push_back(pinned);
-    memcpy(pinned, upload.data(), upload.size());
+    memcpy(pinned, bytes.data(), bytes.size());
     source = static_cast<const char *>(pinned);
   }
-  COLLRT_CU(cuMemcpyHtoDAsync, (slot.memory + progressBytes, source, upload.size(), stream));
+  COLLRT_CU(cuMemcpyHtoDAsync, (slot->memory + progressBytes, source, bytes.size(), stream));
+  return collSuccess;
+}
 
-  const collc::DeviceLaunch launch{
-      reinterpret_cast<const collc::Args *>(slot.memory + progressBytes), int32_t(args.size()),
+// After: the kernel, the copy of the output back to the user's buffer,
+// avg's division and, for a plain launch, the slot's event are queued.
+collResult_t StreamLaunch::launch() {
+  const collc::DeviceLaunch kernel{
+      reinterpret_cast<const collc::Args *>(slot->memory + progressBytes), int32_t(args.size()),
       l.shape.threads > 0 ? l.shape.threads : 512, l.stream, 0};
-  if (const char *e = plan.cuda.launch(launch))
+  threads = kernel.threads;
+  if (const char *e = plan.cuda.launch(kernel))
     return comm->fail(collUnhandledCudaError, std::string("cudaLaunchKernel: ") + e);
   if (userOut) {
     COLLRT_CU(cuMemcpyDtoDAsync, (userOut, out, outBytes, stream));
@@ -724,24 +783,56 @@ collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captu
   if (copyBack)
     COLLRT_CU(cuMemcpyDtoDAsync, (copyBack, out, unit, stream));
   if (!captured) {
-    COLLRT_CU(cuEventRecord, (slot.done, stream));
-    slot.pending = true;
-  }
-  if (Env::get().debug && me == 0) {
-    fprintf(stderr, "collc INFO plan %s on the GPU: %zu threadblocks of %d threads, %s\n",
-            plan.name, args.size(), launch.threads,
-            captured ? "captured into a CUDA graph" : "queued");
-    const std::string why = s->canMulticast == 0 ? s->noMulticast
-                                                 : unicastReason(true, l.type, l.op, reduces(coll));
-    if (multimem && why.empty())
-      fprintf(stderr, "collc INFO plan %s: multimem steps run on NVLink multicast, over "
-              "every rank's window bound to one multicast object%s%s\n", plan.name,
-              note.empty() ? "" : ", except ", note.c_str());
-    else if (multimem)
-      fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the "
-              "peer windows: %s\n", plan.name, why.c_str());
+    COLLRT_CU(cuEventRecord, (slot->done, stream));
+    slot->pending = true;
   }
   return collSuccess;
+}
+
+// Says, under COLL_DEBUG, how the launch runs and how its multimem steps do.
+void StreamLaunch::report() const {
+  if (!Env::get().debug || me != 0)
+    return;
+  fprintf(stderr, "collc INFO plan %s on the GPU: %zu threadblocks of %d threads, %s\n",
+          plan.name, args.size(), threads, captured ? "captured into a CUDA graph" : "queued");
+  const std::string why = s->canMulticast == 0 ? s->noMulticast
+                                               : unicastReason(true, l.type, l.op, reduces(coll));
+  if (multimem && why.empty())
+    fprintf(stderr, "collc INFO plan %s: multimem steps run on NVLink multicast, over "
+            "every rank's window bound to one multicast object%s%s\n", plan.name,
+            note.empty() ? "" : ", except ", note.c_str());
+  else if (multimem)
+    fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the "
+            "peer windows: %s\n", plan.name, why.c_str());
+}
+
+collResult_t StreamLaunch::run() {
+  if (collResult_t r = layOutBuffers())
+    return r;
+  if (collResult_t r = allocateScratch())
+    return r;
+  for (int32_t i = 0; i < plan.numThreadblocks; ++i)
+    multimem |= (plan.threadblocks[i].direct & collc::kTbMultimem) != 0;
+  if (l.windows)
+    if (collResult_t r = placeInWindow())
+      return r;
+  if (collResult_t r = fillArgs())
+    return r;
+  if (args.empty())
+    return collSuccess;
+  if (collResult_t r = upload())
+    return r;
+  if (collResult_t r = launch())
+    return r;
+  report();
+  return collSuccess;
+}
+
+// Queues the launch on its stream; a captured one's memory goes to `owned`.
+collResult_t enqueue(collComm *comm, GpuState *s, const GpuLaunch &l, bool captured,
+                     GraphMemory &owned) {
+  StreamLaunch e(comm, s, l, captured, owned);
+  return e.run();
 }
 
 } // namespace

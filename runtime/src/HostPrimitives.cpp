@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "collc/kernel.h"
-#include "src/Numeric.h"
+#include "support/Numeric.h"
 
 #include <chrono>
 #include <cstdio>

@@ -10,14 +10,14 @@
 #include "src/Comm.h"
 
 #include "src/BlockArgs.h"
-#include "src/CudaDriver.h"
-#include "src/Env.h"
 #include "src/GpuLaunch.h"
 #include "src/Multicast.h"
-#include "src/Numeric.h"
 #include "src/PeerLayout.h"
 #include "src/Replicas.h"
 #include "src/Windows.h"
+#include "support/CudaDriver.h"
+#include "support/Env.h"
+#include "support/Numeric.h"
 #include "transport/MemoryBackend.h"
 
 #include <algorithm>
@@ -182,27 +182,44 @@ void divideBy(collDataType_t type, void *data, int64_t n, int d) {
   });
 }
 
-} // namespace
+/// One call of collLaunch: its arguments, and what its stages work out.
+struct LaunchCall {
+  collComm *comm;
+  const AlgorithmDesc *alg;
+  const void *sendbuff;
+  void *recvbuff;
+  size_t count;
+  collDataType_t datatype;
+  collRedOp_t op;
+  collStream_t stream;
+  int R = 0, me = 0;
+  int64_t es = 0, E = 0, inBytes = 0, outBytes = 0;
+  int32_t coll = 0;
+  bool gpu = false; // built by nvcc, not by a C++ compiler
+  const PlanDesc *plan = nullptr;
+  collc::LaunchShape shape{};
+  bool peerSteps = false, direct = false; // multimem or peer-window steps; direct connections
+  bool shm = false;                       // the transports map every rank's memory
+  int64_t slice = 0;
+  bool windows = false; // steps on other ranks' buffers: every rank's in a window
+};
 
-extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const void *sendbuff,
-                                   void *recvbuff, size_t count, collDataType_t datatype,
-                                   collRedOp_t op, collStream_t stream) {
-  if (!comm || !algorithm)
-    return collInvalidArgument;
-  std::lock_guard<std::mutex> running(comm->launching);
-  if (__atomic_load_n(&comm->abortFlag, __ATOMIC_ACQUIRE))
-    return comm->fail(collAborted, "the communicator was aborted");
-  const auto *alg = static_cast<const AlgorithmDesc *>(algorithm);
-  const int R = comm->nranks, me = comm->rank;
-  const int64_t es = int64_t(collTypeSize(datatype));
-  if (!es)
-    return comm->fail(collInvalidArgument, "unknown data type " + std::to_string(int(datatype)));
-  if (op < 0 || op >= collNumOps)
-    return comm->fail(collInvalidArgument, "unknown reduction op " + std::to_string(int(op)));
+// After: the type, op and count are valid, and every plan has a kernel of
+// the algorithm's build that this machine can run.
+collResult_t checkCall(LaunchCall &c) {
+  collComm *comm = c.comm;
+  const AlgorithmDesc *alg = c.alg;
+  c.R = comm->nranks;
+  c.me = comm->rank;
+  c.es = int64_t(collTypeSize(c.datatype));
+  if (!c.es)
+    return comm->fail(collInvalidArgument, "unknown data type " + std::to_string(int(c.datatype)));
+  if (c.op < 0 || c.op >= collNumOps)
+    return comm->fail(collInvalidArgument, "unknown reduction op " + std::to_string(int(c.op)));
   if (alg->numPlans < 1)
     return comm->fail(collInvalidArgument, std::string("algorithm ") + alg->name + " has no plan");
   // Built by a C++ compiler (host kernels) or by nvcc (GPU kernels), never both.
-  const bool gpu = !alg->plans[0].hostKernel;
+  const bool gpu = c.gpu = !alg->plans[0].hostKernel;
   for (int32_t p = 0; p < alg->numPlans; ++p)
     if (!alg->plans[p].hostKernel != gpu || (gpu && !alg->plans[p].cuda.launch))
       return comm->fail(collInvalidArgument, std::string("plan ") + alg->plans[p].name +
@@ -215,45 +232,59 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
                         "built by nvcc for the GPU, and this machine has no usable GPU: " + why +
                         ". To run the algorithm on the host, link the host build instead (the "
                         "output of collc --emit=cuda compiled with a C++ compiler)");
-  } else if (!dispatchType(datatype, [](auto) {})) {
+  } else if (!dispatchType(c.datatype, [](auto) {})) {
     return comm->fail(collInvalidArgument, "fp8 types need a GPU; the host emulation has none");
   }
-  const int32_t coll = alg->plans[0].collective;
-  const int64_t E = int64_t(count);
-  if (E < 0 || E > (int64_t(1) << 40) / (R * es))
-    return comm->fail(collInvalidArgument, "count " + std::to_string(count) + " is too large");
-  const int64_t inBytes = inUnits(coll, R) * E * es, outBytes = outUnits(coll, R) * E * es;
+  c.coll = alg->plans[0].collective;
+  c.E = int64_t(c.count);
+  if (c.E < 0 || c.E > (int64_t(1) << 40) / (c.R * c.es))
+    return comm->fail(collInvalidArgument, "count " + std::to_string(c.count) + " is too large");
+  c.inBytes = inUnits(c.coll, c.R) * c.E * c.es;
+  c.outBytes = outUnits(c.coll, c.R) * c.E * c.es;
+  return collSuccess;
+}
 
-  // The plan for this size.
-  const PlanDesc *plan = &alg->plans[alg->numPlans - 1];
+// After: `plan` is the plan for this size and `shape` its launch, said
+// under COLL_DEBUG.
+void pickPlan(LaunchCall &c) {
+  const AlgorithmDesc *alg = c.alg;
+  c.plan = &alg->plans[alg->numPlans - 1];
   for (int32_t p = 0; p < alg->numPlans; ++p)
-    if (inBytes >= alg->plans[p].minBytes && inBytes < alg->plans[p].maxBytes) {
-      plan = &alg->plans[p];
+    if (c.inBytes >= alg->plans[p].minBytes && c.inBytes < alg->plans[p].maxBytes) {
+      c.plan = &alg->plans[p];
       break;
     }
-  const collc::LaunchShape shape = launchFor(*plan, inBytes);
-  if (Env::get().debug && me == 0)
+  const PlanDesc *plan = c.plan;
+  c.shape = launchFor(*plan, c.inBytes);
+  if (Env::get().debug && c.me == 0)
     fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld)), "
-            "%d replica(s)%s%s\n", alg->name, (long long)inBytes, plan->name,
+            "%d replica(s)%s%s\n", alg->name, (long long)c.inBytes, plan->name,
             protocolName(plan->protocol), (long long)plan->minBytes, (long long)plan->maxBytes,
-            shape.replicas, plan->why ? "; " : "", plan->why ? plan->why : "");
-  bool peerSteps = false, direct = false; // multimem or peer-window steps; direct connections
+            c.shape.replicas, plan->why ? "; " : "", plan->why ? plan->why : "");
+}
+
+// After: the plan can run over this communicator's transports on this
+// count, and `peerSteps`, `direct` and `shm` say how it reaches the peers.
+collResult_t checkPlanRuns(LaunchCall &c) {
+  collComm *comm = c.comm;
+  const PlanDesc *plan = c.plan;
   bool multimem = false;
   for (int32_t i = 0; i < plan->numThreadblocks; ++i) {
-    peerSteps |= (plan->threadblocks[i].direct & collc::kTbPeerSteps) != 0;
-    direct |= (plan->threadblocks[i].direct & (collc::kTbDirectRecv | collc::kTbDirectSend)) != 0;
+    c.peerSteps |= (plan->threadblocks[i].direct & collc::kTbPeerSteps) != 0;
+    c.direct |= (plan->threadblocks[i].direct & (collc::kTbDirectRecv | collc::kTbDirectSend)) != 0;
     multimem |= (plan->threadblocks[i].direct & collc::kTbMultimem) != 0;
   }
   // The host emulation has no multicast: multimem steps run their unicast
   // form over the peer windows (the GPU launch says what it does).
-  if (multimem && !gpu && Env::get().debug && me == 0)
+  if (multimem && !c.gpu && Env::get().debug && c.me == 0)
     fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the peer "
-            "windows: %s\n", plan->name, unicastReason(false, datatype, op, reduces(coll)).c_str());
-  const bool shm = comm->transport->mapsEveryRank();
+            "windows: %s\n", plan->name,
+            unicastReason(false, c.datatype, c.op, reduces(c.coll)).c_str());
+  const bool shm = c.shm = comm->transport->mapsEveryRank();
   // A GPU reads an LL128 line whole only as NVLink delivers it; from the
   // host memory that a proxy writes, it may see a line's flag before its
   // data.
-  for (int32_t i = 0; i < plan->numThreadblocks && gpu && !shm; ++i) {
+  for (int32_t i = 0; i < plan->numThreadblocks && c.gpu && !shm; ++i) {
     const collc::ThreadblockDesc &tb = plan->threadblocks[i];
     for (int peer : {tb.recvPeer, tb.sendPeer})
       if (tb.protocol == collc::kLL128 && peer >= 0 && comm->transport->proxied(tb.rank, peer))
@@ -265,74 +296,100 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
                               "machine (collc then picks LL or Simple between them), or with "
                               "--protocol=LL or Simple");
   }
-  if (peerSteps && !shm)
+  if (c.peerSteps && !shm)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " reaches other ranks' buffers "
                       "(NVLink multicast or peer windows), which the host emulates over "
                       "shared memory: use the shm transport between every pair of ranks");
-  if (plan->wholeChunks && E % plan->chunks)
+  if (plan->wholeChunks && c.E % plan->chunks)
     return comm->fail(collInvalidUsage,
                       std::string("plan ") + plan->name + " moves chunks between positions, so "
                       "it needs a count divisible by its " + std::to_string(plan->chunks) +
-                      " chunks, not " + std::to_string(E));
-  AlgorithmSetup *setup;
+                      " chunks, not " + std::to_string(c.E));
+  return collSuccess;
+}
+
+// After: the algorithm's FIFOs are connected on every rank, in memory of
+// the build's kind; `relaxed` lets a GPU launch being captured make them.
+collResult_t connectFifos(LaunchCall &c, std::optional<RelaxedCapture> &relaxed,
+                          AlgorithmSetup *&setup) {
   const MemoryBackend *memory = nullptr; // host memory
-  std::optional<RelaxedCapture> relaxed;
   const MemoryBackend *staged = nullptr; // where FIFOs that a proxy joins live, if apart
-  if (gpu) {
+  if (c.gpu) {
     // GPU memory, which the ranks of a machine map; the FIFOs of pairs
     // that a proxy joins in pinned host memory, which it reaches too.
     relaxed.emplace();
     std::string why;
-    if (!(memory = cudaMemory(why)) || (!shm && !(staged = pinnedMemory(why))))
-      return comm->fail(collUnhandledCudaError, why);
+    if (!(memory = cudaMemory(why)) || (!c.shm && !(staged = pinnedMemory(why))))
+      return c.comm->fail(collUnhandledCudaError, why);
   }
-  if (collResult_t r = setUp(comm, alg, setup, memory, staged))
-    return r;
-  if (E == 0)
-    return collSuccess;
-  if ((!sendbuff && !(coll == collc::kBroadcast && me != plan->root)) ||
-      (!recvbuff && !(coll == collc::kReduce && me != plan->root)))
-    return comm->fail(collInvalidArgument, "null buffer for a nonzero count");
+  return setUp(c.comm, c.alg, setup, memory, staged);
+}
 
+// After: the buffers are there, `slice` holds the elements of one chunk
+// per loop for this launch, and `windows` whether steps reach other
+// ranks' buffers through windows.
+collResult_t chooseSlice(LaunchCall &c) {
+  collComm *comm = c.comm;
+  const PlanDesc *plan = c.plan;
+  if ((!c.sendbuff && !(c.coll == collc::kBroadcast && c.me != plan->root)) ||
+      (!c.recvbuff && !(c.coll == collc::kReduce && c.me != plan->root)))
+    return comm->fail(collInvalidArgument, "null buffer for a nonzero count");
   // Slice: elements of one chunk per loop, the same on every rank.
-  int64_t slice = sliceElements(*plan, es, slotBytes);
-  if (slice < 1)
+  c.slice = sliceElements(*plan, c.es, slotBytes);
+  if (c.slice < 1)
     return comm->fail(collInvalidUsage, std::string("plan ") + plan->name + " sends " +
                                             std::to_string(plan->widest) +
                                             " chunks in one step, more than a FIFO slot holds");
-  slice = replicaSlice(slice, E, plan->chunks, shape.replicas, es);
+  c.slice = replicaSlice(c.slice, c.E, plan->chunks, c.shape.replicas, c.es);
   // Multimem and peer-window steps, and direct senders, reach other ranks'
   // buffers, between barriers, like NCCL's NVLS and LSA kernels: the user's
   // own where every rank's input and output lie in registered windows,
   // else copies in one symmetric window per rank. Direct connections use
   // their FIFOs instead over sockets, or unless COLL_DIRECT=1 asks for the
   // windows.
-  const bool windows = peerSteps || (direct && shm && Env::get().direct);
-  if (gpu)
-    return launchOnGpu(comm, GpuLaunch{alg, plan, setup, shape, sendbuff, recvbuff, E, slice,
-                                       datatype, op, stream, windows});
+  c.windows = c.peerSteps || (c.direct && c.shm && Env::get().direct);
+  return collSuccess;
+}
 
-  // Lay the buffers out as the plan expects.
-  char *send = const_cast<char *>(static_cast<const char *>(sendbuff));
-  char *recv = static_cast<char *>(recvbuff);
+/// Where a host launch's threadblocks read and write.
+struct HostBuffers {
+  char *in = nullptr, *out = nullptr;
+  char *copyBack = nullptr; // where `out`'s first unit goes at the end, if anywhere
+  char *userOut = nullptr;  // the output the caller sees
+  int64_t unit = 0;         // bytes of one rank's unit of the buffer
+  int64_t loops = 0;
+  bool registered = false; // in and out are the user's own, in registered windows
+  std::vector<char *> peers;
+  std::vector<char *> scratchOf;
+};
+
+// After: `in` and `out` are laid out as the plan expects, through the
+// communicator's staging where the caller's layout differs.
+void layOutBuffers(const LaunchCall &c, HostBuffers &b) {
+  collComm *comm = c.comm;
+  const PlanDesc *plan = c.plan;
+  const int me = c.me;
+  const int64_t inBytes = c.inBytes;
+  char *send = const_cast<char *>(static_cast<const char *>(c.sendbuff));
+  char *recv = static_cast<char *>(c.recvbuff);
   char *in = send, *out = recv, *copyBack = nullptr;
-  int64_t unit = E * es;
+  int64_t unit = c.E * c.es;
   auto staging = [&](int64_t bytes) {
     if (int64_t(comm->staging.size()) < bytes)
       comm->staging.resize(bytes);
     return comm->staging.data();
   };
-  if (coll == collc::kBroadcast && me != plan->root && !send)
+  if (c.coll == collc::kBroadcast && me != plan->root && !send)
     in = send = staging(inBytes);
-  if (coll == collc::kReduce && me != plan->root && !recv)
-    out = recv = staging(outBytes);
+  if (c.coll == collc::kReduce && me != plan->root && !recv)
+    out = recv = staging(c.outBytes);
   if (plan->inplace) {
-    if (coll == collc::kAllGather) {
+    if (c.coll == collc::kAllGather) {
       in = recv + me * unit;
       if (send != in)
         memmove(in, send, unit);
-    } else if (coll == collc::kReduceScatter) {
+    } else if (c.coll == collc::kReduceScatter) {
       if (recv != send + me * unit) {
         in = staging(inBytes);
         memcpy(in, send, inBytes);
@@ -344,83 +401,104 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
         memmove(recv, send, inBytes);
       in = out = recv;
     }
-  } else if (overlaps(send, inBytes, recv, outBytes)) {
+  } else if (overlaps(send, inBytes, recv, c.outBytes)) {
     in = staging(inBytes);
     memcpy(in, send, inBytes);
   }
+  b.in = in;
+  b.out = out;
+  b.copyBack = copyBack;
+  b.unit = unit;
+}
 
-  int64_t loops = (E + plan->chunks * slice - 1) / (plan->chunks * slice);
+// After: the communicator's scratch buffers hold this launch's loops, and
+// `scratchOf` points at them.
+void growScratch(const LaunchCall &c, HostBuffers &b) {
+  collComm *comm = c.comm;
+  const PlanDesc *plan = c.plan;
+  b.loops = (c.E + plan->chunks * c.slice - 1) / (plan->chunks * c.slice);
   if (comm->scratch.size() < size_t(plan->numScratch))
     comm->scratch.resize(plan->numScratch);
   for (int32_t k = 0; k < plan->numScratch; ++k) {
-    size_t need = size_t(loops * plan->scratchChunks[k] * slice * es);
+    size_t need = size_t(b.loops * plan->scratchChunks[k] * c.slice * c.es);
     if (comm->scratch[k].size() < need)
       comm->scratch[k].resize(need);
   }
-
-  std::vector<char *> peers;
-  std::vector<char *> scratchOf(plan->numScratch);
+  b.scratchOf.resize(plan->numScratch);
   for (int32_t k = 0; k < plan->numScratch; ++k)
-    scratchOf[k] = comm->scratch[k].data();
-  char *userOut = out;
-  bool registered = false;
-  if (windows) {
-    std::string err;
-    LaunchPlaces places;
-    if (collResult_t r = launchPlaces(comm, in, size_t(inBytes), out, size_t(outBytes), nullptr,
-                                      places, err))
-      return comm->fail(r, err);
-    registered = places.registered;
-    if (Env::get().debug && me == 0)
-      fprintf(stderr, "collc INFO plan %s: steps on other ranks' buffers run %s\n", plan->name,
-              registered ? "on the registered windows, without copies"
-                         : ("on copies in the runtime's window: " + places.why).c_str());
-    const PeerLayout layout =
-        peerLayout(*plan, R, unit, inBytes, outBytes, loops, slice, es, registered);
-    const std::vector<int64_t> &inAt = layout.inAt, &outAt = layout.outAt,
-                               &scratchAt = layout.scratchAt;
-    const int64_t total = layout.total;
-    if (comm->symmetricBytes < size_t(total)) {
-      if (comm->symmetricBytes)
-        comm->transport->release(comm->symmetric);
-      comm->symmetricBytes = 0;
-      if (collResult_t r = comm->transport->exchangeWindow(size_t(total), comm->symmetric, err))
-        return comm->fail(r, err);
-      comm->symmetricBytes = size_t(total);
-    }
-    const std::vector<char *> &base = comm->symmetric.base;
-    peers = peerTable(layout, base, plan->numScratch);
-    if (registered && !pointAtUserBuffers(comm, places, peers, err)) // the user's own
-      return comm->fail(collInvalidUsage, err);
-    for (int32_t k = 0; k < plan->numScratch; ++k)
-      scratchOf[k] = base[me] + scratchAt[k];
-    if (!registered) {
-      if (!plan->inplace) // what the plan leaves alone comes back unchanged
-        memcpy(base[me] + outAt[me], out, outBytes);
-      memcpy(base[me] + inAt[me], in, inBytes);
-      in = base[me] + inAt[me];
-      out = base[me] + outAt[me];
-      if (collResult_t r = comm->bootstrap.barrier(err)) // every rank's input is in place
-        return comm->fail(r, err);
-    }
-  }
+    b.scratchOf[k] = comm->scratch[k].data();
+}
 
-  const int32_t p = int32_t(plan - alg->plans);
+// After: every rank's buffers lie in windows that every rank maps, named
+// in `peers`, and every rank's input is in place.
+collResult_t placeInWindows(const LaunchCall &c, HostBuffers &b) {
+  collComm *comm = c.comm;
+  const PlanDesc *plan = c.plan;
+  const int me = c.me;
+  const int64_t inBytes = c.inBytes, outBytes = c.outBytes;
+  std::string err;
+  LaunchPlaces places;
+  if (collResult_t r = launchPlaces(comm, b.in, size_t(inBytes), b.out, size_t(outBytes),
+                                    nullptr, places, err))
+    return comm->fail(r, err);
+  const bool registered = b.registered = places.registered;
+  if (Env::get().debug && me == 0)
+    fprintf(stderr, "collc INFO plan %s: steps on other ranks' buffers run %s\n", plan->name,
+            registered ? "on the registered windows, without copies"
+                       : ("on copies in the runtime's window: " + places.why).c_str());
+  const PeerLayout layout =
+      peerLayout(*plan, c.R, b.unit, inBytes, outBytes, b.loops, c.slice, c.es, registered);
+  const std::vector<int64_t> &inAt = layout.inAt, &outAt = layout.outAt,
+                             &scratchAt = layout.scratchAt;
+  const int64_t total = layout.total;
+  if (comm->symmetricBytes < size_t(total)) {
+    if (comm->symmetricBytes)
+      comm->transport->release(comm->symmetric);
+    comm->symmetricBytes = 0;
+    if (collResult_t r = comm->transport->exchangeWindow(size_t(total), comm->symmetric, err))
+      return comm->fail(r, err);
+    comm->symmetricBytes = size_t(total);
+  }
+  const std::vector<char *> &base = comm->symmetric.base;
+  b.peers = peerTable(layout, base, plan->numScratch);
+  if (registered && !pointAtUserBuffers(comm, places, b.peers, err)) // the user's own
+    return comm->fail(collInvalidUsage, err);
+  for (int32_t k = 0; k < plan->numScratch; ++k)
+    b.scratchOf[k] = base[me] + scratchAt[k];
+  if (!registered) {
+    if (!plan->inplace) // what the plan leaves alone comes back unchanged
+      memcpy(base[me] + outAt[me], b.out, outBytes);
+    memcpy(base[me] + inAt[me], b.in, inBytes);
+    b.in = base[me] + inAt[me];
+    b.out = base[me] + outAt[me];
+    if (collResult_t r = comm->bootstrap.barrier(err)) // every rank's input is in place
+      return comm->fail(r, err);
+  }
+  return collSuccess;
+}
+
+// After: this rank's threadblocks, one thread per replica, have run to
+// their end, or the first error is reported.
+collResult_t runThreadblocks(const LaunchCall &c, const AlgorithmSetup &setup,
+                             const HostBuffers &b) {
+  collComm *comm = c.comm;
+  const PlanDesc *plan = c.plan;
+  const int32_t p = int32_t(plan - c.alg->plans);
   const int32_t tbs = plan->numThreadblocks;
-  std::vector<uint64_t> progress(size_t(tbs) * shape.replicas, 0);
+  std::vector<uint64_t> progress(size_t(tbs) * c.shape.replicas, 0);
   int32_t error = 0;
   char errorText[256] = "";
   std::vector<collc::Args> args;
-  for (int32_t e = 0; e < tbs * shape.replicas; ++e) {
+  for (int32_t e = 0; e < tbs * c.shape.replicas; ++e) {
     const int32_t i = e % tbs, replica = e / tbs;
     const collc::ThreadblockDesc &tb = plan->threadblocks[i];
-    if (tb.rank != me)
+    if (tb.rank != c.me)
       continue;
-    collc::Args a = blockArgs(*comm, *plan, *setup, p, e, shape.replicas, datatype, op, E,
-                              slice, in, out, scratchOf.data());
+    collc::Args a = blockArgs(*comm, *plan, setup, p, e, c.shape.replicas, c.datatype, c.op, c.E,
+                              c.slice, b.in, b.out, b.scratchOf.data());
     a.table = tb.table; // the host emulation reads host memory
     a.progress = progress.data() + size_t(replica) * tbs;
-    a.peers = peers.empty() ? nullptr : peers.data();
+    a.peers = b.peers.empty() ? nullptr : b.peers.data();
     a.abort = &comm->abortFlag;
     a.timeoutSeconds = Env::get().timeoutSeconds;
     a.error = &error;
@@ -438,20 +516,71 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     return comm->fail(collAborted, "the communicator was aborted");
   if (error)
     return comm->fail(collResult_t(error), errorText);
-  if (windows) {
+  return collSuccess;
+}
+
+// After: the caller's output holds the result, divided for avg.
+collResult_t finishOnHost(const LaunchCall &c, HostBuffers &b) {
+  collComm *comm = c.comm;
+  char *out = b.out;
+  if (c.windows) {
     std::string err;
     if (collResult_t r = comm->bootstrap.barrier(err)) // every rank's stores are done
       return comm->fail(r, err);
-    if (!registered)
-      memcpy(userOut, out, outBytes);
-    out = userOut;
+    if (!b.registered)
+      memcpy(b.userOut, out, c.outBytes);
+    out = b.userOut;
   }
-
-  if (op == collAvg && reduces(coll) && (coll != collc::kReduce || me == plan->root))
-    divideBy(datatype, out, E, R);
-  if (copyBack)
-    memcpy(copyBack, out, unit);
+  if (c.op == collAvg && reduces(c.coll) && (c.coll != collc::kReduce || c.me == c.plan->root))
+    divideBy(c.datatype, out, c.E, c.R);
+  if (b.copyBack)
+    memcpy(b.copyBack, out, b.unit);
   return collSuccess;
+}
+
+// After: the launch has run on the host emulation, threadblocks as threads.
+collResult_t runOnHost(const LaunchCall &c, const AlgorithmSetup &setup) {
+  HostBuffers b;
+  layOutBuffers(c, b);
+  growScratch(c, b);
+  b.userOut = b.out;
+  if (c.windows)
+    if (collResult_t r = placeInWindows(c, b))
+      return r;
+  if (collResult_t r = runThreadblocks(c, setup, b))
+    return r;
+  return finishOnHost(c, b);
+}
+
+} // namespace
+
+extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const void *sendbuff,
+                                   void *recvbuff, size_t count, collDataType_t datatype,
+                                   collRedOp_t op, collStream_t stream) {
+  if (!comm || !algorithm)
+    return collInvalidArgument;
+  std::lock_guard<std::mutex> running(comm->launching);
+  if (__atomic_load_n(&comm->abortFlag, __ATOMIC_ACQUIRE))
+    return comm->fail(collAborted, "the communicator was aborted");
+  LaunchCall c{comm, static_cast<const AlgorithmDesc *>(algorithm), sendbuff, recvbuff, count,
+               datatype, op, stream};
+  if (collResult_t r = checkCall(c))
+    return r;
+  pickPlan(c);
+  if (collResult_t r = checkPlanRuns(c))
+    return r;
+  AlgorithmSetup *setup;
+  std::optional<RelaxedCapture> relaxed; // held until the GPU launch is queued
+  if (collResult_t r = connectFifos(c, relaxed, setup))
+    return r;
+  if (c.E == 0)
+    return collSuccess;
+  if (collResult_t r = chooseSlice(c))
+    return r;
+  if (c.gpu)
+    return launchOnGpu(comm, GpuLaunch{c.alg, c.plan, setup, c.shape, sendbuff, recvbuff, c.E,
+                                       c.slice, datatype, op, stream, c.windows});
+  return runOnHost(c, *setup);
 }
 
 extern "C" collResult_t collRegisterAlgorithm(collComm_t comm, const void *algorithm) {

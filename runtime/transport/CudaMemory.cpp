@@ -15,14 +15,14 @@
 //===----------------------------------------------------------------------===//
 #include "transport/MemoryBackend.h"
 
-#include "src/CudaDriver.h"
+#include "support/CudaDriver.h"
 
 #include <algorithm>
 #include <cstring>
 #include <unistd.h>
 
 #if __has_include(<cuda.h>)
-#include "src/CudaApi.h"
+#include "support/CudaApi.h"
 
 using namespace collrt;
 

@@ -26,8 +26,8 @@
 //===----------------------------------------------------------------------===//
 #include "transport/Transport.h"
 
-#include "src/Bootstrap.h"
-#include "src/Env.h"
+#include "support/Bootstrap.h"
+#include "support/Env.h"
 #include "transport/Proxy.h"
 #include "transport/Verbs.h"
 

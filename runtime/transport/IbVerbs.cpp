@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "transport/Verbs.h"
 
-#include "src/Env.h"
+#include "support/Env.h"
 
 #include <algorithm>
 #include <arpa/inet.h>

@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "transport/Transport.h"
 
-#include "src/Bootstrap.h"
+#include "support/Bootstrap.h"
 
 #include <algorithm>
 #include <cstring>

@@ -2,10 +2,10 @@
 #include "transport/Nvls.h"
 
 #if __has_include(<cuda.h>)
-#include "src/Bootstrap.h"
-#include "src/CudaApi.h"
-#include "src/CudaDriver.h"
-#include "src/Env.h"
+#include "support/Bootstrap.h"
+#include "support/CudaApi.h"
+#include "support/CudaDriver.h"
+#include "support/Env.h"
 #include "transport/PeerTransports.h"
 
 #include <map>

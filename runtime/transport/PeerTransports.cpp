@@ -1,8 +1,8 @@
 //===- PeerTransports.cpp - One transport for each pair of ranks ----------===//
 #include "transport/PeerTransports.h"
 
-#include "src/Bootstrap.h"
-#include "src/Env.h"
+#include "support/Bootstrap.h"
+#include "support/Env.h"
 #include "transport/Verbs.h"
 
 #include <algorithm>

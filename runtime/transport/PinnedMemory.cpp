@@ -12,10 +12,10 @@
 //===----------------------------------------------------------------------===//
 #include "transport/MemoryBackend.h"
 
-#include "src/CudaDriver.h"
+#include "support/CudaDriver.h"
 
 #if __has_include(<cuda.h>)
-#include "src/CudaApi.h"
+#include "support/CudaApi.h"
 
 using namespace collrt;
 

@@ -1,8 +1,8 @@
 //===- Proxy.cpp - The thread that drives a network transport's FIFOs -----===//
 #include "transport/Proxy.h"
 
-#include "src/Bootstrap.h"
-#include "src/Env.h"
+#include "support/Bootstrap.h"
+#include "support/Env.h"
 
 #include <algorithm>
 #include <chrono>

@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "transport/Transport.h"
 
-#include "src/Bootstrap.h"
-#include "src/Socket.h"
+#include "support/Bootstrap.h"
+#include "support/Socket.h"
 
 #include <cerrno>
 #include <unistd.h>

@@ -13,9 +13,9 @@
 //===----------------------------------------------------------------------===//
 #include "transport/Transport.h"
 
-#include "src/Bootstrap.h"
-#include "src/Env.h"
-#include "src/Socket.h"
+#include "support/Bootstrap.h"
+#include "support/Env.h"
+#include "support/Socket.h"
 #include "transport/Proxy.h"
 
 #include <algorithm>

@@ -21,9 +21,9 @@
 
 #include "collc/abi.h"
 #include "collrt.h"
+#include "support/FifoLayout.h"
 #include "transport/MemoryBackend.h"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -73,20 +73,6 @@ struct PeerInfo {
   std::string nvlink; // the NVLink domain its GPU is in (COLL_NVLINK_DOMAIN); empty if none
 };
 
-/// A FIFO's layout in memory: head and ready (the receiver's) and tail (the
-/// sender's) on their own cache lines, the wire size of each slot's step,
-/// then the slots. Slots and FIFOs start on 128-byte boundaries, so that
-/// each LL128 line is one whole L2 line. Where a window keeps its slots
-/// apart (Window::slots), they sit at the same offsets there.
-inline size_t fifoHeaderBytes(int32_t slots) { return 128 + ((size_t(slots) * 8 + 127) & ~size_t(127)); }
-inline size_t fifoBytes(int32_t slots, int64_t slotBytes) {
-  return fifoHeaderBytes(slots) + ((size_t(slots) * size_t(slotBytes) + 127) & ~size_t(127));
-}
-inline collc::Fifo fifoAt(char *base, int32_t slots, int64_t slotBytes, int32_t protocol) {
-  return collc::Fifo{reinterpret_cast<uint64_t *>(base), reinterpret_cast<uint64_t *>(base + 64),
-                     reinterpret_cast<int64_t *>(base + 128), base + fifoHeaderBytes(slots),
-                     slotBytes, slots, protocol, reinterpret_cast<uint64_t *>(base + 8)};
-}
 /// This rank's receive FIFO at `offset` of its part of `w`, with the slots
 /// where the window keeps them.
 inline collc::Fifo fifoIn(const Window &w, int rank, size_t offset, int32_t slots,
@@ -95,30 +81,6 @@ inline collc::Fifo fifoIn(const Window &w, int rank, size_t offset, int32_t slot
   if (w.slots.base)
     f.slots = w.slots.base + offset + fifoHeaderBytes(slots);
   return f;
-}
-
-/// Payload bytes a slot of `slotBytes` carries: LL spends half on flags,
-/// LL128 one word in 16.
-inline int64_t payloadBytes(int32_t protocol, int64_t slotBytes) {
-  return protocol == collc::kLL ? slotBytes / 2
-         : protocol == collc::kLL128 ? slotBytes / 128 * 120
-                                     : slotBytes;
-}
-
-/// Elements of one chunk per loop: what the smallest slot of the plan holds
-/// for its widest step, in whole 16-byte units where it can. The same on
-/// every rank, since it decides where every chunk's slice lies. 0: too wide.
-template <typename SlotBytes>
-int64_t sliceElements(const collc::PlanDesc &plan, int64_t elemSize, SlotBytes slotBytes) {
-  int64_t capacity = INT64_MAX;
-  for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
-    int32_t p = plan.threadblocks[i].protocol;
-    capacity = std::min(capacity, payloadBytes(p, slotBytes(p)));
-  }
-  int64_t slice = capacity / (plan.widest * elemSize);
-  if (slice >= 16 / elemSize)
-    slice -= slice % (16 / elemSize);
-  return slice;
 }
 
 class Transport {

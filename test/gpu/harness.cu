@@ -18,7 +18,7 @@
 #include "collc/kernel.h"
 #include "collrt.h"
 #include "src/Replicas.h"
-#include "transport/Transport.h"
+#include "support/FifoLayout.h"
 
 #include "ranks/Expected.h"
 

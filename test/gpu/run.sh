@@ -84,6 +84,7 @@ section_build() {
   mkdir -p "$bin"
   if ! c++ -std=c++17 -O2 -fPIC -shared -I"$root/runtime" -I"$root/runtime/include" \
       -I"$root/runtime/device" -isystem "$cuda/include" "$root"/runtime/src/*.cpp \
+      "$root"/runtime/support/*.cpp \
       "$root"/runtime/transport/*.cpp -o "$bin/libcollrt.so" -pthread -ldl \
       > "$logs/libcollrt.log" 2>&1; then
     fail libcollrt "the runtime does not build" "$logs/libcollrt.log"

@@ -5,7 +5,7 @@
 // each failure to be named.
 //
 //===----------------------------------------------------------------------===//
-#include "src/CudaDriver.h"
+#include "support/CudaDriver.h"
 
 #include <gtest/gtest.h>
 

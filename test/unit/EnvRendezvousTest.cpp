@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "collrt.h"
 #include "src/Comm.h"
-#include "src/EnvRendezvous.h"
+#include "support/EnvRendezvous.h"
 
 #include <gtest/gtest.h>
 

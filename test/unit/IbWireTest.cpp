@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "LoopbackVerbs.h"
 #include "ProxyPair.h"
-#include "src/Bootstrap.h"
+#include "support/Bootstrap.h"
 #include "transport/PeerTransports.h"
 #include "transport/Verbs.h"
 

@@ -7,7 +7,7 @@
 #include "collc/abi.h"
 #include "collrt.h"
 #include "src/Comm.h"
-#include "src/CudaDriver.h"
+#include "support/CudaDriver.h"
 
 #include <gtest/gtest.h>
 

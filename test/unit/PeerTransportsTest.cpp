@@ -9,7 +9,7 @@
 #include "collc/kernel.h"
 #include "collrt.h"
 #include "src/Comm.h"
-#include "src/Env.h"
+#include "support/Env.h"
 #include "transport/PeerTransports.h"
 
 #include <gtest/gtest.h>

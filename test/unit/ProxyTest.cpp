@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "collc/abi.h"
-#include "src/Socket.h"
+#include "support/Socket.h"
 #include "transport/Frame.h"
 #include "transport/Proxy.h"
 #include "transport/Transport.h"

@@ -7,7 +7,7 @@
 #include "collc/kernel.h"
 #include "collrt.h"
 #include "src/Comm.h"
-#include "src/Env.h"
+#include "support/Env.h"
 
 #include <gtest/gtest.h>
 

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "collc/kernel.h"
-#include "src/Bootstrap.h"
-#include "src/Socket.h"
+#include "support/Bootstrap.h"
+#include "support/Socket.h"
 #include "transport/Frame.h"
 #include "transport/Transport.h"
 #include "WaitFor.h"

@@ -195,41 +195,65 @@ struct Window {
   collWindow_t window = nullptr;
 };
 
-template <typename T>
-void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm, Report &rep) {
-  const collc::PlanDesc &plan = alg->plans[0];
-  const int R = o.ranks, r = o.child, coll = plan.collective;
-  const int64_t E = o.count, inN = inUnits(coll, R) * E, outN = outUnits(coll, R) * E;
-  // In place follows NCCL: allgather's input is this rank's block of the
-  // output, reducescatter's output this rank's block of the input.
-  const size_t aN = size_t(std::max<int64_t>(o.inplace ? std::max(inN, outN) : inN, 1));
-  const size_t bN = size_t(o.inplace ? 1 : std::max<int64_t>(outN, 1));
+/// One rank's run of the algorithm: its buffers, the launch as the options
+/// ask for it, and the checks of every result.
+template <typename T> struct RankRun {
+  RankRun(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm, Report &rep)
+      : o(o), alg(alg), comm(comm), rep(rep), plan(alg->plans[0]), R(o.ranks), r(o.child),
+        coll(plan.collective), E(o.count), inN(inUnits(coll, R) * E),
+        outN(outUnits(coll, R) * E),
+        // In place follows NCCL: allgather's input is this rank's block of
+        // the output, reducescatter's output this rank's block of the input.
+        aN(size_t(std::max<int64_t>(o.inplace ? std::max(inN, outN) : inN, 1))),
+        bN(size_t(o.inplace ? 1 : std::max<int64_t>(outN, 1))), window(comm) {}
+
+  const Options &o;
+  const collc::AlgorithmDesc *alg;
+  collComm_t comm;
+  Report &rep;
+  const collc::PlanDesc &plan;
+  const int R, r, coll;
+  const int64_t E, inN, outN;
+  const size_t aN, bN;
   std::vector<T> heapA, heapB;
-  T *a, *b;
-  Window window(comm);
-  if (o.registered) {
-    if (!window.make((aN + bN) * sizeof(T), rep))
-      return;
-    a = static_cast<T *>(window.memory);
-    b = a + aN;
-  } else {
-    heapA.resize(aN);
-    heapB.resize(bN);
-    a = heapA.data();
-    b = heapB.data();
-  }
-  T *send = a, *recv = o.inplace ? a : b;
-  if (o.inplace && coll == collc::kAllGather)
-    send = recv + r * E;
-  if (o.inplace && coll == collc::kReduceScatter)
-    recv = send + r * E;
+  T *a = nullptr, *b = nullptr;
+  Window window;
+  T *send = nullptr, *recv = nullptr;
   std::vector<char> checked;
-  std::vector<T> want = reference<T>(coll, R, plan.root, r, E, o.op, checked);
-  // The NCCL-style entry points pick the registered algorithm themselves.
-  const int apiColl = o.apiCollective >= 0 ? o.apiCollective : coll;
-  const int apiRoot = o.apiRoot >= 0 ? o.apiRoot : plan.root;
+  std::vector<T> want;
+  int apiColl = 0, apiRoot = 0;
   void *stream = nullptr;
-  auto launch = [&](const T *in, T *out) {
+  GraphDriver cuda;
+  void *graph = nullptr, *exec = nullptr;
+
+  // After: `send` and `recv` lie where the options ask, and `want` holds
+  // the reference; false, with the reason in `rep`, where that failed.
+  bool makeBuffers() {
+    if (o.registered) {
+      if (!window.make((aN + bN) * sizeof(T), rep))
+        return false;
+      a = static_cast<T *>(window.memory);
+      b = a + aN;
+    } else {
+      heapA.resize(aN);
+      heapB.resize(bN);
+      a = heapA.data();
+      b = heapB.data();
+    }
+    send = a;
+    recv = o.inplace ? a : b;
+    if (o.inplace && coll == collc::kAllGather)
+      send = recv + r * E;
+    if (o.inplace && coll == collc::kReduceScatter)
+      recv = send + r * E;
+    want = reference<T>(coll, R, plan.root, r, E, o.op, checked);
+    // The NCCL-style entry points pick the registered algorithm themselves.
+    apiColl = o.apiCollective >= 0 ? o.apiCollective : coll;
+    apiRoot = o.apiRoot >= 0 ? o.apiRoot : plan.root;
+    return true;
+  }
+
+  collResult_t launch(const T *in, T *out) {
     const size_t n = size_t(E);
     if (!o.api)
       return collLaunch(comm, alg, in, out, n, o.dtype, o.op, stream);
@@ -242,40 +266,37 @@ void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm,
     case collc::kBroadcast: return collBroadcast(in, out, n, o.dtype, apiRoot, comm, stream);
     default: return collReduce(in, out, n, o.dtype, o.op, apiRoot, comm, stream);
     }
-  };
-  auto failed = [&](collResult_t res) {
+  }
+  void failed(collResult_t res) {
     rep.result = res;
     snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", r, collGetErrorString(res),
              collGetLastError(comm));
-  };
-  auto refill = [&] {
+  }
+  void refill() {
     memset(static_cast<void *>(o.inplace ? a : b), 0xA5, (o.inplace ? aN : bN) * sizeof(T));
     fillInput(send, r, inN, o.op);
-  };
-  auto wrong = [&](const char *when) {
+  }
+  bool wrong(const char *when) {
     std::string first;
     rep.wrong = compare(recv, want, checked, first);
     if (rep.wrong)
       snprintf(rep.message, sizeof rep.message, "rank %d, %s%s (%lld wrong)", r, when,
                first.c_str(), (long long)rep.wrong);
     return rep.wrong != 0;
-  };
-  if (o.api) {
-    if (collResult_t res = collRegisterAlgorithm(comm, alg))
-      return failed(res);
   }
 
-  GraphDriver cuda;
-  void *graph = nullptr, *exec = nullptr;
-  if (o.graph) {
+  // After (--graph): `exec` replays one launch captured on `stream`, which
+  // did not run while being captured; false, with the reason in `rep`.
+  bool capture() {
     std::string error;
     auto driverFailed = [&](const char *call, int res) {
       snprintf(rep.message, sizeof rep.message, "rank %d: %s failed (CUDA error %d)", r, call,
                res);
+      return false;
     };
     if (!cuda.open(error)) {
       snprintf(rep.message, sizeof rep.message, "rank %d: %s", r, error.c_str());
-      return;
+      return false;
     }
     if (int res = cuda.streamCreate(&stream, 0))
       return driverFailed("cuStreamCreate", res);
@@ -285,58 +306,94 @@ void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm,
       return driverFailed("cuStreamBeginCapture", res);
     collResult_t res = launch(send, recv);
     int ended = cuda.endCapture(stream, &graph);
-    if (res != collSuccess)
-      return failed(res);
+    if (res != collSuccess) {
+      failed(res);
+      return false;
+    }
     if (ended)
       return driverFailed("cuStreamEndCapture", ended);
     if (memcmp(before.data(), o.inplace ? a : b, before.size() * sizeof(T))) {
       snprintf(rep.message, sizeof rep.message, "rank %d: the captured launch ran while "
                                                  "being captured", r);
-      return;
+      return false;
     }
     if (int res = cuda.instantiate(&exec, graph, 0))
       return driverFailed("cuGraphInstantiate", res);
+    return true;
   }
 
-  double best = 1e30;
-  for (int it = 0; it < o.iters; ++it) {
-    refill();
-    auto start = std::chrono::steady_clock::now();
-    // With --graph, replays and plain launches take turns: each starts
-    // from the FIFO counters the other left.
-    collResult_t res = collSuccess;
-    if (exec && it % 2 == 0) {
-      if (int e = cuda.graphLaunch(exec, stream)) {
-        snprintf(rep.message, sizeof rep.message, "rank %d: cuGraphLaunch failed (CUDA error "
-                                                  "%d)", r, e);
-        return;
+  // After: every iteration ran and was right, and `best` is the fastest;
+  // false, with the reason in `rep`, at the first that was not.
+  bool iterate(double &best) {
+    for (int it = 0; it < o.iters; ++it) {
+      refill();
+      auto start = std::chrono::steady_clock::now();
+      // With --graph, replays and plain launches take turns: each starts
+      // from the FIFO counters the other left.
+      collResult_t res = collSuccess;
+      if (exec && it % 2 == 0) {
+        if (int e = cuda.graphLaunch(exec, stream)) {
+          snprintf(rep.message, sizeof rep.message, "rank %d: cuGraphLaunch failed (CUDA error "
+                                                    "%d)", r, e);
+          return false;
+        }
+      } else {
+        res = launch(send, recv);
       }
-    } else {
-      res = launch(send, recv);
+      if (stream)
+        cuda.streamSynchronize(stream);
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (res != collSuccess) {
+        failed(res);
+        return false;
+      }
+      best = std::min(best, s);
+      if (o.graph && wrong(it % 2 == 0 ? "after a graph replay, " : "after a plain launch, "))
+        return false;
     }
-    if (stream)
-      cuda.streamSynchronize(stream);
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (res != collSuccess)
-      return failed(res);
-    best = std::min(best, s);
-    if (o.graph && wrong(it % 2 == 0 ? "after a graph replay, " : "after a plain launch, "))
-      return;
+    return true;
   }
-  if (o.graph) {
+
+  // After (--graph): the graph is gone, and the launch after it, which
+  // frees the graph's memory in collrt, was still right.
+  bool afterGraph() {
     // The graph's memory goes back to collrt, which frees it at the next
     // launch: that launch must still be right.
     cuda.execDestroy(exec);
     cuda.graphDestroy(graph);
     refill();
-    if (collResult_t res = launch(send, recv))
-      return failed(res);
+    if (collResult_t res = launch(send, recv)) {
+      failed(res);
+      return false;
+    }
     if (wrong("after the graph was destroyed, "))
-      return;
+      return false;
     cuda.streamDestroy(stream);
+    return true;
   }
-  rep.seconds = best;
-  rep.ok = !wrong("");
+
+  void run() {
+    if (!makeBuffers())
+      return;
+    if (o.api) {
+      if (collResult_t res = collRegisterAlgorithm(comm, alg))
+        return failed(res);
+    }
+    if (o.graph && !capture())
+      return;
+    double best = 1e30;
+    if (!iterate(best))
+      return;
+    if (o.graph && !afterGraph())
+      return;
+    rep.seconds = best;
+    rep.ok = !wrong("");
+  }
+};
+
+template <typename T>
+void runRank(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm, Report &rep) {
+  RankRun<T>(o, alg, comm, rep).run();
 }
 
 int child(const Options &o) {

@@ -11,8 +11,8 @@
 #include "dialect/CollOps.h"
 
 #include "ranks/Names.h"
-#include "src/Env.h"
-#include "transport/Transport.h"
+#include "support/Env.h"
+#include "support/FifoLayout.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -1,11 +1,11 @@
 //===- Expected.h - Inputs and reference results, the nccl-tests way ------===//
 //
 // The reference is computed from the definition of the collective,
-// independently of any plan and of the runtime's arithmetic (src/Numeric.h
-// lends only the storage of fp16 and bf16): integers in 64-bit arithmetic
-// that wraps as the C types do, floating types in double, rounded to the
-// type by a conversion of this file. A result is right only if it is
-// bit-identical to the reference.
+// independently of any plan and of the runtime's arithmetic (the runtime's
+// shared support/Numeric.h lends only the storage of fp16 and bf16):
+// integers in 64-bit arithmetic that wraps as the C types do, floating types
+// in double, rounded to the type by a conversion of this file. A result is
+// right only if it is bit-identical to the reference.
 //
 // Every reduction order must give the same bits, so the inputs are chosen:
 // integers wrap, any values do. Floating types hold small integers (and
@@ -19,7 +19,7 @@
 #ifndef COLLC_RANKS_EXPECTED_H
 #define COLLC_RANKS_EXPECTED_H
 
-#include "src/Numeric.h" // Half, BFloat16 and dispatchType; none of its arithmetic
+#include "support/Numeric.h" // Half, BFloat16 and dispatchType; none of its arithmetic
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 //===- cuda_vec.h - Arithmetic and vector memory access on the GPU --------===//
 //
-// Element arithmetic as runtime/src/Numeric.h does it on the host, applied
+// Element arithmetic as runtime/support/Numeric.h does it on the host, applied
 // to whole words of packed elements, and reduceCopy, the loop of every step
 // on plain memory: 16-byte accesses, several per thread in flight, with a
 // short head and tail where the pointers are not aligned. Copies and the

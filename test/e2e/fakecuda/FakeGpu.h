@@ -15,7 +15,7 @@
 
 #include "collc/abi.h"
 #include "collrt.h"
-#include "src/Numeric.h" // collrt's host arithmetic (-I runtime)
+#include "support/Numeric.h" // collrt's host arithmetic (-I runtime)
 
 #include <cstdio>
 #include <cstdlib>

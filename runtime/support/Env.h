@@ -33,6 +33,9 @@
 //   COLL_SOCKET_IFNAME=    unset; else the network interface (eth0, ib0) whose
 //                          IPv4 address they use instead of COLL_BOOTSTRAP_ADDR
 //
+// Deliberately shared beyond the runtime: collc run's memory estimate
+// (tools/collc/RunLimits.cpp) takes the slot sizes' defaults from Env.
+//
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_ENV_H
 #define COLLRT_ENV_H

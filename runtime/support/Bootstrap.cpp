@@ -1,8 +1,8 @@
 //===- Bootstrap.cpp - Rendezvous of ranks over TCP ------------------------===//
-#include "Bootstrap.h"
+#include "support/Bootstrap.h"
 
-#include "Env.h"
-#include "Socket.h"
+#include "support/Env.h"
+#include "support/Socket.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

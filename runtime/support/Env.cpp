@@ -1,5 +1,5 @@
 //===- Env.cpp - The runtime's environment knobs ---------------------------===//
-#include "Env.h"
+#include "support/Env.h"
 
 #include <cstdlib>
 #include <cstring>

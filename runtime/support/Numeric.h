@@ -3,6 +3,8 @@
 // Integers wrap (computed unsigned, so that overflow is defined and every
 // order of a sum gives the same bits); fp16 and bf16 compute in float and
 // round to nearest even after each operation, as the GPU's reduce does.
+// Deliberately shared beyond the runtime: the checks of tools/ranks and the
+// fake driver of test/e2e take Half, BFloat16 and dispatchType from here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_NUMERIC_H

@@ -1,5 +1,5 @@
 //===- Socket.cpp - Blocking socket helpers with deadlines -----------------===//
-#include "Socket.h"
+#include "support/Socket.h"
 
 #include <algorithm>
 #include <arpa/inet.h>

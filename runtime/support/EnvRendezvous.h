@@ -12,7 +12,7 @@
 #ifndef COLLRT_ENVRENDEZVOUS_H
 #define COLLRT_ENVRENDEZVOUS_H
 
-#include "src/Bootstrap.h"
+#include "support/Bootstrap.h"
 
 #include <functional>
 #include <string>

@@ -1,5 +1,5 @@
 //===- EnvRendezvous.cpp - A unique id from the launcher's variables ------===//
-#include "src/EnvRendezvous.h"
+#include "support/EnvRendezvous.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -1,5 +1,5 @@
 //===- CudaDriver.cpp - libcuda, opened with dlopen -----------------------===//
-#include "src/CudaDriver.h"
+#include "support/CudaDriver.h"
 
 #include <cstdlib>
 #include <dlfcn.h>
@@ -13,7 +13,7 @@ const CudaApi *collrt::loadCudaDriver(const std::string &, std::string &error) {
   return nullptr;
 }
 #else
-#include "src/CudaApi.h"
+#include "support/CudaApi.h"
 
 #define COLLRT_STR(x) #x
 #define COLLRT_SYMBOL(x) COLLRT_STR(x) // the name after <cuda.h>'s renaming
