@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures (once) and builds collc into $BUILD_DIR (default: build/).
+# Configures (once, and again when given cache settings such as
+# -DCOLLC_WERROR=ON) and builds collc into $BUILD_DIR (default: build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${BUILD_DIR:=build}"
@@ -11,5 +12,7 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DCOLLC_LLVM_PREFIX="$LLVM_PREFIX" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     "$@"
+elif [ $# -gt 0 ]; then
+  cmake -S . -B "$BUILD_DIR" "$@"
 fi
 ninja -C "$BUILD_DIR"

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ ccache python3 libgtest-dev
-  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-format-22
   antlr4 libantlr4-runtime-dev
   openmpi-bin libopenmpi-dev
   libibverbs-dev python3-matplotlib
