@@ -57,7 +57,6 @@ using namespace collc_launch;
 
 namespace {
 
-
 struct Options {
   std::string kernel, algorithm, idFile;
   int ranks = 0;
@@ -85,7 +84,6 @@ int usage(const char *why) {
   return 2;
 }
 
-
 // Rows of the table, at most: each holds a result per rank and placement.
 constexpr int64_t kMaxRows = 4096;
 
@@ -103,8 +101,7 @@ int64_t rowCount(const Options &o) {
   if (o.factor <= 1)
     return std::min((o.maxBytes - o.minBytes) / o.stepBytes + 1, kMaxRows + 1);
   int64_t rows = 0;
-  for (int64_t size = o.minBytes; size <= o.maxBytes && rows <= kMaxRows;
-       size = nextSize(o, size))
+  for (int64_t size = o.minBytes; size <= o.maxBytes && rows <= kMaxRows; size = nextSize(o, size))
     ++rows;
   return rows;
 }
@@ -190,8 +187,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
   else if (o.factor <= 1 && o.stepBytes <= 0)
     error = "-i (stepbytes) must be positive when -f is 1";
   else if (o.factor > 1 && o.minBytes == 0)
-    error = "-b 0 never grows by -f " + std::to_string(o.factor) +
-            ": give -b of at least 1 byte";
+    error = "-b 0 never grows by -f " + std::to_string(o.factor) + ": give -b of at least 1 byte";
   else if (rowCount(o) > kMaxRows)
     error = "-b " + std::to_string(o.minBytes) + " to -e " + std::to_string(o.maxBytes) +
             (o.factor > 1 ? " by -f " + std::to_string(o.factor)
@@ -215,15 +211,16 @@ struct Setup {
   int64_t typeSize = 0;
   double busFactor = 1;
   std::vector<Row> rows;
-  bool reducing() const { return coll == collc::kAllReduce || coll == collc::kReduceScatter ||
-                                 coll == collc::kReduce; }
+  bool reducing() const {
+    return coll == collc::kAllReduce || coll == collc::kReduceScatter || coll == collc::kReduce;
+  }
   bool rooted() const { return coll == collc::kBroadcast || coll == collc::kReduce; }
 };
 
 Row rowFor(int coll, int R, int64_t typeSize, int64_t bytes) {
   const int64_t count = bytes / typeSize;
-  const bool perRank = coll == collc::kAllGather || coll == collc::kReduceScatter ||
-                       coll == collc::kAllToAll;
+  const bool perRank =
+      coll == collc::kAllGather || coll == collc::kReduceScatter || coll == collc::kAllToAll;
   const int64_t param = perRank ? count / R : count;
   const int64_t in = inUnits(coll, R) * param, out = outUnits(coll, R) * param;
   return {std::max(in, out) * typeSize, param, param * typeSize * (perRank ? R : 1)};
@@ -237,11 +234,17 @@ Setup makeSetup(const Options &o, const collc::PlanDesc &plan) {
   s.root = s.rooted() ? plan.root : -1;
   const double R = o.ranks;
   switch (s.coll) {
-  case collc::kAllReduce: s.busFactor = 2 * (R - 1) / R; break;
+  case collc::kAllReduce:
+    s.busFactor = 2 * (R - 1) / R;
+    break;
   case collc::kAllGather:
   case collc::kReduceScatter:
-  case collc::kAllToAll: s.busFactor = (R - 1) / R; break;
-  default: s.busFactor = 1; break;
+  case collc::kAllToAll:
+    s.busFactor = (R - 1) / R;
+    break;
+  default:
+    s.busFactor = 1;
+    break;
   }
   for (int64_t size = o.minBytes; size <= o.maxBytes; size = nextSize(o, size))
     s.rows.push_back(rowFor(s.coll, o.ranks, s.typeSize, size));
@@ -308,7 +311,8 @@ public:
 
   /// nccl-tests' closing lines; the exit status.
   int finish() {
-    printf("# Out of bounds values : %lld %s\n", (long long)wrongTotal, wrongTotal ? "FAILED" : "OK");
+    printf("# Out of bounds values : %lld %s\n", (long long)wrongTotal,
+           wrongTotal ? "FAILED" : "OK");
     printf("# Avg bus bandwidth    : %g \n", bwCount ? bwSum / bwCount : 0.0);
     printf("#\n");
     fflush(stdout);
@@ -353,9 +357,9 @@ private:
     over.replace(52 + 10, 12, "out-of-place");
     over.replace(84 + 12, 8, "in-place");
     printf("%s\n", over.c_str());
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
-           "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
-           "busbw", "#wrong");
+    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
+           "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+           "#wrong");
     printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "(B)",
            "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
            "");
@@ -795,8 +799,8 @@ bool mpiRank(int &rank, int &size) {
 /// Something every rank of this job shares and another job does not, to
 /// tell this run's id file from a stale one.
 std::string jobToken() {
-  for (const char *name : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "PMI_JOBID",
-                           "SLURM_JOB_ID"})
+  for (const char *name :
+       {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "PMI_JOBID", "SLURM_JOB_ID"})
     if (const char *v = getenv(name); v && *v)
       return std::string(name) + "=" + v;
   return "ppid=" + std::to_string(getppid()); // one node: the same launcher daemon
@@ -877,8 +881,8 @@ int mpiMain(Options o, int rank, int size) {
     nonce = nonce << 32 ^ std::random_device{}() ^ uint64_t(getpid());
     char nonceHex[32];
     snprintf(nonceHex, sizeof nonceHex, "%016llx", (unsigned long long)nonce);
-    if (!writeIdFile(o.idFile, "collc-perf " + token + " " + nonceHex + " " +
-                                   hex(&id, sizeof id) + "\n")) {
+    if (!writeIdFile(o.idFile,
+                     "collc-perf " + token + " " + nonceHex + " " + hex(&id, sizeof id) + "\n")) {
       fprintf(stderr, "collc-perf: cannot write %s: %s\n", o.idFile.c_str(), strerror(errno));
       return 1;
     }

@@ -76,8 +76,7 @@ static const char *parse(int argc, char **argv, struct options *o) {
     else if (!strcmp(a, "-f") || !strcmp(a, "--stepfactor")) {
       ok = ok && parseInt(v, 1, &n);
       o->factor = n;
-    }
-    else if (!strcmp(a, "-n") || !strcmp(a, "--iters"))
+    } else if (!strcmp(a, "-n") || !strcmp(a, "--iters"))
       ok = ok && parseInt(v, 1, &o->iters);
     else if (!strcmp(a, "-w") || !strcmp(a, "--warmup_iters"))
       ok = ok && parseInt(v, 0, &o->warmup);
@@ -139,8 +138,8 @@ static void printHeader(const struct options *o, int rank, int ranks) {
   if (o->factor > 1)
     printf("# nRanks %d minBytes %lld maxBytes %lld step: %lld(factor) warmup iters: %d iters: "
            "%d validation: %d\n",
-           ranks, (long long)o->minBytes, (long long)o->maxBytes, (long long)o->factor,
-           o->warmup, o->iters, o->check);
+           ranks, (long long)o->minBytes, (long long)o->maxBytes, (long long)o->factor, o->warmup,
+           o->iters, o->check);
   else
     printf("# nRanks %d minBytes %lld maxBytes %lld step: %lld(bytes) warmup iters: %d iters: "
            "%d validation: %d\n",
@@ -161,9 +160,8 @@ static void printHeader(const struct options *o, int rank, int ranks) {
   printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
          "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
          "#wrong");
-  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "(B)",
-         "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
-         "");
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "(B)", "(elements)",
+         "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   fflush(stdout);
   free(hosts);
   free(pids);

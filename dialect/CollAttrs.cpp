@@ -22,9 +22,8 @@ FailureOr<ChunkAttr> ChunkAttr::parseBody(AsmParser &parser) {
   std::string buffer;
   int64_t rank, index, end;
   SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseKeywordOrString(&buffer) || parser.parseLSquare() ||
-      parser.parseInteger(rank) || parser.parseRSquare() ||
-      parser.parseLSquare() || parser.parseInteger(index))
+  if (parser.parseKeywordOrString(&buffer) || parser.parseLSquare() || parser.parseInteger(rank) ||
+      parser.parseRSquare() || parser.parseLSquare() || parser.parseInteger(index))
     return failure();
   bool range = succeeded(parser.parseOptionalColon());
   if ((range && parser.parseInteger(end)) || parser.parseRSquare())
@@ -38,8 +37,7 @@ FailureOr<ChunkAttr> ChunkAttr::parseBody(AsmParser &parser) {
   int64_t count;
   if (__builtin_sub_overflow(end, index, &count))
     return parser.emitError(loc, "chunk range is too long: its end is out of range");
-  return ChunkAttr::get(parser.getContext(),
-                        StringAttr::get(parser.getContext(), buffer), rank,
+  return ChunkAttr::get(parser.getContext(), StringAttr::get(parser.getContext(), buffer), rank,
                         index, count);
 }
 

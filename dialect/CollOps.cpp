@@ -38,9 +38,8 @@ static ParseResult parseChunkList(OpAsmParser &parser, ArrayAttr &chunks) {
 }
 
 static void printChunkList(OpAsmPrinter &printer, Operation *, ArrayAttr chunks) {
-  llvm::interleaveComma(chunks, printer, [&](Attribute a) {
-    llvm::cast<ChunkAttr>(a).printBody(printer);
-  });
+  llvm::interleaveComma(chunks, printer,
+                        [&](Attribute a) { llvm::cast<ChunkAttr>(a).printBody(printer); });
 }
 
 /// `deps(1:3, 2:0)`: steps 3 of threadblock 1 and 0 of threadblock 2, as
@@ -144,8 +143,7 @@ std::optional<int64_t> coll::bufferSize(Collective c, int64_t ranks, int64_t chu
 }
 
 LogicalResult coll::verifyCollectiveHeader(Operation *op, int64_t ranks, int64_t chunks,
-                                           std::optional<int64_t> root,
-                                           DictionaryAttr scratch) {
+                                           std::optional<int64_t> root, DictionaryAttr scratch) {
   // Bounds that keep every product of sizes far from overflow.
   if (ranks < 1 || ranks > (int64_t(1) << 20))
     return op->emitOpError("ranks must be in 1 .. 1048576, got ") << ranks;
@@ -169,8 +167,7 @@ LogicalResult coll::verifyCollectiveHeader(Operation *op, int64_t ranks, int64_t
   return success();
 }
 
-PhysicalRange coll::physicalRange(Collective c, int64_t chunks, bool inplace,
-                                  ChunkAttr chunk) {
+PhysicalRange coll::physicalRange(Collective c, int64_t chunks, bool inplace, ChunkAttr chunk) {
   StringRef name = chunk.getBuffer().getValue();
   PhysicalRange r{name, chunk.getRank(), chunk.getIndex(), chunk.getEnd()};
   if (!inplace || (name != "in" && name != "out"))
@@ -187,10 +184,16 @@ PhysicalRange coll::physicalRange(Collective c, int64_t chunks, bool inplace,
 std::optional<TransferChunks> coll::transferChunks(Operation *op) {
   TransferChunks t;
   if (auto copy = llvm::dyn_cast<CopyOp>(op)) {
-    t = {copy.getDst(), {copy.getSrc()}, copy.getChannelAttr(), copy.getPipelineAttr(),
+    t = {copy.getDst(),
+         {copy.getSrc()},
+         copy.getChannelAttr(),
+         copy.getPipelineAttr(),
          copy.getProtocolAttr()};
   } else if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
-    t = {reduce.getDst(), {}, reduce.getChannelAttr(), reduce.getPipelineAttr(),
+    t = {reduce.getDst(),
+         {},
+         reduce.getChannelAttr(),
+         reduce.getPipelineAttr(),
          reduce.getProtocolAttr()};
     t.srcs.append(reduce.getSources().begin(), reduce.getSources().end());
   } else {
@@ -204,8 +207,7 @@ std::optional<int64_t> AlgorithmOp::getBufferSize(StringRef name) {
 }
 
 LogicalResult AlgorithmOp::verify() {
-  return verifyCollectiveHeader(*this, getRanks(), getChunks(), getRoot(),
-                                getScratchAttr());
+  return verifyCollectiveHeader(*this, getRanks(), getChunks(), getRoot(), getScratchAttr());
 }
 
 //===----------------------------------------------------------------------===//
@@ -224,9 +226,8 @@ static LogicalResult verifyChunk(Operation *op, AlgorithmOp alg, ChunkAttr chunk
   if (chunk.getCount() < 1)
     return op->emitOpError("chunk range of ") << buffer << " is empty";
   if (chunk.getIndex() < 0 || chunk.getEnd() > *size)
-    return op->emitOpError("chunks [") << chunk.getIndex() << ", " << chunk.getEnd()
-                                       << ") of " << buffer << " are out of range [0, "
-                                       << *size << ")";
+    return op->emitOpError("chunks [") << chunk.getIndex() << ", " << chunk.getEnd() << ") of "
+                                       << buffer << " are out of range [0, " << *size << ")";
   return success();
 }
 
@@ -259,8 +260,8 @@ LogicalResult ReduceOp::verify() {
     if (failed(verifyChunk(*this, alg, src)))
       return failure();
     if (src.getCount() != dst.getCount())
-      return emitOpError("reduces ") << src.getCount() << plural(src.getCount())
-                                     << " into " << dst.getCount();
+      return emitOpError("reduces ")
+             << src.getCount() << plural(src.getCount()) << " into " << dst.getCount();
     // A source is either the destination itself (`a += b`) or disjoint from
     // it; a partial overlap would make the result depend on chunk order.
     PhysicalRange from = physical(alg, src);

@@ -80,8 +80,8 @@ bool runHasDirect(RunOp run);
 mlir::LogicalResult verifyStepsNumbered(PlanOp plan);
 
 /// The checks shared by coll.algorithm and coll.plan.
-mlir::LogicalResult verifyCollectiveHeader(mlir::Operation *op, int64_t ranks,
-                                           int64_t chunks, std::optional<int64_t> root,
+mlir::LogicalResult verifyCollectiveHeader(mlir::Operation *op, int64_t ranks, int64_t chunks,
+                                           std::optional<int64_t> root,
                                            mlir::DictionaryAttr scratch);
 } // namespace coll
 

@@ -85,9 +85,10 @@ static LogicalResult verifyShapeMatches(ThreadblockOp tb, ShapeOp shape, int64_t
               (affine.getCount() != kTableCount && field.count != affine.getCount()))
             return mismatch("another operand");
           int64_t m = affine.getM();
-          if (m < 1 || (affine.getA() * rank + affine.getB() * k + affine.getC()) % m !=
-                           field.value)
-            return mismatch("the " + field.role.str() + " operand is not what its affine "
+          if (m < 1 ||
+              (affine.getA() * rank + affine.getB() * k + affine.getC()) % m != field.value)
+            return mismatch("the " + field.role.str() +
+                            " operand is not what its affine "
                             "function gives");
         } else if (auto table = llvm::dyn_cast<TableFieldAttr>(attr)) {
           if (field.role != table.getRole() || (!standIn && field.buffer != table.getBuffer()) ||
@@ -147,12 +148,10 @@ LogicalResult PlanOp::verifyLaunch() {
 }
 
 LogicalResult PlanOp::verify() {
-  if (failed(verifyCollectiveHeader(*this, getRanks(), getChunks(), getRoot(),
-                                    getScratchAttr())))
+  if (failed(verifyCollectiveHeader(*this, getRanks(), getChunks(), getRoot(), getScratchAttr())))
     return failure();
   if (auto map = getRankMapAttr(); map && int64_t(map.size()) != int64_t(getRanks()))
-    return emitOpError("rank_map has ") << map.size() << " entries for "
-                                        << getRanks() << " ranks";
+    return emitOpError("rank_map has ") << map.size() << " entries for " << getRanks() << " ranks";
   if (getMinBytes() && getMaxBytes() && *getMinBytes() >= *getMaxBytes())
     return emitOpError("empty message-size range");
   if (getAlgorithm() && getAlgorithm()->empty())
@@ -176,8 +175,7 @@ LogicalResult RankOp::verify() {
   auto plan = (*this)->getParentOfType<PlanOp>();
   int64_t rank = getRankAttr().getInt();
   if (rank < 0 || rank >= int64_t(plan.getRanks()))
-    return emitOpError("rank ") << rank << " is out of range [0, "
-                                << plan.getRanks() << ")";
+    return emitOpError("rank ") << rank << " is out of range [0, " << plan.getRanks() << ")";
   llvm::DenseSet<int64_t> ids;
   for (Operation &op : getBody().front()) {
     auto tb = llvm::dyn_cast<ThreadblockOp>(op);
@@ -210,11 +208,10 @@ LogicalResult RankOp::verifyRegions() {
       auto tb = ids.find(dep.tb);
       if (tb == ids.end())
         return step->emitOpError("depends on unknown threadblock ") << dep.tb;
-      if (dep.id < 0 || !std::binary_search(tb->second.begin(), tb->second.end(),
-                                            uint64_t(dep.id)))
+      if (dep.id < 0 || !std::binary_search(tb->second.begin(), tb->second.end(), uint64_t(dep.id)))
         return step->emitOpError("depends on step ")
-               << dep.id << " of threadblock " << dep.tb << ", which has no step "
-               << dep.id << " (it has " << tb->second.size() << " steps)";
+               << dep.id << " of threadblock " << dep.tb << ", which has no step " << dep.id
+               << " (it has " << tb->second.size() << " steps)";
     }
   return success();
 }
@@ -242,7 +239,7 @@ LogicalResult ThreadblockOp::verifyRegions() {
     int64_t id = step.getId();
     if (last && id <= *last)
       return op.emitOpError("has id ") << id << " after a step with id " << *last
-                                        << "; ids must increase along a threadblock";
+                                       << "; ids must increase along a threadblock";
     last = id;
   }
   return success();
@@ -270,8 +267,8 @@ LogicalResult coll::verifyStepsNumbered(PlanOp plan) {
 /// What every step checks: its chunks are the rank's own and in range, its
 /// threadblock has the peers it talks to, and its deps are pairs naming
 /// other threadblocks.
-static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
-                                ArrayRef<ChunkAttr> chunks, DenseI64ArrayAttr deps) {
+static LogicalResult verifyStep(Operation *op, bool recvs, bool sends, ArrayRef<ChunkAttr> chunks,
+                                DenseI64ArrayAttr deps) {
   auto tb = op->getParentOfType<ThreadblockOp>();
   auto rank = tb->getParentOfType<RankOp>();
   auto plan = rank->getParentOfType<PlanOp>();
@@ -288,9 +285,8 @@ static LogicalResult verifyStep(Operation *op, bool recvs, bool sends,
       return op->emitOpError("uses a chunk of rank ")
              << chunk.getRank() << " on rank " << rank.getRank();
     if (chunk.getCount() < 1 || chunk.getIndex() < 0 || chunk.getEnd() > *size)
-      return op->emitOpError("chunks [")
-             << chunk.getIndex() << ", " << chunk.getEnd() << ") of " << buffer
-             << " are out of range [0, " << *size << ")";
+      return op->emitOpError("chunks [") << chunk.getIndex() << ", " << chunk.getEnd() << ") of "
+                                         << buffer << " are out of range [0, " << *size << ")";
   }
   if (!deps)
     return success();
@@ -345,9 +341,7 @@ LogicalResult SendOp::verify() {
     return failure();
   return verifyDirectDst(*this, getDirectDstAttr(), getSrc().getCount());
 }
-LogicalResult RecvOp::verify() {
-  return verifyStep(*this, true, false, {getDst()}, getDepsAttr());
-}
+LogicalResult RecvOp::verify() { return verifyStep(*this, true, false, {getDst()}, getDepsAttr()); }
 LogicalResult RecvCopySendOp::verify() {
   if (failed(verifyStep(*this, true, true, {getDst()}, getDepsAttr())))
     return failure();
@@ -391,9 +385,7 @@ LogicalResult MultimemStOp::verify() {
 LogicalResult ReadReduceOp::verify() {
   return verifyLocalPair(*this, getSrc(), getDst(), getDepsAttr());
 }
-LogicalResult PutOp::verify() {
-  return verifyLocalPair(*this, getSrc(), getDst(), getDepsAttr());
-}
+LogicalResult PutOp::verify() { return verifyLocalPair(*this, getSrc(), getDst(), getDepsAttr()); }
 LogicalResult GetOp::verify() {
   if (getSrc().getCount() != getDst().getCount())
     return emitOpError("source and destination differ in size");
@@ -402,11 +394,10 @@ LogicalResult GetOp::verify() {
   if (getSrc().getRank() == rank)
     return emitOpError("gets a chunk of its own rank ") << rank << "; use local_copy";
   if (getSrc().getRank() < 0 || getSrc().getRank() >= ranks)
-    return emitOpError("gets a chunk of rank ") << getSrc().getRank() << ", not one of "
-                                                << ranks;
+    return emitOpError("gets a chunk of rank ") << getSrc().getRank() << ", not one of " << ranks;
   // The source is checked as the peer's own chunk.
   ChunkAttr src = getSrc();
-  ChunkAttr asLocal = ChunkAttr::get(getContext(), src.getBuffer(), rank, src.getIndex(),
-                                     src.getCount());
+  ChunkAttr asLocal =
+      ChunkAttr::get(getContext(), src.getBuffer(), rank, src.getIndex(), src.getCount());
   return verifyStep(*this, false, false, {asLocal, getDst()}, getDepsAttr());
 }

@@ -59,8 +59,8 @@ bool allreduce(collComm_t comm, int rank, int nranks) {
       fprintf(stderr, "rank %d: collc_ring: %s: %s\n", rank, collGetErrorString(r),
               collGetLastError(comm));
     ok = r == collSuccess && cudaOk(cudaStreamSynchronize(stream), rank, "the allreduce") &&
-         cudaOk(cudaMemcpy(host.data(), buf, kCount * sizeof(float), cudaMemcpyDeviceToHost),
-                rank, "cudaMemcpy");
+         cudaOk(cudaMemcpy(host.data(), buf, kCount * sizeof(float), cudaMemcpyDeviceToHost), rank,
+                "cudaMemcpy");
   }
   for (size_t i = 0; ok && i < kCount; ++i)
     if (host[i] != sum(nranks, i)) {

@@ -60,8 +60,7 @@ public:
     RankSet out;
     size_t i = 0, j = 0;
     while (i < a.runs.size() || j < b.runs.size()) {
-      bool fromA = j == b.runs.size() ||
-                   (i < a.runs.size() && a.runs[i].first < b.runs[j].first);
+      bool fromA = j == b.runs.size() || (i < a.runs.size() && a.runs[i].first < b.runs[j].first);
       Run next = fromA ? a.runs[i++] : b.runs[j++];
       if (!out.runs.empty() && out.runs.back().second >= next.first)
         out.runs.back().second = std::max(out.runs.back().second, next.second);

@@ -61,8 +61,8 @@ LogicalResult coll::verifySemantics(AlgorithmOp alg) {
       uint32_t result = read[0];
       if (srcs.size() > 1) {
         std::string why;
-        FailureOr<uint32_t> id = state.combine(
-            read, [&](size_t s) { return chunkName(srcs[s], k); }, why);
+        FailureOr<uint32_t> id =
+            state.combine(read, [&](size_t s) { return chunkName(srcs[s], k); }, why);
         if (failed(id))
           return op.emitError() << why;
         result = *id;

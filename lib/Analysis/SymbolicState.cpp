@@ -7,13 +7,13 @@ using namespace mlir;
 using namespace coll;
 
 CollectiveShape CollectiveShape::of(AlgorithmOp op) {
-  return {op.getCollective(), int64_t(op.getRanks()), int64_t(op.getChunks()), op.getRootRank(),
-          op.getInplace(), op.getScratchAttr()};
+  return {op.getCollective(), int64_t(op.getRanks()), int64_t(op.getChunks()),
+          op.getRootRank(),   op.getInplace(),        op.getScratchAttr()};
 }
 
 CollectiveShape CollectiveShape::of(PlanOp op) {
-  return {op.getCollective(), int64_t(op.getRanks()), int64_t(op.getChunks()), op.getRootRank(),
-          op.getInplace(), op.getScratchAttr()};
+  return {op.getCollective(), int64_t(op.getRanks()), int64_t(op.getChunks()),
+          op.getRootRank(),   op.getInplace(),        op.getScratchAttr()};
 }
 
 //===----------------------------------------------------------------------===//
@@ -155,9 +155,8 @@ FailureOr<uint32_t> SymbolicState::combine(ArrayRef<uint32_t> ids,
       return failure();
     }
     if (std::optional<uint32_t> twice = acc.ranks.firstCommon(v.ranks)) {
-      why = "counts rank " + std::to_string(*twice) + "'s contribution twice: " +
-            termName(s) + " holds " + describe(v) + " and the other terms hold " +
-            describe(acc);
+      why = "counts rank " + std::to_string(*twice) + "'s contribution twice: " + termName(s) +
+            " holds " + describe(v) + " and the other terms hold " + describe(acc);
       return failure();
     }
     acc.ranks = RankSet::unite(acc.ranks, v.ranks);
@@ -190,9 +189,8 @@ Contribution SymbolicState::expected(int64_t rank, int64_t index) const {
   llvm_unreachable("unknown collective");
 }
 
-LogicalResult
-SymbolicState::checkPostcondition(Operation *anchor,
-                                  function_ref<Location(uint32_t)> writerLoc) const {
+LogicalResult SymbolicState::checkPostcondition(Operation *anchor,
+                                                function_ref<Location(uint32_t)> writerLoc) const {
   int64_t outSize = *shape.bufferSize("out");
   bool inplaceRS = shape.inplace && shape.collective == Collective::reducescatter;
   StringRef out = slots.outputName();

@@ -233,13 +233,12 @@ void latencyBound(CollectiveBound &b, const SwitchGraph &g, const Topology &topo
     for (int q = 0; q < kNumProtocols; ++q) {
       if (q == p || !allowed(q) || topo.baseLatencyUs[q] > topo.baseLatencyUs[p])
         continue;
-      bool cheaper = llvm::all_of(g.arcs, [&](const SwitchGraph::Arc &a) {
-        return a.latencyUs[q] <= a.latencyUs[p];
-      });
-      if (cheaper && (q < p || topo.baseLatencyUs[q] < topo.baseLatencyUs[p] ||
-                      llvm::any_of(g.arcs, [&](const SwitchGraph::Arc &a) {
-                        return a.latencyUs[q] < a.latencyUs[p];
-                      })))
+      bool cheaper = llvm::all_of(
+          g.arcs, [&](const SwitchGraph::Arc &a) { return a.latencyUs[q] <= a.latencyUs[p]; });
+      if (cheaper &&
+          (q < p || topo.baseLatencyUs[q] < topo.baseLatencyUs[p] ||
+           llvm::any_of(
+               g.arcs, [&](const SwitchGraph::Arc &a) { return a.latencyUs[q] < a.latencyUs[p]; })))
         return true;
     }
     return false;
@@ -269,8 +268,7 @@ CollectiveBound coll::computeBound(Collective collective, const Topology &topo, 
   SwitchGraph g = buildSwitchGraph(topo, ranks);
   double shard = bytes / ranks;
   auto formula = [](const Cut &c) {
-    return "(M/N) x " + std::to_string(c.ranksInside) + " / " + fmt(c.bandwidthGBps) +
-           " GB/s";
+    return "(M/N) x " + std::to_string(c.ranksInside) + " / " + fmt(c.bandwidthGBps) + " GB/s";
   };
   switch (collective) {
   case Collective::allgather: {
@@ -306,8 +304,8 @@ CollectiveBound coll::computeBound(Collective collective, const Topology &topo, 
     Cut c = alltoallCut(g);
     b.bandwidthUs = micros(shard * c.ranksInside * (ranks - c.ranksInside), c.bandwidthGBps);
     b.bandwidthFormula = "(M/N) x " + std::to_string(c.ranksInside) + " x " +
-                         std::to_string(ranks - c.ranksInside) + " / " +
-                         fmt(c.bandwidthGBps) + " GB/s";
+                         std::to_string(ranks - c.ranksInside) + " / " + fmt(c.bandwidthGBps) +
+                         " GB/s";
     b.cutDescription = g.describeCut(c.inside);
     break;
   }

@@ -58,8 +58,8 @@ struct CollectiveBound {
 /// The bounds of `collective` on the first `ranks` GPUs of `topo` for
 /// `bytes`, the larger of a rank's input and output buffer (M of the
 /// docs: all-gather's output, reduce-scatter's input, allreduce's buffer).
-CollectiveBound computeBound(Collective collective, const Topology &topo, int ranks,
-                             double bytes, int root = 0);
+CollectiveBound computeBound(Collective collective, const Topology &topo, int ranks, double bytes,
+                             int root = 0);
 
 } // namespace coll
 

@@ -84,8 +84,8 @@ private:
       for (int b = 0; b < g.ranks; ++b) {
         const Gpu &x = topo.gpus[a], &y = topo.gpus[b];
         if (a != b && x.node == y.node && topo.nvlinkLinks[x.local][y.local] > 0)
-          g.arcs.push_back({a, b, nv.bandwidthGBps * topo.nvlinkLinks[x.local][y.local],
-                            nv.latencyUs});
+          g.arcs.push_back(
+              {a, b, nv.bandwidthGBps * topo.nvlinkLinks[x.local][y.local], nv.latencyUs});
       }
   }
 

@@ -58,17 +58,17 @@ struct Stmt {
   Kind kind;
   Loc loc;
   std::vector<Annotation> annotations;
-  std::string name;       // Let, For and Reduce variable; Scratch buffer
-  std::string message;    // Assert
+  std::string name;        // Let, For and Reduce variable; Scratch buffer
+  std::string message;     // Assert
   bool accumulate = false; // Assign with `+=`
-  ExprPtr a, b, c;        // Let: a; For: a .. b step c; Assert: a;
-                          // Scratch: a (size); Reduce: p in a .. b
-  Block body;             // Block, For
+  ExprPtr a, b, c;         // Let: a; For: a .. b step c; Assert: a;
+                           // Scratch: a (size); Reduce: p in a .. b
+  Block body;              // Block, For
   // If: `if c0 {..} else if c1 {..} ... else {orElse}`, kept flat so that a
   // long chain costs no recursion.
   std::vector<std::pair<ExprPtr, Block>> arms;
   Block orElse;
-  ChunkRef dst;           // Assign, Reduce
+  ChunkRef dst;               // Assign, Reduce
   std::vector<ChunkRef> srcs; // Assign: sources; Reduce: the one source
 };
 

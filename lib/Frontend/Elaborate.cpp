@@ -63,8 +63,7 @@ LogicalResult Elaborator::declare(const ast::Algorithm &source) {
   if (collective == Collective::broadcast || collective == Collective::reduce) {
     const Binding *root = lookup("root");
     if (root && (root->value < 0 || root->value >= ranks))
-      return error(root->loc) << "root " << root->value << " is not a rank (0 .. "
-                              << ranks << ")";
+      return error(root->loc) << "root " << root->value << " is not a rank (0 .. " << ranks << ")";
   }
   inplace = source.inplace;
   // in + out per rank, before scratch.
@@ -89,12 +88,11 @@ LogicalResult Elaborator::run(const ast::Algorithm &source, ModuleOp module) {
   for (const Binding &b : vars)
     if (b.name != "ranks" && b.name != "root")
       params.push_back(builder.getNamedAttr(b.name, builder.getI64IntegerAttr(b.value)));
-  alg = AlgorithmOp::create(
-      builder, loc(source.loc), builder.getStringAttr(source.name),
-      CollectiveAttr::get(context, collective), builder.getI64IntegerAttr(ranks),
-      builder.getI64IntegerAttr(chunks), root,
-      inplace ? builder.getUnitAttr() : UnitAttr(), DictionaryAttr(),
-      params.empty() ? DictionaryAttr() : builder.getDictionaryAttr(params));
+  alg = AlgorithmOp::create(builder, loc(source.loc), builder.getStringAttr(source.name),
+                            CollectiveAttr::get(context, collective),
+                            builder.getI64IntegerAttr(ranks), builder.getI64IntegerAttr(chunks),
+                            root, inplace ? builder.getUnitAttr() : UnitAttr(), DictionaryAttr(),
+                            params.empty() ? DictionaryAttr() : builder.getDictionaryAttr(params));
   builder.setInsertionPointToEnd(&alg.getBody().emplaceBlock());
   if (failed(execBlock(source.body, Annotations())))
     return failure();
@@ -109,16 +107,16 @@ LogicalResult Elaborator::run(const ast::Algorithm &source, ModuleOp module) {
 }
 
 OwningOpRef<ModuleOp> coll::importColl(llvm::SourceMgr &sourceMgr, MLIRContext *context,
-                                       const ElaborateOptions &options,
-                                       TimingScope &timing, std::string *unusedDefine) {
+                                       const ElaborateOptions &options, TimingScope &timing,
+                                       std::string *unusedDefine) {
   context->getOrLoadDialect<CollDialect>();
   const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   StringAttr file = StringAttr::get(context, buffer->getBufferIdentifier());
   ast::File tree;
   ast::SyntaxError syntax;
   TimingScope parseTiming = timing.nest("parse");
-  if (!ast::parseFile(std::string_view(buffer->getBufferStart(), buffer->getBufferSize()),
-                      tree, syntax)) {
+  if (!ast::parseFile(std::string_view(buffer->getBufferStart(), buffer->getBufferSize()), tree,
+                      syntax)) {
     emitError(FileLineColLoc::get(file, syntax.loc.line, syntax.loc.col)) << syntax.message;
     return nullptr;
   }

@@ -39,11 +39,9 @@ struct ElaborateOptions {
 /// under `timing`. Returns null after reporting an error in the program, or
 /// without a report after setting `unusedDefine` to a `-D` name that no
 /// elaborated algorithm has (a command-line error, the caller's to word).
-mlir::OwningOpRef<mlir::ModuleOp> importColl(llvm::SourceMgr &sourceMgr,
-                                             mlir::MLIRContext *context,
+mlir::OwningOpRef<mlir::ModuleOp> importColl(llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
                                              const ElaborateOptions &options,
-                                             mlir::TimingScope &timing,
-                                             std::string *unusedDefine);
+                                             mlir::TimingScope &timing, std::string *unusedDefine);
 
 } // namespace coll
 

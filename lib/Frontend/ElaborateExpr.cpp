@@ -142,15 +142,15 @@ FailureOr<int64_t> Elaborator::evalBinary(const ast::Expr &e) {
 }
 
 FailureOr<int64_t> Elaborator::evalCall(const ast::Expr &e) {
-  size_t arity = e.name == "min" || e.name == "max" ? 2
+  size_t arity = e.name == "min" || e.name == "max"                          ? 2
                  : e.name == "abs" || e.name == "log2" || e.name == "ispow2" ? 1
-                                                                              : 0;
+                                                                             : 0;
   if (arity == 0)
     return error(e.loc) << "unknown function '" << e.name
                         << "'; the built-ins are min, max, abs, log2 and ispow2";
   if (e.args.size() != arity)
-    return error(e.loc) << e.name << " takes " << arity << " argument"
-                        << (arity == 1 ? "" : "s") << ", got " << e.args.size();
+    return error(e.loc) << e.name << " takes " << arity << " argument" << (arity == 1 ? "" : "s")
+                        << ", got " << e.args.size();
   SmallVector<int64_t, 2> args;
   for (const auto &arg : e.args) {
     FailureOr<int64_t> v = eval(*arg);
@@ -172,7 +172,6 @@ FailureOr<int64_t> Elaborator::evalCall(const ast::Expr &e) {
     return a < 0 ? -a : a;
   }
   if (!pow2)
-    return error(e.loc) << "log2(" << a << ") is not exact: " << a
-                        << " is not a power of two";
+    return error(e.loc) << "log2(" << a << ") is not exact: " << a << " is not a power of two";
   return int64_t(llvm::Log2_64(static_cast<uint64_t>(a)));
 }

@@ -66,9 +66,8 @@ LogicalResult Elaborator::exec(const ast::Stmt &s, const Annotations &outer) {
   if (failed(step(s.loc)))
     return failure();
   using Kind = ast::Stmt::Kind;
-  bool annotatable = s.kind == Kind::Block || s.kind == Kind::For ||
-                     s.kind == Kind::If || s.kind == Kind::Assign ||
-                     s.kind == Kind::Reduce;
+  bool annotatable = s.kind == Kind::Block || s.kind == Kind::For || s.kind == Kind::If ||
+                     s.kind == Kind::Assign || s.kind == Kind::Reduce;
   if (!s.annotations.empty() && !annotatable)
     return error(s.annotations.front().loc)
            << "annotations apply to copies, reductions and blocks only";
@@ -151,8 +150,8 @@ LogicalResult Elaborator::execScratch(const ast::Stmt &s) {
   if (failed(size))
     return failure();
   if (*size < 1)
-    return error(s.a->loc) << "scratch buffer '" << s.name
-                           << "' needs at least one chunk, got " << *size;
+    return error(s.a->loc) << "scratch buffer '" << s.name << "' needs at least one chunk, got "
+                           << *size;
   if (*size > options.maxSlots / ranks || (slots += *size * ranks) > options.maxSlots)
     return error(s.a->loc) << "scratch buffer '" << s.name << "' is too large";
   scratchSizes[s.name] = *size;
@@ -202,16 +201,14 @@ FailureOr<ChunkAttr> Elaborator::chunk(const ast::ChunkRef &ref) {
     end = *e;
     if (end <= *index)
       return error(ref.index->loc)
-             << "chunk range " << *index << " .. " << end << " of " << ref.buffer
-             << " is empty";
+             << "chunk range " << *index << " .. " << end << " of " << ref.buffer << " is empty";
     if (end > *size)
       return outOfRange(ref.end->loc, end - 1);
   }
-  auto buffer = llvm::find_if(bufferChunks,
-                              [&](const BufferChunks &b) { return b.name == ref.buffer; });
+  auto buffer =
+      llvm::find_if(bufferChunks, [&](const BufferChunks &b) { return b.name == ref.buffer; });
   if (buffer == bufferChunks.end())
-    buffer = bufferChunks.insert(buffer,
-                                 {ref.buffer, StringAttr::get(context, ref.buffer), {}});
+    buffer = bufferChunks.insert(buffer, {ref.buffer, StringAttr::get(context, ref.buffer), {}});
   if (end - *index != 1 || ranks * *size > (int64_t(1) << 22))
     return ChunkAttr::get(context, buffer->attr, *rank, *index, end - *index);
   if (buffer->single.empty())
@@ -223,28 +220,24 @@ FailureOr<ChunkAttr> Elaborator::chunk(const ast::ChunkRef &ref) {
 }
 
 static std::string show(ChunkAttr c) {
-  std::string s = c.getBuffer().str() + "[" + std::to_string(c.getRank()) + "][" +
-                  std::to_string(c.getIndex());
+  std::string s =
+      c.getBuffer().str() + "[" + std::to_string(c.getRank()) + "][" + std::to_string(c.getIndex());
   if (c.getCount() != 1)
     s += " .. " + std::to_string(c.getEnd());
   return s + "]";
 }
 
-
 PhysicalRange Elaborator::physical(ChunkAttr c) const {
   return physicalRange(collective, chunks, inplace, c);
 }
 
-LogicalResult Elaborator::emit(const ast::Stmt &s, ChunkAttr dst,
-                               ArrayRef<ChunkAttr> srcs, ArrayRef<ast::Loc> srcLocs,
-                               const Annotations &ann) {
+LogicalResult Elaborator::emit(const ast::Stmt &s, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
+                               ArrayRef<ast::Loc> srcLocs, const Annotations &ann) {
   for (size_t i = 0; i < srcs.size(); ++i) {
     if (srcs[i].getCount() != dst.getCount())
-      return error(srcLocs[i]) << "source " << show(srcs[i]) << " has "
-                               << srcs[i].getCount() << " chunk"
-                               << (srcs[i].getCount() == 1 ? "" : "s")
-                               << " but the destination "
-                               << show(dst) << " has " << dst.getCount();
+      return error(srcLocs[i]) << "source " << show(srcs[i]) << " has " << srcs[i].getCount()
+                               << " chunk" << (srcs[i].getCount() == 1 ? "" : "s")
+                               << " but the destination " << show(dst) << " has " << dst.getCount();
     // Overlap is judged on memory, so `in` and `out` of an in-place
     // algorithm count as the same buffer.
     PhysicalRange from = physical(srcs[i]), to = physical(dst);
@@ -255,8 +248,9 @@ LogicalResult Elaborator::emit(const ast::Stmt &s, ChunkAttr dst,
       continue; // `a += b`: the destination is one of the terms
     if (same)
       return error(srcLocs[i]) << "copies " << show(srcs[i]) << " onto itself"
-                               << (srcs[i] == dst ? "" : " (in place, " + show(dst) +
-                                                             " is the same memory)");
+                               << (srcs[i] == dst
+                                       ? ""
+                                       : " (in place, " + show(dst) + " is the same memory)");
     return error(srcLocs[i]) << "source " << show(srcs[i]) << " overlaps the destination "
                              << show(dst);
   }
@@ -269,12 +263,11 @@ LogicalResult Elaborator::emit(const ast::Stmt &s, ChunkAttr dst,
   if (inserted)
     it->second = loc(s.loc);
   if (srcs.size() == 1) {
-    CopyOp::create(builder, it->second, srcs[0], dst, ann.channel, ann.protocol,
-                   ann.pipeline);
+    CopyOp::create(builder, it->second, srcs[0], dst, ann.channel, ann.protocol, ann.pipeline);
   } else {
     SmallVector<Attribute> list(srcs.begin(), srcs.end());
-    ReduceOp::create(builder, it->second, builder.getArrayAttr(list), dst,
-                     ann.channel, ann.protocol, ann.pipeline);
+    ReduceOp::create(builder, it->second, builder.getArrayAttr(list), dst, ann.channel,
+                     ann.protocol, ann.pipeline);
   }
   return success();
 }

@@ -35,8 +35,8 @@ class Elaborator {
 public:
   Elaborator(MLIRContext *context, StringAttr file, const ElaborateOptions &options,
              llvm::StringSet<> &usedDefines)
-      : context(context), builder(context), file(file), options(options),
-        usedDefines(usedDefines) {}
+      : context(context), builder(context), file(file), options(options), usedDefines(usedDefines) {
+  }
 
   LogicalResult run(const ast::Algorithm &source, ModuleOp module);
 

@@ -75,8 +75,7 @@ public:
     }
     while (cacheCol < col && cacheAt < text.size() && text[cacheAt] != '\n') {
       ++cacheAt;
-      while (cacheAt < text.size() &&
-             (static_cast<unsigned char>(text[cacheAt]) & 0xc0) == 0x80)
+      while (cacheAt < text.size() && (static_cast<unsigned char>(text[cacheAt]) & 0xc0) == 0x80)
         ++cacheAt;
       ++cacheCol;
     }
@@ -109,7 +108,11 @@ size_t invalidUtf8(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
     unsigned char c = text[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xe  ? 3
+                 : (c >> 3) == 0x1e ? 4
+                                    : 0;
     if (len == 0 || i + len > text.size())
       return i;
     uint32_t cp = len == 1 ? c : c & (0x7f >> len);
@@ -119,8 +122,8 @@ size_t invalidUtf8(std::string_view text) {
         return i;
       cp = cp << 6 | (d & 0x3f);
     }
-    bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-                    (len == 4 && cp < 0x10000);
+    bool overlong =
+        (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
     if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
       return i;
     i += len;
@@ -140,9 +143,8 @@ public:
   bool failed = false;
   SyntaxError first;
 
-  void syntaxError(antlr4::Recognizer *recognizer, antlr4::Token *offending,
-                   size_t line, size_t col, const std::string &msg,
-                   std::exception_ptr) override {
+  void syntaxError(antlr4::Recognizer *recognizer, antlr4::Token *offending, size_t line,
+                   size_t col, const std::string &msg, std::exception_ptr) override {
     if (failed)
       return;
     failed = true;
@@ -152,16 +154,15 @@ public:
       first.message = lexerMessage(msg);
       return;
     }
-    std::string found = offending->getType() == antlr4::Token::EOF
-                            ? "end of file"
-                            : quote(offending->getText());
+    std::string found =
+        offending->getType() == antlr4::Token::EOF ? "end of file" : quote(offending->getText());
     std::string expected;
     try {
       expected = describe(parser->getExpectedTokens(), parser->getVocabulary());
     } catch (...) {
     }
-    first.message = expected.empty() ? "unexpected " + found
-                                     : "expected " + expected + ", found " + found;
+    first.message =
+        expected.empty() ? "unexpected " + found : "expected " + expected + ", found " + found;
     // A missing `;` or `}` is best shown right after the token it should
     // follow, not at the start of the next line.
     antlr4::Token *previous = parser->getTokenStream()->LT(-1);
@@ -172,8 +173,7 @@ public:
       for (unsigned char c : text)
         codePoints += (c & 0xc0) != 0x80;
       if (text.find('\n') == std::string::npos)
-        first.loc = makeLoc(previous->getLine(),
-                            previous->getCharPositionInLine() + codePoints);
+        first.loc = makeLoc(previous->getLine(), previous->getCharPositionInLine() + codePoints);
     }
   }
 
@@ -239,8 +239,7 @@ class TokenChecks {
 public:
   void check(antlr4::Token *token) {
     if (++count > kMaxTokens)
-      fail(locOf(token), "the program is longer than " + std::to_string(kMaxTokens) +
-                             " tokens");
+      fail(locOf(token), "the program is longer than " + std::to_string(kMaxTokens) + " tokens");
     std::string text = token->getText();
     // A complete /* */ comment is skipped by the lexer, so `/` right before
     // `*` can only open one that never ends.
@@ -250,8 +249,7 @@ public:
     last = token;
     if (text == "(" || text == "[" || text == "{") {
       if (++depth > kMaxNesting)
-        fail(locOf(token), "nesting is deeper than " +
-                               std::to_string(kMaxNesting) + " levels");
+        fail(locOf(token), "nesting is deeper than " + std::to_string(kMaxNesting) + " levels");
     } else if (text == ")" || text == "]" || text == "}") {
       depth = depth > 0 ? depth - 1 : 0;
     }
@@ -266,8 +264,8 @@ public:
     else if (statement++ == 0)
       start = token;
     else if (statement > kMaxStatementTokens)
-      fail(locOf(start), "statement is longer than " + std::to_string(kMaxStatementTokens) +
-                             " tokens");
+      fail(locOf(start),
+           "statement is longer than " + std::to_string(kMaxStatementTokens) + " tokens");
   }
 
 private:
@@ -484,16 +482,17 @@ private:
 
 bool coll::ast::parseFile(std::string_view source, File &file, SyntaxError &error) {
   if (source.size() > kMaxSourceBytes) {
-    error = {{1, 1}, "the file is larger than " + std::to_string(kMaxSourceBytes) +
-                         " bytes (16 MiB), the most a Coll program may have"};
+    error = {{1, 1},
+             "the file is larger than " + std::to_string(kMaxSourceBytes) +
+                 " bytes (16 MiB), the most a Coll program may have"};
     return false;
   }
   Columns map(source);
   if (size_t bad = invalidUtf8(source); bad != std::string_view::npos) {
     char hex[8];
     std::snprintf(hex, sizeof(hex), "0x%02x", static_cast<unsigned char>(source[bad]));
-    error = {map.locate(bad), std::string("invalid UTF-8 byte ") + hex +
-                                  "; Coll source is UTF-8 text"};
+    error = {map.locate(bad),
+             std::string("invalid UTF-8 byte ") + hex + "; Coll source is UTF-8 text"};
     return false;
   }
   struct Scope {

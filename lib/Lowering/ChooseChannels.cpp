@@ -86,8 +86,7 @@ struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChoos
     double perBlock = topo.threadblockGBps[int(Protocol::LL128)];
     double need = 1;
     for (auto [a, b] : sends)
-      need = std::max(need, topo.bandwidth(a, b) /
-                                (sharing[{a, topo.linkClass(a, b)}] * perBlock));
+      need = std::max(need, topo.bandwidth(a, b) / (sharing[{a, topo.linkClass(a, b)}] * perBlock));
     int64_t fill = int64_t(llvm::PowerOf2Ceil(uint64_t(std::ceil(need))));
     int64_t room =
         std::max<int64_t>(1, int64_t(llvm::bit_floor(uint64_t(kMaxBlocksPerRank / perRank))));

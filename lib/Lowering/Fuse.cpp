@@ -143,8 +143,8 @@ public:
       uint64_t slot = slots.slot(chunk, k);
       bool decided = false;
       auto it = accesses.find(slot);
-      for (auto [pos, writes] : it == accesses.end() ? ArrayRef<std::pair<size_t, bool>>()
-                                                     : ArrayRef(it->second)) {
+      for (auto [pos, writes] :
+           it == accesses.end() ? ArrayRef<std::pair<size_t, bool>>() : ArrayRef(it->second)) {
         if (pos <= from || pos == skip)
           continue;
         if (!writes)

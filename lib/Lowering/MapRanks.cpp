@@ -106,8 +106,8 @@ struct CollMapRanksPass : coll::impl::CollMapRanksPassBase<CollMapRanksPass> {
           break;
       }
     }
-    alg.setRankMapAttr(DenseI64ArrayAttr::get(
-        &getContext(), SmallVector<int64_t>(place.begin(), place.end())));
+    alg.setRankMapAttr(
+        DenseI64ArrayAttr::get(&getContext(), SmallVector<int64_t>(place.begin(), place.end())));
     alg.setTopologyAttr(StringAttr::get(&getContext(), spec));
     return success();
   }

@@ -117,8 +117,7 @@ void MultimemSelection::coalesceReduces() {
     if (into && into.getDst() == t->dst) {
       std::optional<TransferChunks> u = transferChunks(into);
       bool fits = u->channel == t->channel && u->protocol == t->protocol &&
-                  u->pipeline == t->pipeline &&
-                  pieceOf(into) == pieceOf(&op);
+                  u->pipeline == t->pipeline && pieceOf(into) == pieceOf(&op);
       SmallVector<Attribute> srcs(into.getSrcs().begin(), into.getSrcs().end());
       for (ChunkAttr x : t->srcs) {
         if (x == t->dst)
@@ -265,9 +264,9 @@ void MultimemSelection::findLoads() {
     bool apart = true;
     for (int64_t k = 0; k < first.getCount(); ++k)
       for (int64_t r = 0; r < shape.ranks; ++r)
-        apart &= r == issuer || slots.slot(reduce.getDst(), k) !=
-                                    slots.slot(first.getBuffer().getValue(), r,
-                                               first.getIndex() + k);
+        apart &=
+            r == issuer || slots.slot(reduce.getDst(), k) !=
+                               slots.slot(first.getBuffer().getValue(), r, first.getIndex() + k);
     if (inputs && apart)
       loads.push_back(std::move(l));
   }
@@ -371,8 +370,7 @@ struct CollMultimemPass : coll::impl::CollMultimemPassBase<CollMultimemPass> {
       else
         for (int64_t r = 0; r < int64_t(alg.getRanks()); ++r)
           map.push_back(r);
-      if (int64_t(map.size()) != int64_t(alg.getRanks()) ||
-          *llvm::max_element(map) >= topo->size())
+      if (int64_t(map.size()) != int64_t(alg.getRanks()) || *llvm::max_element(map) >= topo->size())
         continue;
       bool multicast = true, windows = true;
       for (int64_t g : map) {

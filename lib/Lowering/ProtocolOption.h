@@ -31,8 +31,7 @@ struct OptionValue<std::optional<coll::Protocol>> final
   }
 };
 
-template <>
-class parser<std::optional<coll::Protocol>> : public generic_parser_base {
+template <> class parser<std::optional<coll::Protocol>> : public generic_parser_base {
 public:
   using parser_data_type = std::optional<coll::Protocol>;
 

@@ -48,8 +48,7 @@ struct Lowering::ConnectionClasses {
   /// The class's receive and send peers, once chosen (else -1).
   std::pair<int64_t, int64_t> peers(unsigned id) {
     std::pair<int64_t, int64_t> p{-1, -1};
-    for (auto it = classes.findLeader(id); it != classes.member_end();
-         ++it)
+    for (auto it = classes.findLeader(id); it != classes.member_end(); ++it)
       (byId[*it].sends ? p.second : p.first) = byId[*it].peer;
     return p;
   }
@@ -130,8 +129,7 @@ void Lowering::pairForwards(ArrayRef<Step *> steps, ConnectionClasses &conns) {
 
 /// Afterwards rank `rank` has one threadblock per class, in a stable order,
 /// and one per channel for local steps, and every step is in its own.
-void Lowering::makeThreadblocks(int64_t rank, ArrayRef<Step *> steps,
-                                ConnectionClasses &conns) {
+void Lowering::makeThreadblocks(int64_t rank, ArrayRef<Step *> steps, ConnectionClasses &conns) {
   std::map<std::tuple<int64_t, int64_t, int64_t>, int> tbOf; // channel, recv, send
   std::map<unsigned, std::tuple<int64_t, int64_t, int64_t>> classKey;
   for (auto &[c, id] : conns.ids) {
@@ -246,8 +244,8 @@ void Lowering::orderThreadblock(Threadblock &tb) {
   using Order = std::priority_queue<Entry, std::vector<Entry>, decltype(later)>;
   Order recvs(later), sends(later), others(later);
   for (size_t i = 0; i < units.size(); ++i)
-    for (auto [s, order] : {std::pair{units[i].recv, &recvs}, {units[i].send, &sends},
-                            {units[i].other, &others}})
+    for (auto [s, order] :
+         {std::pair{units[i].recv, &recvs}, {units[i].send, &sends}, {units[i].other, &others}})
       if (s) {
         order->push({s->key(), s});
         s->unit = i;
@@ -327,8 +325,8 @@ bool Lowering::mayDeadlock() const {
     auto &[tb, next] = run[i];
     while (next < tb->steps.size()) {
       const Step *s = tb->steps[next];
-      Key key = s->receives() ? Key{s->peer, s->rank, s->channel}
-                              : Key{s->rank, s->peer, s->channel};
+      Key key =
+          s->receives() ? Key{s->peer, s->rank, s->channel} : Key{s->rank, s->peer, s->channel};
       if (s->peer >= 0) {
         auto &[lastKey, index] = last[i][s->receives()];
         if (lastKey != key) {

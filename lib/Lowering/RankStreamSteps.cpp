@@ -20,16 +20,16 @@ using namespace mlir;
 using namespace coll;
 using namespace coll::streams;
 
-Step &Lowering::add(StepKind kind, int64_t rank, Location loc, uint32_t level,
-                    uint32_t order, int64_t channel) {
+Step &Lowering::add(StepKind kind, int64_t rank, Location loc, uint32_t level, uint32_t order,
+                    int64_t channel) {
   Step *s = new (arenas[rank].Allocate<Step>())
       Step(kind, rank, channel, level, order, sub++, loc, protocol);
   byRank[rank].push_back(s);
   return *s;
 }
 
-void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
-                        uint32_t level, uint32_t order, int64_t channel) {
+void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs, uint32_t level,
+                        uint32_t order, int64_t channel) {
   Location loc = op->getLoc();
   int64_t to = dst.getRank();
   // coll-multimem chose a multicast or peer-window form: one local step on
@@ -38,8 +38,8 @@ void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
   CollDialect *coll = dialect;
   bool multicastLoad = coll->getMultimemAttrHelper().isAttrPresent(op);
   if (multicastLoad || coll->getReadReduceAttrHelper().isAttrPresent(op)) {
-    Step &s = add(multicastLoad ? StepKind::MultimemLdReduce : StepKind::ReadReduce, to, loc,
-                  level, order, channel);
+    Step &s = add(multicastLoad ? StepKind::MultimemLdReduce : StepKind::ReadReduce, to, loc, level,
+                  order, channel);
     s.src = ChunkAttr::get(op->getContext(), srcs[0].getBuffer(), to, srcs[0].getIndex(),
                            srcs[0].getCount());
     s.dst = dst;
@@ -59,11 +59,10 @@ void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
     if (!storeGroups.insert(group.getInt()).second)
       return; // the group's first copy made the step
     int64_t from = srcs[0].getRank();
-    Step &s = add(multicast ? StepKind::MultimemSt : StepKind::Put, from, loc, level, order,
-                  channel);
+    Step &s =
+        add(multicast ? StepKind::MultimemSt : StepKind::Put, from, loc, level, order, channel);
     s.src = srcs[0];
-    s.dst = ChunkAttr::get(op->getContext(), dst.getBuffer(), from, dst.getIndex(),
-                           dst.getCount());
+    s.dst = ChunkAttr::get(op->getContext(), dst.getBuffer(), from, dst.getIndex(), dst.getCount());
     return;
   }
   auto same = [&](ChunkAttr a, ChunkAttr b) {
@@ -102,8 +101,8 @@ void Lowering::lowerOne(Operation *op, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
     Step &send = add(StepKind::Send, r.getRank(), loc, level, order, channel);
     send.peer = to;
     send.src = r;
-    Step &recv = add(accumulates ? StepKind::RecvReduceCopy : StepKind::Recv, to, loc,
-                     level, order, channel);
+    Step &recv = add(accumulates ? StepKind::RecvReduceCopy : StepKind::Recv, to, loc, level, order,
+                     channel);
     recv.peer = r.getRank();
     recv.dst = dst;
     if (accumulates)

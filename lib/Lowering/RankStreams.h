@@ -24,18 +24,26 @@ namespace coll::streams {
 using namespace mlir;
 
 enum class StepKind : uint8_t {
-  Send, Recv, RecvReduceCopy, LocalCopy, LocalReduce,
-  MultimemLdReduce, MultimemSt, ReadReduce, Put, Get
+  Send,
+  Recv,
+  RecvReduceCopy,
+  LocalCopy,
+  LocalReduce,
+  MultimemLdReduce,
+  MultimemSt,
+  ReadReduce,
+  Put,
+  Get
 };
 
 /// One step of one rank. There is one per send and per receive of the whole
 /// program (millions at 1024 ranks), so the fields are packed: the plan's
 /// steps and ops fit in 32 bits (coll-split-chunks bounds them).
 struct Step {
-  Step(StepKind kind, int32_t rank, int32_t channel, uint32_t level, uint32_t order,
-       uint32_t sub, Location loc, ProtocolAttr protocol)
-      : kind(kind), rank(rank), channel(channel), level(level), order(order), sub(sub),
-        loc(loc), protocol(protocol) {}
+  Step(StepKind kind, int32_t rank, int32_t channel, uint32_t level, uint32_t order, uint32_t sub,
+       Location loc, ProtocolAttr protocol)
+      : kind(kind), rank(rank), channel(channel), level(level), order(order), sub(sub), loc(loc),
+        protocol(protocol) {}
 
   StepKind kind;
   // Ordering a threadblock: whether the step is placed, and in a pair.
@@ -111,7 +119,7 @@ private:
     std::vector<Step *> steps;
   };
   std::vector<std::vector<Threadblock>> tbs; // per rank
-  size_t partners = 0; // steps with a partner
+  size_t partners = 0;                       // steps with a partner
   void setPartner(Step *recv, Step *send) {
     partners += (send != nullptr) - (recv->partner != nullptr);
     recv->partner = send;
@@ -133,8 +141,7 @@ private:
   /// other threadblocks it must wait for.
   llvm::DenseMap<Step *, SmallVector<int64_t, 4>> crossThreadblockDeps(int64_t r);
   /// Afterwards `body` holds rank `r`'s threadblocks and their steps.
-  void buildRank(int64_t r, Block *body, ArrayRef<ProtocolAttr> forced,
-                 ArrayRef<IntegerAttr> ids);
+  void buildRank(int64_t r, Block *body, ArrayRef<ProtocolAttr> forced, ArrayRef<IntegerAttr> ids);
 };
 
 } // namespace coll::streams

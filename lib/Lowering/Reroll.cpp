@@ -59,7 +59,7 @@ struct Signature {
   /// The direct destination's buffer: "" for a stand-in or none.
   StringRef direct() const {
     return !fields.empty() && std::get<0>(fields.back()) == "direct" ? std::get<1>(fields.back())
-                                                                      : "";
+                                                                     : "";
   }
   std::string key(bool withDirect) const {
     std::string sig = name.stripDialect().str();
@@ -126,9 +126,8 @@ int64_t floorMod(int64_t v, int64_t m) { return ((v % m) + m) % m; }
 
 /// (a*r + b*k + c) mod m over every member and step of a run, or nullopt.
 /// `value(member, k)` is the operand of the run's k-th step in a member.
-std::optional<std::array<int64_t, 3>>
-fitAffine(ArrayRef<Member> members, size_t steps, int64_t m,
-          llvm::function_ref<int64_t(size_t, size_t)> value) {
+std::optional<std::array<int64_t, 3>> fitAffine(ArrayRef<Member> members, size_t steps, int64_t m,
+                                                llvm::function_ref<int64_t(size_t, size_t)> value) {
   // Keeps a*r + b*k + c well inside int64_t in the generated code too.
   constexpr int64_t kLimit = int64_t(1) << 30;
   if (m < 1 || m > kLimit || int64_t(steps) > kLimit)

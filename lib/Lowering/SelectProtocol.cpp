@@ -164,8 +164,7 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
   }
 
   /// The cost of `plan` with protocol p as a line in the message size.
-  Line estimate(PlanOp plan, const Topology &topo, ArrayRef<int64_t> map, int p,
-                bool &allNVLink) {
+  Line estimate(PlanOp plan, const Topology &topo, ArrayRef<int64_t> map, int p, bool &allNVLink) {
     double inChunks = *plan.getBufferSize("in");
     size_t depth = 0;
     // Every connection at once, in chunks: each chunk is 1 / inChunks of
@@ -213,8 +212,8 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
       if (p == Protocol::LL128 && !allNVLink) {
         if (!forced)
           continue;
-        return plan.emitError() << "LL128 needs NVLink on every connection, and "
-                                << topo->name << " gives this plan others";
+        return plan.emitError() << "LL128 needs NVLink on every connection, and " << topo->name
+                                << " gives this plan others";
       }
       candidates.push_back({p, line});
     }
@@ -268,8 +267,7 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
       algorithm = plan.getSymNameAttr();
     for (auto [i, range] : llvm::enumerate(ranges)) {
       auto [lo, hi, p] = range;
-      auto variant =
-          i + 1 < ranges.size() ? llvm::cast<PlanOp>(builder.clone(*plan)) : plan;
+      auto variant = i + 1 < ranges.size() ? llvm::cast<PlanOp>(builder.clone(*plan)) : plan;
       variant.setSymName(name + "_" + stringifyProtocol(p).str());
       variant.setAlgorithmAttr(algorithm);
       variant.setMinBytesAttr(builder.getI64IntegerAttr(lo));

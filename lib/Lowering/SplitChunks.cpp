@@ -89,8 +89,7 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
     if (at != alg.getOperation())
       d << "@pipeline(" << transferChunks(at)->pipeline.getInt() << ") makes";
     else if (pipeline != 1 || instances != 1)
-      d << "pipeline " << int64_t(pipeline) << " x instances " << int64_t(instances)
-        << " makes";
+      d << "pipeline " << int64_t(pipeline) << " x instances " << int64_t(instances) << " makes";
     else
       d << "lowering makes";
     d << " the plan too large: more than " << limit << " " << what << " over all ranks";
@@ -171,8 +170,7 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
       int64_t width = depth / pieces;
       int64_t count = t.dst.getCount();
       for (int64_t j = 0; j < instances; ++j) {
-        IntegerAttr ch =
-            b.getI64IntegerAttr((t.channel ? t.channel.getInt() : 0) + j * channels);
+        IntegerAttr ch = b.getI64IntegerAttr((t.channel ? t.channel.getInt() : 0) + j * channels);
         for (int64_t q = 0; q < pieces; ++q) {
           // Piece q of instance j: of each chunk range, the same share,
           // contiguous, so that an op over many chunks stays one op per
@@ -186,8 +184,8 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
           };
           Operation *made;
           if (llvm::isa<CopyOp>(op)) {
-            made = CopyOp::create(b, op->getLoc(), place(t.srcs[0]), place(t.dst), ch,
-                                  t.protocol, IntegerAttr());
+            made = CopyOp::create(b, op->getLoc(), place(t.srcs[0]), place(t.dst), ch, t.protocol,
+                                  IntegerAttr());
           } else {
             SmallVector<Attribute> srcs;
             for (ChunkAttr src : t.srcs)
@@ -220,8 +218,8 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
       SmallVector<NamedAttribute> scaled;
       for (NamedAttribute e : scratch)
         scaled.push_back(b.getNamedAttr(
-            e.getName(), b.getI64IntegerAttr(llvm::cast<IntegerAttr>(e.getValue()).getInt() *
-                                             factor)));
+            e.getName(),
+            b.getI64IntegerAttr(llvm::cast<IntegerAttr>(e.getValue()).getInt() * factor)));
       alg.setScratchAttr(b.getDictionaryAttr(scaled));
     }
   }

@@ -82,11 +82,10 @@ void Lowering::placeSteps() {
 }
 
 PlanOp Lowering::createPlan(OpBuilder &builder) {
-  auto plan = PlanOp::create(builder, alg.getLoc(), alg.getSymNameAttr(),
-                             alg.getCollectiveAttr(), alg.getRanksAttr(),
-                             alg.getChunksAttr(), alg.getRootAttr(), alg.getInplaceAttr(),
-                             alg.getScratchAttr(),
-                             alg.getRankMapAttr(), IntegerAttr(), IntegerAttr());
+  auto plan = PlanOp::create(builder, alg.getLoc(), alg.getSymNameAttr(), alg.getCollectiveAttr(),
+                             alg.getRanksAttr(), alg.getChunksAttr(), alg.getRootAttr(),
+                             alg.getInplaceAttr(), alg.getScratchAttr(), alg.getRankMapAttr(),
+                             IntegerAttr(), IntegerAttr());
   plan.setTopologyAttr(alg.getTopologyAttr());
   plan.setFifoDepthAttr(alg.getFifoDepthAttr());
   auto movesChunks = CollDialect::of(alg.getContext())->getMovesChunksAttrHelper();
@@ -213,10 +212,9 @@ void Lowering::buildRank(int64_t r, Block *body, ArrayRef<ProtocolAttr> forced,
   for (size_t t = 0; t < tbs[r].size(); ++t) {
     Threadblock &tb = tbs[r][t];
     auto opt = [&](int64_t v) { return v < 0 ? IntegerAttr() : inRank.getI64IntegerAttr(v); };
-    auto tbOp = ThreadblockOp::create(inRank, alg.getLoc(), inRank.getI64IntegerAttr(t),
-                                      opt(tb.recv), opt(tb.send),
-                                      inRank.getI64IntegerAttr(tb.channel), forced[t],
-                                      UnitAttr(), UnitAttr(), IntegerAttr());
+    auto tbOp = ThreadblockOp::create(
+        inRank, alg.getLoc(), inRank.getI64IntegerAttr(t), opt(tb.recv), opt(tb.send),
+        inRank.getI64IntegerAttr(tb.channel), forced[t], UnitAttr(), UnitAttr(), IntegerAttr());
     OpBuilder b = OpBuilder::atBlockEnd(&tbOp.getBody().emplaceBlock());
     for (Step *s : tb.steps) {
       DenseI64ArrayAttr d;

@@ -40,7 +40,7 @@ struct Threadblock {
   SmallVector<Operation *> steps;
   SmallVector<uint64_t> ids; // of the steps, increasing
   size_t next = 0;
-  SmallVector<size_t, 2> waiters; // threadblocks blocked on this one's progress
+  SmallVector<size_t, 2> waiters;     // threadblocks blocked on this one's progress
   Fifo *in = nullptr, *out = nullptr; // found at the first step that uses them
   /// The current step has received and computed, and waits for room to send.
   std::optional<SmallVector<uint32_t>> holding;
@@ -84,8 +84,7 @@ struct StepAccess {
 class PlanRun {
 public:
   PlanRun(PlanOp plan, bool mscclLimits, int64_t depth)
-      : plan(plan), mscclLimits(mscclLimits), depth(depth),
-        state(CollectiveShape::of(plan)) {}
+      : plan(plan), mscclLimits(mscclLimits), depth(depth), state(CollectiveShape::of(plan)) {}
 
   LogicalResult run();
 
@@ -101,8 +100,7 @@ private:
                         SmallVector<uint32_t> &result);
   std::string where(const Threadblock &tb, size_t pos) const {
     return "rank " + std::to_string(tb.rank) + ", threadblock " + std::to_string(tb.id) +
-           ", step " + std::to_string(llvm::cast<StepOpInterface>(tb.steps[pos]).getId()) +
-           " (" +
+           ", step " + std::to_string(llvm::cast<StepOpInterface>(tb.steps[pos]).getId()) + " (" +
            tb.steps[pos]->getName().stripDialect().str() + ")";
   }
   void wake(SmallVector<size_t, 2> &waiters) {
@@ -126,8 +124,7 @@ private:
   static constexpr Access kNone = {UINT32_MAX, UINT32_MAX};
   std::vector<Access> lastWrite;
   std::vector<SmallVector<Access, 1>> readsSince;
-  LogicalResult checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr> reads,
-                             ChunkAttr writes);
+  LogicalResult checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr> reads, ChunkAttr writes);
 };
 
 } // namespace
@@ -175,8 +172,7 @@ LogicalResult PlanRun::collect() {
       }
       if (mscclLimits && tb.steps.size() > 256)
         return tbOp.emitError() << "rank " << tb.rank << ", threadblock " << tb.id << " has "
-                                << tb.steps.size()
-                                << " steps; the MSCCL runtime allows 256";
+                                << tb.steps.size() << " steps; the MSCCL runtime allows 256";
       tbs.push_back(std::move(tb));
     }
     for (size_t t = firstOfRank; t < tbs.size(); ++t) {
@@ -197,17 +193,16 @@ LogicalResult PlanRun::collect() {
     ThreadblockOp b = tbOps[{tbs[to->second].rank, tbs[to->second].id}];
     if (a.getProtocolAttr() != b.getProtocolAttr())
       return b.emitError() << "rank " << tbs[to->second].rank << ", threadblock "
-                           << tbs[to->second].id << " receives from rank "
-                           << std::get<0>(key) << " with another protocol than its sender";
+                           << tbs[to->second].id << " receives from rank " << std::get<0>(key)
+                           << " with another protocol than its sender";
     if (a.getDirectSend() != b.getDirectRecv())
       return b.emitError() << "rank " << tbs[to->second].rank << ", threadblock "
-                           << tbs[to->second].id << " and its sender, rank "
-                           << std::get<0>(key) << ", disagree on direct transfer";
+                           << tbs[to->second].id << " and its sender, rank " << std::get<0>(key)
+                           << ", disagree on direct transfer";
   }
   if (mscclLimits) {
     if (perChannel.size() > 32 || (!perChannel.empty() && perChannel.rbegin()->first >= 32))
-      return plan.emitError() << "the plan uses channels up to "
-                              << perChannel.rbegin()->first
+      return plan.emitError() << "the plan uses channels up to " << perChannel.rbegin()->first
                               << "; the MSCCL runtime allows 32 channels";
     for (auto &[channel, counts] : perChannel)
       if (counts.first > 32 || counts.second > 32)
@@ -231,8 +226,7 @@ StepAccess PlanRun::accessOf(const Threadblock &tb, StepOpInterface stepOp) {
   ChunkAttr c = loads ? access.reads[0] : access.writes;
   SmallVector<ChunkAttr> every;
   for (int64_t r = 0; r < int64_t(plan.getRanks()); ++r)
-    every.push_back(
-        ChunkAttr::get(op->getContext(), c.getBuffer(), r, c.getIndex(), c.getCount()));
+    every.push_back(ChunkAttr::get(op->getContext(), c.getBuffer(), r, c.getIndex(), c.getCount()));
   if (loads) {
     access.reads.assign(every.begin(), every.end());
   } else {
@@ -299,8 +293,7 @@ void PlanRun::joinDepClocks(Threadblock &tb, DenseI64ArrayAttr depsAttr) {
 /// Takes the message at the head of `in` into `msg`; succeeds only if it
 /// carries as many chunks as the step expects and a direct sender could
 /// not have stored it anywhere but where the step puts it.
-LogicalResult PlanRun::receive(size_t t, Fifo &in, const StepAccess &access,
-                               Message &msg) {
+LogicalResult PlanRun::receive(size_t t, Fifo &in, const StepAccess &access, Message &msg) {
   Threadblock &tb = tbs[t];
   Operation *op = tb.steps[tb.next];
   int64_t count = llvm::cast<StepOpInterface>(op).getChunkCount();
@@ -309,8 +302,8 @@ LogicalResult PlanRun::receive(size_t t, Fifo &in, const StepAccess &access,
   wake(in.waiters);
   if (int64_t(msg.values.size()) != count) {
     InFlightDiagnostic diag = op->emitError()
-                              << where(tb, tb.next) << " expects " << count
-                              << " chunks from rank " << tb.recv << " but the matching "
+                              << where(tb, tb.next) << " expects " << count << " chunks from rank "
+                              << tb.recv << " but the matching "
                               << "send carries " << msg.values.size();
     diag.attachNote(msg.sender->getLoc()) << "the send is here";
     return failure();
@@ -323,8 +316,8 @@ LogicalResult PlanRun::receive(size_t t, Fifo &in, const StepAccess &access,
   auto range = [&](ChunkAttr c) {
     return physicalRange(plan.getCollective(), plan.getChunks(), plan.getInplace(), c);
   };
-  bool apart = llvm::none_of(
-      access.reads, [&](ChunkAttr r) { return range(r).overlaps(range(direct)); });
+  bool apart =
+      llvm::none_of(access.reads, [&](ChunkAttr r) { return range(r).overlaps(range(direct)); });
   if (direct == access.writes && apart)
     return success();
   std::string name = (direct.getBuffer().getValue() + "[" + Twine(direct.getRank()) + "][" +
@@ -334,8 +327,7 @@ LogicalResult PlanRun::receive(size_t t, Fifo &in, const StepAccess &access,
     name.insert(name.size() - 1, ":" + std::to_string(direct.getEnd()));
   InFlightDiagnostic diag = op->emitError()
                             << where(tb, tb.next) << " does not just store what it "
-                            << "receives in " << name
-                            << ", where its sender may store it directly";
+                            << "receives in " << name << ", where its sender may store it directly";
   diag.attachNote(msg.sender->getLoc()) << "the send is here";
   return failure();
 }
@@ -343,8 +335,8 @@ LogicalResult PlanRun::receive(size_t t, Fifo &in, const StepAccess &access,
 /// The values the current step of threadblock t computes, one per chunk,
 /// from what it received (if `received`) and what it reads; fails where it
 /// reads an unwritten chunk or combines values that do not combine.
-LogicalResult PlanRun::compute(size_t t, const Message *received,
-                               ArrayRef<ChunkAttr> reads, SmallVector<uint32_t> &result) {
+LogicalResult PlanRun::compute(size_t t, const Message *received, ArrayRef<ChunkAttr> reads,
+                               SmallVector<uint32_t> &result) {
   Threadblock &tb = tbs[t];
   Operation *op = tb.steps[tb.next];
   const SlotLayout &slots = state.layout();
@@ -454,8 +446,7 @@ LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr>
   auto race = [&](ChunkAttr c, int64_t k, Access other) {
     return op->emitError() << "race: " << where(tb, tb.next) << " and "
                            << where(tbs[other.first], other.second) << " both access "
-                           << chunkName(c, k)
-                           << " and nothing orders them; add a dependency";
+                           << chunkName(c, k) << " and nothing orders them; add a dependency";
   };
   for (ChunkAttr c : reads)
     for (int64_t k = 0, n = c.getCount(), first = slots.slot(c, 0); k < n; ++k) {
@@ -499,11 +490,12 @@ LogicalResult PlanRun::run() {
     if (tb.next == tb.steps.size())
       continue;
     Operation *op = tb.steps[tb.next];
-    InFlightDiagnostic diag = op->emitError() << "deadlock: " << where(tb, tb.next)
-                                              << " waits forever";
+    InFlightDiagnostic diag = op->emitError()
+                              << "deadlock: " << where(tb, tb.next) << " waits forever";
     if (tb.holding)
       diag << " for room to send to rank " << tb.send << " on channel " << tb.channel;
-    else if (llvm::cast<StepOpInterface>(op).receives() && fifos[{tb.recv, tb.rank, tb.channel}].messages.empty())
+    else if (llvm::cast<StepOpInterface>(op).receives() &&
+             fifos[{tb.recv, tb.rank, tb.channel}].messages.empty())
       diag << " for a message from rank " << tb.recv << " on channel " << tb.channel;
     else
       diag << " for a step of another threadblock it depends on";
@@ -512,8 +504,9 @@ LogicalResult PlanRun::run() {
   for (auto &[key, fifo] : fifos)
     if (!fifo.messages.empty())
       return fifo.messages.front().sender->emitError()
-             << where(tbs[fifo.messages.front().tb], fifo.messages.front().pos) << " sends to rank " << std::get<1>(key)
-             << " on channel " << std::get<2>(key) << " a message nobody receives";
+             << where(tbs[fifo.messages.front().tb], fifo.messages.front().pos) << " sends to rank "
+             << std::get<1>(key) << " on channel " << std::get<2>(key)
+             << " a message nobody receives";
   return state.checkPostcondition(plan, [&](uint32_t w) { return writers[w - 1]->getLoc(); });
 }
 

@@ -41,7 +41,8 @@ constexpr double kIntraSpeeds[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
                                    9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
 constexpr double kInterSpeeds[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
                                    7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-constexpr double kIntraSpeeds90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+constexpr double kIntraSpeeds90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
+                                     15.0, 12.0, 11.0, 6.0,  3.0};
 constexpr double kInterSpeeds90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                      15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 constexpr double kIntraSpeeds100[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
@@ -53,8 +54,8 @@ constexpr double kInterSpeeds100[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 
 /// for 1, 2 and more nodes.
 struct Generation {
   const char *name;
-  double nvlinkCounted;  // NCCL's NVLink bandwidth over the vendor's figure
-  double llMaxBw;        // LL's ceiling on one node
+  double nvlinkCounted; // NCCL's NVLink bandwidth over the vendor's figure
+  double llMaxBw;       // LL's ceiling on one node
   double perChRingLL128Bw;
   double perChTreeLL128Bw[3], perChTreeBw[3], perChNVLSTreeBw[3];
   double nvlsEfficiency; // 0: no NVLS
@@ -64,15 +65,39 @@ struct Generation {
 
 // NVLink 3 (SM80_NVLINK_BW 20 of 25 GB/s a link), 4 (SM90 20.6 of 25) and
 // 5 (SM100 40.1 of 50).
-const Generation kAmpere = {"Ampere", 20.0 / 25.0, 87.7, 20.0,
-                            {20.0, 20.0, 20.0}, {24.0, 23.6, 17.8}, {24.0, 23.6, 17.8},
-                            0.0, kIntraSpeeds, kInterSpeeds, false};
-const Generation kHopper = {"Hopper", 20.6 / 25.0, 141.0, 36.7,
-                            {36.7, 36.7, 29.0}, {38.7, 41.4, 36.0}, {0.0, 57.7, 45.5},
-                            0.85, kIntraSpeeds90, kInterSpeeds90, true};
-const Generation kBlackwell = {"Blackwell", 40.1 / 50.0, 2 * 141.0, 40.0,
-                               {55.6, 31.67, 20.0}, {70.0, 42.8, 24.0}, {0.0, 96.0, 80.0},
-                               0.74, kIntraSpeeds100, kInterSpeeds100, true};
+const Generation kAmpere = {"Ampere",
+                            20.0 / 25.0,
+                            87.7,
+                            20.0,
+                            {20.0, 20.0, 20.0},
+                            {24.0, 23.6, 17.8},
+                            {24.0, 23.6, 17.8},
+                            0.0,
+                            kIntraSpeeds,
+                            kInterSpeeds,
+                            false};
+const Generation kHopper = {"Hopper",
+                            20.6 / 25.0,
+                            141.0,
+                            36.7,
+                            {36.7, 36.7, 29.0},
+                            {38.7, 41.4, 36.0},
+                            {0.0, 57.7, 45.5},
+                            0.85,
+                            kIntraSpeeds90,
+                            kInterSpeeds90,
+                            true};
+const Generation kBlackwell = {"Blackwell",
+                               40.1 / 50.0,
+                               2 * 141.0,
+                               40.0,
+                               {55.6, 31.67, 20.0},
+                               {70.0, 42.8, 24.0},
+                               {0.0, 96.0, 80.0},
+                               0.74,
+                               kIntraSpeeds100,
+                               kInterSpeeds100,
+                               true};
 const Generation *kGenerations[] = {&kAmpere, &kHopper, &kBlackwell};
 
 constexpr int kMaxRingChannels = 32; // MAXCHANNELS / 2
@@ -80,8 +105,10 @@ constexpr int kMaxNVLSArity = 32;
 // NCCL's correction of tree allreduce bandwidth, powers of two from 64 B.
 constexpr double kTreeCorrection[kNumProtocols][23] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0}};
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0}};
 
 int log2i(double x) { return x >= 1 ? int(std::floor(std::log2(x))) : -1; }
 
@@ -155,8 +182,7 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
   // NVLS: one channel per local GPU, which pulls evenly from all of them.
   if (nvls) {
     nvlsGraph.channels = std::min<int>(kMaxNVLSArity, int(ppn));
-    nvlsGraph.bw =
-        firstSpeed(g.intraSpeeds, intra * ppn / (ppn - 1) / double(nvlsGraph.channels));
+    nvlsGraph.bw = firstSpeed(g.intraSpeeds, intra * ppn / (ppn - 1) / double(nvlsGraph.channels));
   }
   for (int c = 0; c <= int(Collective::reduce); ++c)
     tune(Collective(c));
@@ -203,11 +229,11 @@ void NcclModel::tune(Collective coll) {
           continue;
         double intraBw = graph.bw * g.nvlsEfficiency * (graph.channels - 1) / graph.channels;
         intraBw *= ar ? 2.0 : (ppn - 1) / ppn;
-        double interBw = (a == kNVLSTree ? ring.bw : graph.bw) *
-                         (nNodes <= 2 && a == kNVLSTree ? 2 : 1);
-        bw = std::min({intraBw, interBw,
-                       a == kNVLSTree ? g.perChNVLSTreeBw[nodesIndex]
-                                      : std::numeric_limits<double>::max()});
+        double interBw =
+            (a == kNVLSTree ? ring.bw : graph.bw) * (nNodes <= 2 && a == kNVLSTree ? 2 : 1);
+        bw = std::min(
+            {intraBw, interBw,
+             a == kNVLSTree ? g.perChNVLSTreeBw[nodesIndex] : std::numeric_limits<double>::max()});
       }
       double busBw = graph.channels * bw;
       if (a == kRing && p == kLL)

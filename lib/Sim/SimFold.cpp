@@ -80,10 +80,10 @@ private:
 
   const SimPlan &plan;
   int64_t machine;
-  std::vector<int32_t> rankOf;             // GPU -> rank, or -1
-  std::vector<std::vector<int32_t>> tbsOf; // rank -> its threadblocks
-  std::vector<int32_t> image;              // threadblock -> its image under the shift
-  std::vector<std::vector<int32_t>> images; // image, per shift of the group
+  std::vector<int32_t> rankOf;                           // GPU -> rank, or -1
+  std::vector<std::vector<int32_t>> tbsOf;               // rank -> its threadblocks
+  std::vector<int32_t> image;                            // threadblock -> its image under the shift
+  std::vector<std::vector<int32_t>> images;              // image, per shift of the group
   std::vector<std::pair<int32_t, int32_t>> mine, theirs; // a step's deps, compared
 };
 

@@ -2,12 +2,12 @@
 //
 // Most plans on a multi-node machine repeat from node to node: shift every
 // rank's GPU by a few nodes (or, for recursive doubling and halving, xor it
-// with a power of two) and the plan maps onto itself, as does the machine. Every rank of such an orbit then runs the same steps at the same
-// times, so the simulator needs to run only the ranks of one period, whose
-// flows stand for their every shift: a link of the period carries as many
-// flows as each of its shifts does. The folded plan keeps only those ranks'
-// threadblocks; its connections keep the true receiving rank, whose GPU
-// says which links a send crosses. Its times are those of the whole plan.
+// with a power of two) and the plan maps onto itself, as does the machine. Every rank of such an
+// orbit then runs the same steps at the same times, so the simulator needs to run only the ranks of
+// one period, whose flows stand for their every shift: a link of the period carries as many flows
+// as each of its shifts does. The folded plan keeps only those ranks' threadblocks; its connections
+// keep the true receiving rank, whose GPU says which links a send crosses. Its times are those of
+// the whole plan.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_SIM_SIMFOLD_H

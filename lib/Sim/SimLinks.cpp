@@ -27,7 +27,8 @@ void Links::addTransfer(std::vector<Use> &uses, int64_t a, int64_t b) {
     return;
   case LinkClass::NVLink:
     if (topo.nvlink == Topology::NVLinkKind::PointToPoint) {
-      uses.push_back({resource(Link, uint64_t(a) * topo.size() + b, topo.bandwidth(int(a), int(b))), 1});
+      uses.push_back(
+          {resource(Link, uint64_t(a) * topo.size() + b, topo.bandwidth(int(a), int(b))), 1});
       return;
     }
     uses.push_back({resource(NvOut, a, topo.nvlinkParams.bandwidthGBps), 1});
@@ -68,7 +69,9 @@ int32_t Links::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step)
   if (step.access == A::None && !step.sends && !memoryPass)
     return -1;
   uint64_t key = (uint64_t(gpu) << 32 | uint64_t(peer + 1) << 8 | uint64_t(step.access) << 4 |
-                  uint64_t(step.sends) << 3) * 4 + tb.protocol;
+                  uint64_t(step.sends) << 3) *
+                     4 +
+                 tb.protocol;
   auto [it, fresh] = pathIds.try_emplace(key, int32_t(paths.size()));
   if (!fresh)
     return it->second;

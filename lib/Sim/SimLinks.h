@@ -52,7 +52,18 @@ public:
 
 private:
   /// A link direction (or a GPU's memory) that flows share.
-  enum Kind : uint64_t { NvOut, NvIn, PcieOut, PcieIn, NicOut, NicIn, SpineOut, SpineIn, Link, Mem };
+  enum Kind : uint64_t {
+    NvOut,
+    NvIn,
+    PcieOut,
+    PcieIn,
+    NicOut,
+    NicIn,
+    SpineOut,
+    SpineIn,
+    Link,
+    Mem
+  };
 
   int32_t resource(Kind kind, uint64_t index, double gbps);
   void addTransfer(std::vector<Use> &uses, int64_t a, int64_t b);

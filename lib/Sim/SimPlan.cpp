@@ -62,8 +62,8 @@ llvm::Expected<SimPlan> coll::buildSimPlan(PlanOp plan) {
   // Threadblocks and steps; deps are resolved once all are numbered.
   llvm::DenseMap<std::pair<int64_t, int64_t>, int32_t> index; // (rank, tb id)
   llvm::DenseMap<mlir::OperationName, int32_t> kinds;
-  std::vector<llvm::DenseMap<uint64_t, int32_t>> position;    // step id -> position
-  std::vector<std::pair<int64_t, StepRef>> pending;           // (rank, dep) per dep slot
+  std::vector<llvm::DenseMap<uint64_t, int32_t>> position; // step id -> position
+  std::vector<std::pair<int64_t, StepRef>> pending;        // (rank, dep) per dep slot
   std::map<std::tuple<int64_t, int64_t, int64_t>, int32_t> senders, receivers;
   for (auto rank : plan.getBody().getOps<RankOp>())
     for (auto tb : rank.getBody().getOps<ThreadblockOp>()) {
@@ -108,7 +108,8 @@ llvm::Expected<SimPlan> coll::buildSimPlan(PlanOp plan) {
       }
       t.stepEnd = int32_t(sim.steps.size());
       int64_t ch = tb.getChannel();
-      if (t.sendsPerLoop && (!tb.getSend() || !senders.insert({{r, *tb.getSend(), ch}, self}).second))
+      if (t.sendsPerLoop &&
+          (!tb.getSend() || !senders.insert({{r, *tb.getSend(), ch}, self}).second))
         return planError(plan, "threadblock " + llvm::Twine(tb.getId()) + " of rank " +
                                    llvm::Twine(r) + " sends without a connection of its own");
       if (t.recvsPerLoop &&
@@ -121,8 +122,8 @@ llvm::Expected<SimPlan> coll::buildSimPlan(PlanOp plan) {
   for (auto [rank, ref] : pending) {
     auto tb = index.find({rank, ref.tb});
     if (tb == index.end())
-      return planError(plan, "a dep names threadblock " + llvm::Twine(ref.tb) +
-                                 " of rank " + llvm::Twine(rank) + ", which does not exist");
+      return planError(plan, "a dep names threadblock " + llvm::Twine(ref.tb) + " of rank " +
+                                 llvm::Twine(rank) + ", which does not exist");
     auto step = position[tb->second].find(ref.id);
     if (step == position[tb->second].end())
       return planError(plan, "a dep names step " + llvm::Twine(ref.id) + " of threadblock " +

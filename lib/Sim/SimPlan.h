@@ -33,9 +33,9 @@ struct SimPlan {
     bool receives = false, sends = false;
     Access access = Access::None;
     int32_t chunks = 1;
-    int32_t kind = 0;           // its operation, an index into kinds
-    int32_t peer = -1;          // get's rank
-    int32_t recvOrdinal = -1;   // which receiving step of its threadblock's loop
+    int32_t kind = 0;         // its operation, an index into kinds
+    int32_t peer = -1;        // get's rank
+    int32_t recvOrdinal = -1; // which receiving step of its threadblock's loop
     int32_t sendOrdinal = -1;
     int32_t depBegin = 0, depEnd = 0; // into deps
   };
@@ -76,12 +76,12 @@ struct SimPlan {
   /// Folded (SimFold.h): only the ranks on GPUs below this many run, and
   /// stand for their shifts by it; 0: every rank runs.
   int64_t foldGpus = 0;
-  std::vector<int64_t> gpus;                  // rank -> physical GPU
+  std::vector<int64_t> gpus; // rank -> physical GPU
   std::vector<Threadblock> threadblocks;
   std::vector<Step> steps;
   std::vector<Dep> deps;
   std::vector<Connection> connections;
-  std::vector<Launch> launches; // by increasing minBytes; empty: one replica
+  std::vector<Launch> launches;   // by increasing minBytes; empty: one replica
   std::vector<std::string> kinds; // the steps' operations: "recv_reduce_send", ...
 
   /// The protocol of most threadblocks, which names the variant.

@@ -46,9 +46,7 @@ struct Event {
   uint64_t seq; // ties go first come, first served
   int32_t type, id;
   uint32_t version;
-  bool operator>(const Event &o) const {
-    return time != o.time ? time > o.time : seq > o.seq;
-  }
+  bool operator>(const Event &o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 enum EventType { FlowDone, Arrive };
 
@@ -93,12 +91,12 @@ private:
   int32_t tbs = 0, conns = 0; // of the plan, in one replica
   /// Loops that replica j runs: j, j + replicas, ...
   int64_t loopsOf(int64_t j) const { return loops > j ? (loops - 1 - j) / replicas + 1 : 0; }
-  std::vector<std::vector<int32_t>> flowsOn;     // per resource: threadblocks
+  std::vector<std::vector<int32_t>> flowsOn;      // per resource: threadblocks
   std::vector<double> remaining, flowRate, since; // per threadblock's flow
   std::vector<double> began;                      // of its step, when traced
   std::vector<int32_t> flowPath;
   std::vector<uint32_t> version;
-  std::vector<int64_t> done;  // steps finished, over all loops
+  std::vector<int64_t> done; // steps finished, over all loops
   std::vector<char> busy, queued;
   std::vector<int64_t> arrived, consumed; // per connection
   std::vector<std::vector<int32_t>> waiters;
@@ -199,11 +197,10 @@ void Engine::tryStart(int32_t tb, double now) {
       return;
     }
   }
-  if (step.receives &&
-      arrived[j * conns + t.recvConn] <= loop * t.recvsPerLoop + step.recvOrdinal)
+  if (step.receives && arrived[j * conns + t.recvConn] <= loop * t.recvsPerLoop + step.recvOrdinal)
     return;
-  if (step.sends && loop * t.sendsPerLoop + step.sendOrdinal >=
-                        consumed[j * conns + t.sendConn] + plan.slots)
+  if (step.sends &&
+      loop * t.sendsPerLoop + step.sendOrdinal >= consumed[j * conns + t.sendConn] + plan.slots)
     return;
   busy[tb] = 1;
   if (trace)

@@ -37,9 +37,9 @@ namespace coll {
 class SimPeriods {
 public:
   struct Steady {
-    int64_t loops = 0;  // the k of the last doubling
-    double micros = 0;  // time of 2k loops
-    double period = 0;  // what each further loop adds
+    int64_t loops = 0; // the k of the last doubling
+    double micros = 0; // time of 2k loops
+    double period = 0; // what each further loop adds
   };
   using Key = std::tuple<double, int64_t, double>; // slice, replicas, thread share
   std::optional<Steady> find(const Key &key) {
@@ -61,8 +61,8 @@ private:
 struct SimSpan {
   int32_t threadblock = 0; // index into SimPlan::threadblocks
   int32_t replica = 0;
-  int32_t step = 0;        // position in its threadblock
-  int64_t loop = 0;        // of its replica's loops
+  int32_t step = 0;          // position in its threadblock
+  int64_t loop = 0;          // of its replica's loops
   double start = 0, end = 0; // us from the first step
 };
 

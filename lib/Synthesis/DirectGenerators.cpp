@@ -55,15 +55,15 @@ std::string coll::synth::oneShot(const Target &t) {
 )");
   case Collective::broadcast:
     return program(t, "one_shot",
-                   "// One-shot broadcast: the root's input goes straight to every rank.\n",
-                   "", false, R"(  for r in 0 .. R {
+                   "// One-shot broadcast: the root's input goes straight to every rank.\n", "",
+                   false, R"(  for r in 0 .. R {
     out[r][0] = in[root][0];
   }
 )");
   case Collective::reduce:
     return program(t, "one_shot",
-                   "// One-shot reduce: the root reads all R inputs and reduces them.\n", "",
-                   false, R"(  out[root][0] = reduce(p in 0 .. R) in[p][0];
+                   "// One-shot reduce: the root reads all R inputs and reduces them.\n", "", false,
+                   R"(  out[root][0] = reduce(p in 0 .. R) in[p][0];
 )");
   default:
     return "";
@@ -76,7 +76,8 @@ std::string coll::synth::twoShot(const Target &t) {
                  "// reduces it (a reduce-scatter); shot 2, every rank reads the reduced\n"
                  "// chunk s from rank s (an all-gather). Half one-shot's traffic for one\n"
                  "// more step.\n",
-                 "ranks", false, R"(  scratch red[1];                  // red[s][0]: the reduced chunk s, on rank s
+                 "ranks", false,
+                 R"(  scratch red[1];                  // red[s][0]: the reduced chunk s, on rank s
   for s in 0 .. R {
     red[s][0] = reduce(p in 0 .. R) in[(s + p) % R][s];
   }

@@ -23,16 +23,15 @@ constexpr C kHalving[] = {C::allreduce, C::reducescatter};
 constexpr C kBruck[] = {C::reducescatter, C::allgather, C::alltoall};
 constexpr C kPat[] = {C::reducescatter, C::allgather};
 constexpr C kPairwise[] = {C::alltoall};
-constexpr C kOneShot[] = {C::allreduce, C::reducescatter, C::allgather, C::broadcast,
-                          C::reduce};
+constexpr C kOneShot[] = {C::allreduce, C::reducescatter, C::allgather, C::broadcast, C::reduce};
 constexpr C kTwoShot[] = {C::allreduce};
 constexpr C kHier[] = {C::allreduce, C::reducescatter, C::allgather};
 constexpr C kTree[] = {C::broadcast, C::reduce};
 constexpr C kDoubleTree[] = {C::allreduce};
 
 const Generator kGenerators[] = {
-    {"ring", "one ring, R-1 steps per phase; bandwidth-optimal, latency linear in R",
-     kRing, anyRanks, ring},
+    {"ring", "one ring, R-1 steps per phase; bandwidth-optimal, latency linear in R", kRing,
+     anyRanks, ring},
     {"bidir-ring",
      "two counter-rotating rings on channels 0 and 1, each on half the buffer; "
      "both directions of every link busy",
@@ -42,22 +41,15 @@ const Generator kGenerators[] = {
      "1/k of the buffer; large messages where GPU pairs have links of their own",
      kMultiRing, refuseMultiRing, multiRing},
     {"recursive-doubling",
-     "log2(R) pairwise exchanges of doubling distance; few steps, power-of-two ranks",
-     kDoubling,
-     [](const Target &t) {
-       return needPowerOfTwo(t, "recursive-doubling");
-     },
-     recursiveDoubling},
+     "log2(R) pairwise exchanges of doubling distance; few steps, power-of-two ranks", kDoubling,
+     [](const Target &t) { return needPowerOfTwo(t, "recursive-doubling"); }, recursiveDoubling},
     {"recursive-halving",
      "log2(R) halving exchanges (Rabenseifner: then doubling for allreduce); "
      "bandwidth-optimal in few steps, power-of-two ranks",
-     kHalving,
-     [](const Target &t) {
-       return needPowerOfTwo(t, "recursive-halving");
-     },
+     kHalving, [](const Target &t) { return needPowerOfTwo(t, "recursive-halving"); },
      recursiveHalving},
-    {"bruck", "ceil(log2 R) steps for any rank count; the small-message choice", kBruck,
-     anyRanks, bruck},
+    {"bruck", "ceil(log2 R) steps for any rank count; the small-message choice", kBruck, anyRanks,
+     bruck},
     {"pat",
      "NCCL's PAT: shifted binomial trees, one peer per round, ceil(log2 R) rounds for "
      "any rank count; small and medium messages at scale",
@@ -67,12 +59,10 @@ const Generator kGenerators[] = {
      "every rank reads (or the root writes) all peers at once: one step; NVLink "
      "multicast or peer windows where the topology has them",
      kOneShot, anyRanks, oneShot},
-    {"two-shot",
-     "direct reduce-scatter then direct all-gather: two steps, half one-shot's traffic",
+    {"two-shot", "direct reduce-scatter then direct all-gather: two steps, half one-shot's traffic",
      kTwoShot, anyRanks, twoShot},
-    {"hierarchical",
-     "direct steps inside each node, a ring across the nodes on each rail",
-     kHier, refuseHierarchical, hierarchical},
+    {"hierarchical", "direct steps inside each node, a ring across the nodes on each rail", kHier,
+     refuseHierarchical, hierarchical},
     {"hierarchical-direct",
      "direct steps inside each node, and across the nodes on each rail: one network "
      "hop per loop instead of a ring's nodes - 1",
@@ -119,9 +109,8 @@ std::string coll::synth::needPowerOfTwo(const Target &t, llvm::StringRef algorit
       .str();
 }
 
-std::string coll::synth::program(const Target &t, llvm::StringRef name,
-                                 llvm::StringRef comment, llvm::StringRef chunks,
-                                 bool inplace, llvm::StringRef body,
+std::string coll::synth::program(const Target &t, llvm::StringRef name, llvm::StringRef comment,
+                                 llvm::StringRef chunks, bool inplace, llvm::StringRef body,
                                  llvm::StringRef params) {
   bool rooted = t.collective == Collective::broadcast || t.collective == Collective::reduce;
   llvm::StringRef collective = stringifyCollective(t.collective);

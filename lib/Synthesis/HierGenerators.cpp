@@ -24,16 +24,14 @@ std::string coll::synth::refuseTwoLevels(const Target &t, llvm::StringRef algori
   if (g < 2)
     why = "the topology's nodes have one GPU each";
   else if (t.ranks % g)
-    why = (llvm::Twine(t.ranks) + " ranks do not fill whole nodes of " + llvm::Twine(g) +
-           " GPUs")
+    why = (llvm::Twine(t.ranks) + " ranks do not fill whole nodes of " + llvm::Twine(g) + " GPUs")
               .str();
   else if (t.ranks / g < 2)
     why = (llvm::Twine(t.ranks) + " ranks fill one node of " + llvm::Twine(g) + " GPUs").str();
   else
     return "";
   return algorithm.str() + " needs at least two nodes of at least two GPUs each, but " + why +
-         "; " + (t.collective == Collective::allgather ? "bruck" : "ring") +
-         " works for any";
+         "; " + (t.collective == Collective::allgather ? "bruck" : "ring") + " works for any";
 }
 
 std::string coll::synth::refuseHierarchical(const Target &t) {
@@ -83,7 +81,8 @@ std::string reduceRailBlocks(llvm::StringRef at) {
       }
     }
   }
-)").str();
+)")
+      .str();
 }
 std::string shareRailBlocks(llvm::StringRef at) {
   return ("  " + at + R"(for n in 0 .. N {
@@ -98,7 +97,8 @@ std::string shareRailBlocks(llvm::StringRef at) {
       }
     }
   }
-)").str();
+)")
+      .str();
 }
 
 /// The program of `t` over two levels, across the nodes by rings or
@@ -151,8 +151,7 @@ std::string twoLevels(const Target &t, bool direct) {
       }
     }
   }
-)") +
-            kShareShard,
+)") + kShareShard,
         params);
   case Collective::reducescatter:
     return program(
@@ -167,14 +166,15 @@ std::string twoLevels(const Target &t, bool direct) {
                  "// to node m.\n",
         "", true,
         std::string(kShape) + reduceRailBlocks(direct ? "@channel(0) " : "") +
-            (direct ? R"(  @channel(1) for g in 0 .. G {
+            (direct
+                 ? R"(  @channel(1) for g in 0 .. G {
     for m in 0 .. N {
       let b = m * G + g;
       in[m * G + g][b] = reduce(d in 0 .. N) in[((m + d) % N) * G + g][b];
     }
   }
 )"
-                    : R"(  for g in 0 .. G {                // rail g: block m*G + g starts on node m + 1
+                 : R"(  for g in 0 .. G {                // rail g: block m*G + g starts on node m + 1
     for m in 0 .. N {
       let b = m * G + g;
       for s in 1 .. N {
@@ -212,8 +212,7 @@ std::string twoLevels(const Target &t, bool direct) {
       }
     }
   }
-)") +
-            shareRailBlocks(direct ? "@channel(1) " : ""),
+)") + shareRailBlocks(direct ? "@channel(1) " : ""),
         params);
   default:
     return "";

@@ -12,11 +12,13 @@ using namespace coll::synth;
 
 std::string coll::synth::recursiveDoubling(const Target &t) {
   if (t.collective == Collective::allgather)
-    return program(t, "recursive_doubling",
-                   "// Recursive-doubling all-gather, in place: in step k rank r and\n"
-                   "// rank r ^ 2^k swap everything they hold, so the data doubles each\n"
-                   "// step; log2(R) steps.\n",
-                   "", true, R"(  assert ispow2(R), "recursive doubling needs a power-of-two rank count; bruck works for any";
+    return program(
+        t, "recursive_doubling",
+        "// Recursive-doubling all-gather, in place: in step k rank r and\n"
+        "// rank r ^ 2^k swap everything they hold, so the data doubles each\n"
+        "// step; log2(R) steps.\n",
+        "", true,
+        R"(  assert ispow2(R), "recursive doubling needs a power-of-two rank count; bruck works for any";
   for k in 0 .. log2(R) {
     let d = 1 << k;
     for r in 0 .. R {
@@ -25,12 +27,14 @@ std::string coll::synth::recursiveDoubling(const Target &t) {
     }
   }
 )");
-  return program(t, "recursive_doubling",
-                 "// Recursive-doubling allreduce: in step k rank r adds the whole\n"
-                 "// partial of rank r ^ 2^k to its own; log2(R) steps that each move\n"
-                 "// the whole buffer, for small messages. acc[r][k] holds the sum over\n"
-                 "// the 2^(k+1) ranks that agree with r above bit k.\n",
-                 "", false, R"(  assert ispow2(R), "recursive doubling needs a power-of-two rank count; ring works for any";
+  return program(
+      t, "recursive_doubling",
+      "// Recursive-doubling allreduce: in step k rank r adds the whole\n"
+      "// partial of rank r ^ 2^k to its own; log2(R) steps that each move\n"
+      "// the whole buffer, for small messages. acc[r][k] holds the sum over\n"
+      "// the 2^(k+1) ranks that agree with r above bit k.\n",
+      "", false,
+      R"(  assert ispow2(R), "recursive doubling needs a power-of-two rank count; ring works for any";
   let L = log2(R);
   scratch acc[L];
   for k in 0 .. L {
@@ -50,7 +54,8 @@ std::string coll::synth::recursiveDoubling(const Target &t) {
 
 std::string coll::synth::recursiveHalving(const Target &t) {
   // Both collectives start with the same reduce-scatter.
-  static const char *halving = R"(  assert ispow2(R), "recursive halving needs a power-of-two rank count; ring works for any";
+  static const char *halving =
+      R"(  assert ispow2(R), "recursive halving needs a power-of-two rank count; ring works for any";
   let L = log2(R);
   // in step k rank r keeps the half of its 2d chunks that holds chunk r and
   // adds its partner's copy of that half
@@ -71,7 +76,9 @@ std::string coll::synth::recursiveHalving(const Target &t) {
   return program(t, "recursive_halving",
                  "// Rabenseifner allreduce: a recursive-halving reduce-scatter, then a\n"
                  "// recursive-doubling all-gather; bandwidth-optimal in 2 log2(R) steps.\n",
-                 "ranks", true, std::string(halving) + R"(  // now chunk r is complete on rank r; gather by recursive doubling
+                 "ranks", true,
+                 std::string(halving) +
+                     R"(  // now chunk r is complete on rank r; gather by recursive doubling
   for k in 0 .. L {
     let d = 1 << k;
     for r in 0 .. R {
@@ -88,7 +95,8 @@ std::string coll::synth::bruck(const Target &t) {
                    "// Bruck all-gather: ceil(log2 R) steps for any rank count. In the\n"
                    "// step of distance d every rank sends the first min(d, R - d) blocks\n"
                    "// of its rotated copy to rank r - d; a local rotation ends it.\n",
-                   "", false, R"(  scratch tmp[R];                  // tmp[r][j] = in[(r + j) % R][0]
+                   "", false,
+                   R"(  scratch tmp[R];                  // tmp[r][j] = in[(r + j) % R][0]
   for r in 0 .. R { tmp[r][0] = in[r][0]; }
   for k in 0 .. 62 {               // steps while 2^k < R
     let d = 1 << k;

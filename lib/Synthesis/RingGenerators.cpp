@@ -189,8 +189,8 @@ static llvm::SmallVector<int64_t> ringStrides(int64_t R) {
 std::string coll::synth::refuseMultiRing(const Target &t) {
   if (ringStrides(t.ranks).size() >= 2)
     return "";
-  return (llvm::Twine("multi-ring needs two different ring orders, and ") +
-          llvm::Twine(t.ranks) + " ranks have only one; ring works for any")
+  return (llvm::Twine("multi-ring needs two different ring orders, and ") + llvm::Twine(t.ranks) +
+          " ranks have only one; ring works for any")
       .str();
 }
 
@@ -223,7 +223,9 @@ std::string coll::synth::multiRing(const Target &t) {
       ", \"this program has rank orders for 1 to " + std::to_string(strides.size()) +
       " rings\";\n"
       "  for j in 0 .. rings {\n"
-      "    let m = " + select + "; // ring j's stride\n"
+      "    let m = " +
+      select +
+      "; // ring j's stride\n"
       "    for i in 1 .. R {\n"
       "      assert (i * m) % R != 0, \"the stride of a ring must be coprime with ranks; "
       "generate the program for this rank count\";\n"

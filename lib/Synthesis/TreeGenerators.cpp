@@ -46,14 +46,13 @@ std::string coll::synth::binomialTree(const Target &t) {
 }
 
 std::string coll::synth::doubleBinaryTree(const Target &t) {
-  return program(
-      t, "double_binary_tree",
-      "// Double binary tree allreduce: chunk t is reduced up and broadcast down\n"
-      "// tree t on channel t. In tree 0 the parent of position v, whose lowest\n"
-      "// set bit is b, is (v ^ b) | 2b, or v ^ b when that is not a rank:\n"
-      "// odd positions are leaves, position 0 is the root. Tree 1 puts position\n"
-      "// v on rank (v + 1) % R, so the leaves of one are inner in the other.\n",
-      "2", true, R"(  for t in 0 .. 2 {
+  return program(t, "double_binary_tree",
+                 "// Double binary tree allreduce: chunk t is reduced up and broadcast down\n"
+                 "// tree t on channel t. In tree 0 the parent of position v, whose lowest\n"
+                 "// set bit is b, is (v ^ b) | 2b, or v ^ b when that is not a rank:\n"
+                 "// odd positions are leaves, position 0 is the root. Tree 1 puts position\n"
+                 "// v on rank (v + 1) % R, so the leaves of one are inner in the other.\n",
+                 "2", true, R"(  for t in 0 .. 2 {
     @channel(t) {
       // reduce: levels from the leaves (b = 1) up, so children come first
       for k in 0 .. 62 {

@@ -34,8 +34,7 @@ constexpr unsigned kCommentColumn = 48;
 
 std::string sourceLine(Location loc) {
   if (auto file = loc->findInstanceOf<FileLineColLoc>())
-    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-            Twine(file.getLine()))
+    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" + Twine(file.getLine()))
         .str();
   return "";
 }
@@ -52,8 +51,8 @@ int32_t threadblockFlags(ThreadblockOp tb) {
 struct PlanShape {
   SmallVector<std::pair<int64_t, ThreadblockOp>> threadblocks; // (rank, op)
   llvm::DenseMap<std::pair<int64_t, int64_t>, int64_t> index;  // (rank, id) -> entry
-  SmallVector<int64_t> steps;                                   // per entry
-  int64_t widest = 1;                                           // chunks of the widest step
+  SmallVector<int64_t> steps;                                  // per entry
+  int64_t widest = 1;                                          // chunks of the widest step
   SmallVector<std::string> scratchNames;
   int64_t slots = collc::kMinSlots;
 
@@ -156,8 +155,7 @@ std::string ref(StringRef buffer, const std::string &index, const std::string &c
 /// What a step of a run names, as (role, C++ text): affine operands as
 /// expressions, the others from the table at `t[offset]` on, each followed
 /// there by its count where that is the table's.
-SmallVector<std::pair<StringRef, std::string>> operands(RunOp run, int64_t ranks,
-                                                        int64_t &offset) {
+SmallVector<std::pair<StringRef, std::string>> operands(RunOp run, int64_t ranks, int64_t &offset) {
   SmallVector<std::pair<StringRef, std::string>> out;
   auto next = [&] { return "t[" + std::to_string(offset++) + "]"; };
   for (Attribute attr : run.getFields()) {
@@ -196,8 +194,8 @@ LogicalResult printOperation(KernelEmitter &e, RunOp run, int64_t ranks) {
   if (run.getTableWaits())
     waits.push_back("for (int64_t n = *t++; n > 0; --n, t += 3)\n  b.wait(t[0], t[1], t[2]);");
   for (int64_t w = 0; w < int64_t(run.getWaits()); ++w, offset += 3)
-    waits.push_back(llvm::formatv("b.wait(t[{0}], t[{1}], t[{2}]);", offset, offset + 1,
-                                  offset + 2));
+    waits.push_back(
+        llvm::formatv("b.wait(t[{0}], t[{1}], t[{2}]);", offset, offset + 1, offset + 2));
   auto args = operands(run, ranks, offset);
   std::string call = ("b." + fn + "(").str();
   bool reduce = run.getStep() == "local_reduce";
@@ -230,8 +228,8 @@ LogicalResult printOperation(KernelEmitter &e, RunOp run, int64_t ranks) {
     body();
     return success();
   }
-  auto loop = os.scope(llvm::formatv("for (int64_t k = 0; k < {0}; ++k) {{\n", run.getCount()).str(),
-                       "}\n");
+  auto loop = os.scope(
+      llvm::formatv("for (int64_t k = 0; k < {0}; ++k) {{\n", run.getCount()).str(), "}\n");
   body();
   return success();
 }
@@ -309,9 +307,8 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
   std::string ns = cIdent(plan.getSymName());
   os << "// Plan " << plan.getSymName() << ": " << stringifyCollective(plan.getCollective())
      << " on " << plan.getRanks() << " ranks, " << plan.getChunks() << " chunks per unit"
-     << (plan.getInplace() ? ", in place" : "") << ", inputs of ["
-     << plan.getMinBytes().value_or(0) << ", " << plan.getMaxBytes().value_or(INT64_MAX)
-     << ") bytes per rank.\n";
+     << (plan.getInplace() ? ", in place" : "") << ", inputs of [" << plan.getMinBytes().value_or(0)
+     << ", " << plan.getMaxBytes().value_or(INT64_MAX) << ") bytes per rank.\n";
   os << "namespace " << ns << " {\nusing namespace collc;\n";
   for (auto [i, n] : llvm::enumerate(shape.scratchNames))
     os << "constexpr int32_t kScratch_" << cIdent(n) << " = kScratch0 + " << i << ";\n";
@@ -404,11 +401,10 @@ void printPlanDesc(raw_indented_ostream &os, PlanOp plan) {
   });
   os << "}, " << shape.scratchNames.size() << ", " << plan.getMinBytes().value_or(0) << "LL, "
      << plan.getMaxBytes().value_or(INT64_MAX) << "LL, collc::" << abiName(planProtocol(plan))
-     << ", " << shape.slots << ", " << shape.widest << ",\n " << shape.threadblocks.size()
-     << ", " << ns << "::threadblocks, COLLC_HOST_FN(" << ns << "::kernel), COLLC_CUDA_FN("
-     << ns << "::kernel),\n "
-     << (CollDialect::of(plan.getContext())->getMovesChunksAttrHelper().isAttrPresent(plan) ? 1
-                                                                                           : 0)
+     << ", " << shape.slots << ", " << shape.widest << ",\n " << shape.threadblocks.size() << ", "
+     << ns << "::threadblocks, COLLC_HOST_FN(" << ns << "::kernel), COLLC_CUDA_FN(" << ns
+     << "::kernel),\n "
+     << (CollDialect::of(plan.getContext())->getMovesChunksAttrHelper().isAttrPresent(plan) ? 1 : 0)
      << ", ";
   if (std::optional<ArrayRef<int64_t>> launch = plan.getLaunch())
     os << launch->size() / 3 << ", " << ns << "::launches, ";

@@ -21,8 +21,7 @@ namespace coll {
 
 /// A value of a dialect enum, abi.h's enumerator for it and that
 /// enumerator's spelling in generated code.
-template <typename DialectEnum, typename AbiEnum>
-struct AbiEnumerator {
+template <typename DialectEnum, typename AbiEnum> struct AbiEnumerator {
   DialectEnum dialect;
   AbiEnum abi;
   const char *name;

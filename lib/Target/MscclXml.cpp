@@ -112,19 +112,16 @@ LogicalResult coll::writeMscclXml(PlanOp plan, raw_ostream &os) {
         proto = tb.getProtocolAttr().getValue();
     }
   os << "<algo name=\"" << plan.getSymName() << "\" proto=\"" << stringifyProtocol(proto)
-     << "\" nchannels=\"" << channels << "\" nchunksperloop=\""
-     << std::max(inChunks, outChunks) << "\" ngpus=\"" << plan.getRanks() << "\" coll=\""
-     << stringifyCollective(plan.getCollective()) << "\" inplace=\""
-     << (plan.getInplace() ? 1 : 0) << "\" outofplace=\"" << (plan.getInplace() ? 0 : 1)
-     << "\" minBytes=\"" << plan.getMinBytes().value_or(0) << "\" maxBytes=\""
-     << (plan.getMaxBytes() && *plan.getMaxBytes() < (uint64_t(1) << 62)
-             ? *plan.getMaxBytes()
-             : 0)
+     << "\" nchannels=\"" << channels << "\" nchunksperloop=\"" << std::max(inChunks, outChunks)
+     << "\" ngpus=\"" << plan.getRanks() << "\" coll=\""
+     << stringifyCollective(plan.getCollective()) << "\" inplace=\"" << (plan.getInplace() ? 1 : 0)
+     << "\" outofplace=\"" << (plan.getInplace() ? 0 : 1) << "\" minBytes=\""
+     << plan.getMinBytes().value_or(0) << "\" maxBytes=\""
+     << (plan.getMaxBytes() && *plan.getMaxBytes() < (uint64_t(1) << 62) ? *plan.getMaxBytes() : 0)
      << "\">\n";
   for (auto rank : plan.getBody().front().getOps<RankOp>()) {
     os << "  <gpu id=\"" << rank.getRankAttr().getInt() << "\" i_chunks=\"" << inChunks
-       << "\" o_chunks=\"" << outChunks << "\" s_chunks=\"" << buffers.scratchChunks()
-       << "\">\n";
+       << "\" o_chunks=\"" << outChunks << "\" s_chunks=\"" << buffers.scratchChunks() << "\">\n";
     // Translate every threadblock first: nops and multi-step reductions
     // shift step numbers, which deps must follow.
     std::map<int64_t, SmallVector<XmlStep>> steps;
@@ -166,11 +163,11 @@ LogicalResult coll::writeMscclXml(PlanOp plan, raw_ostream &os) {
       for (auto [index, s] : llvm::enumerate(steps[id])) {
         auto src = s.src ? buffers.where(s.src) : std::pair<char, int64_t>{'i', -1};
         auto dst = s.dst ? buffers.where(s.dst) : std::pair<char, int64_t>{'i', -1};
-        os << "      <step s=\"" << index << "\" type=\"" << s.type << "\" srcbuf=\""
-           << src.first << "\" srcoff=\"" << src.second << "\" dstbuf=\"" << dst.first
-           << "\" dstoff=\"" << dst.second << "\" cnt=\"" << s.count << "\" depid=\""
-           << s.depTb << "\" deps=\"" << s.depStep << "\" hasdep=\""
-           << (depended.count({id, int64_t(index)}) ? 1 : 0) << "\"/>\n";
+        os << "      <step s=\"" << index << "\" type=\"" << s.type << "\" srcbuf=\"" << src.first
+           << "\" srcoff=\"" << src.second << "\" dstbuf=\"" << dst.first << "\" dstoff=\""
+           << dst.second << "\" cnt=\"" << s.count << "\" depid=\"" << s.depTb << "\" deps=\""
+           << s.depStep << "\" hasdep=\"" << (depended.count({id, int64_t(index)}) ? 1 : 0)
+           << "\"/>\n";
       }
       os << "    </tb>\n";
     }

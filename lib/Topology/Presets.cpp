@@ -92,8 +92,7 @@ llvm::Expected<Topology> coll::presetTopology(llvm::StringRef spec) {
       std::string hint = didYouMean(key, {"nodes", "oversub"});
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "unknown topology option '" + key + "'" +
-                                         (hint.empty() ? "; expected nodes=N or oversub=X"
-                                                       : hint));
+                                         (hint.empty() ? "; expected nodes=N or oversub=X" : hint));
     }
   }
   // NCCL's llMaxBw on Hopper: 141, 45 and 35 GB/s for 1, 2 and more nodes.

@@ -51,8 +51,7 @@ double Topology::bandwidth(int a, int b) const {
     return pcieParams.bandwidthGBps;
   case LinkClass::Net:
     // Traffic between rails crosses the spine, which oversubscription thins.
-    return sameRail(a, b) ? netParams.bandwidthGBps
-                          : netParams.bandwidthGBps / oversubscription;
+    return sameRail(a, b) ? netParams.bandwidthGBps : netParams.bandwidthGBps / oversubscription;
   }
   return 0;
 }
@@ -82,13 +81,12 @@ const char *const kProtocolNames[kNumProtocols] = {"Simple", "LL", "LL128"};
 constexpr int kMaxLinks = 1024; // NVLinks between two GPUs of a p2p node
 
 // The keys each object of the format knows (docs/topology.md).
-const llvm::StringRef kRootKeys[] = {"name",    "nodes",     "gpusPerNode", "nvlink",
-                                     "pcie",    "network",   "protocols",   "gpus"};
+const llvm::StringRef kRootKeys[] = {"name", "nodes",   "gpusPerNode", "nvlink",
+                                     "pcie", "network", "protocols",   "gpus"};
 const llvm::StringRef kNVLinkKeys[] = {"kind",      "domain",  "multicast",
                                        "bandwidth", "latency", "links"};
 const llvm::StringRef kPcieKeys[] = {"bandwidth", "latency"};
-const llvm::StringRef kNetworkKeys[] = {"bandwidth", "latency", "nicsPerNode",
-                                        "oversubscription"};
+const llvm::StringRef kNetworkKeys[] = {"bandwidth", "latency", "nicsPerNode", "oversubscription"};
 const llvm::StringRef kProtocolKeys[] = {"Simple", "LL", "LL128"};
 const llvm::StringRef kEfficiencyKeys[] = {"efficiency", "baseLatency", "maxBandwidth"};
 const llvm::StringRef kGpuKeys[] = {"node", "local", "nic"};
@@ -97,8 +95,7 @@ llvm::Error textError(llvm::StringRef text, size_t at, const llvm::Twine &messag
   size_t line = 1 + text.take_front(at).count('\n');
   size_t col = at - (text.take_front(at).rfind('\n') + 1) + 1; // npos + 1 == 0
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 llvm::formatv("[{0}:{1}, byte={2}]: ", line, col, at) +
-                                     message);
+                                 llvm::formatv("[{0}:{1}, byte={2}]: ", line, col, at) + message);
 }
 
 /// Where arrays and objects first nest deeper than kMaxTopologyNesting:
@@ -134,8 +131,8 @@ public:
 
   void fail(llvm::StringRef path, const llvm::Twine &message) {
     if (!error)
-      error = llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                      "at " + path + ": " + message);
+      error =
+          llvm::createStringError(llvm::inconvertibleErrorCode(), "at " + path + ": " + message);
   }
 
   double number(const Object *o, llvm::StringRef key, llvm::StringRef path, double dflt,
@@ -151,15 +148,14 @@ public:
     return *d;
   }
 
-  int integer(const Object *o, llvm::StringRef key, llvm::StringRef path, int dflt,
-              int min, int max) {
+  int integer(const Object *o, llvm::StringRef key, llvm::StringRef path, int dflt, int min,
+              int max) {
     const llvm::json::Value *v = o ? o->get(key) : nullptr;
     if (!v)
       return dflt;
     std::optional<int64_t> i = v->getAsInteger();
     if (!i || *i < min || *i > max) {
-      fail((path + "." + key).str(),
-           llvm::formatv("expected an integer in {0} .. {1}", min, max));
+      fail((path + "." + key).str(), llvm::formatv("expected an integer in {0} .. {1}", min, max));
       return dflt;
     }
     return static_cast<int>(*i);
@@ -285,7 +281,8 @@ void readLinkMatrix(Reader &r, const Object *nv, Topology &t) {
     r.fail("$.nvlink.links", "point-to-point NVLink needs a links matrix");
   else if (links->size() != n)
     r.fail("$.nvlink.links", llvm::formatv("expected {0} rows of {0} link counts, got {1} "
-                                           "rows", n, links->size()));
+                                           "rows",
+                                           n, links->size()));
   for (size_t i = 0; links && i < links->size() && !r.error; ++i) {
     std::string path = llvm::formatv("$.nvlink.links[{0}]", i).str();
     const llvm::json::Array *row = (*links)[i].getAsArray();
@@ -345,15 +342,14 @@ void readGpus(Reader &r, const Object *root, Topology &t) {
     Gpu gpu;
     gpu.node = r.integer(g, "node", path, 0, 0, t.nodes - 1);
     gpu.local = r.integer(g, "local", path, 0, 0, t.gpusPerNode - 1);
-    gpu.nic = r.integer(g, "nic", path,
-                        gpu.local * t.nicsPerNode / t.gpusPerNode, 0, t.nicsPerNode - 1);
+    gpu.nic =
+        r.integer(g, "nic", path, gpu.local * t.nicsPerNode / t.gpusPerNode, 0, t.nicsPerNode - 1);
     t.gpus.push_back(gpu);
   }
   std::vector<int> seen(size_t(t.nodes) * t.gpusPerNode, 0);
   for (size_t i = 0; i < t.gpus.size() && !r.error; ++i)
     if (seen[t.gpus[i].node * t.gpusPerNode + t.gpus[i].local]++)
-      r.fail(llvm::formatv("$.gpus[{0}]", i).str(),
-             "two GPUs have the same node and local index");
+      r.fail(llvm::formatv("$.gpus[{0}]", i).str(), "two GPUs have the same node and local index");
 }
 
 } // namespace
@@ -365,9 +361,9 @@ llvm::Expected<Topology> coll::parseTopology(llvm::StringRef text) {
         llvm::formatv("{0} bytes is more than the {1} bytes (16 MiB) a topology may have",
                       text.size(), kMaxTopologyBytes));
   if (std::optional<size_t> at = tooDeep(text))
-    return textError(text, *at,
-                     llvm::formatv("arrays and objects nest deeper than {0} levels",
-                                   kMaxTopologyNesting));
+    return textError(
+        text, *at,
+        llvm::formatv("arrays and objects nest deeper than {0} levels", kMaxTopologyNesting));
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
     return parsed.takeError();
@@ -437,8 +433,8 @@ llvm::Expected<Topology> coll::loadTopology(llvm::StringRef spec) {
     std::string names;
     for (const std::string &preset : presetNames())
       names += (names.empty() ? "" : ", ") + preset;
-    return llvm::createStringError(ec, "'" + spec + "' is neither a topology preset (" +
-                                           names + ") nor a readable file");
+    return llvm::createStringError(ec, "'" + spec + "' is neither a topology preset (" + names +
+                                           ") nor a readable file");
   }
   llvm::Expected<Topology> t = parseTopology(*text);
   if (!t)

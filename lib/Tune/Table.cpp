@@ -46,8 +46,8 @@ static std::optional<size_t> runnerUp(llvm::ArrayRef<Candidate> candidates, size
 }
 
 References coll::tune::references(llvm::ArrayRef<Candidate> candidates,
-                                   llvm::ArrayRef<double> sizes, const coll::Topology &topo,
-                                   coll::Collective collective, int64_t ranks) {
+                                  llvm::ArrayRef<double> sizes, const coll::Topology &topo,
+                                  coll::Collective collective, int64_t ranks) {
   coll::NcclModel model(topo, candidates.front().sims.front().gpus);
   double bus = coll::busBandwidthFactor(collective, ranks);
   bool bounded = ranks >= 2 && ranks <= topo.size();
@@ -68,8 +68,8 @@ References coll::tune::references(llvm::ArrayRef<Candidate> candidates,
 }
 
 std::vector<Row> coll::tune::describe(llvm::ArrayRef<Candidate> candidates,
-                                       llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
-                                       const References &refs, double bus) {
+                                      llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
+                                      const References &refs, double bus) {
   std::vector<Row> rows;
   for (const Range &r : ranges) {
     size_t i = r.last;
@@ -94,8 +94,8 @@ std::string coll::tune::sizeSpan(llvm::ArrayRef<double> sizes, const Range &r) {
 }
 
 void coll::tune::printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
-                             llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
-                             llvm::ArrayRef<double> sizes, llvm::StringRef heading) {
+                            llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
+                            llvm::ArrayRef<double> sizes, llvm::StringRef heading) {
   os << heading << "\n";
   auto cell = [&](const llvm::Twine &text, unsigned width) {
     os << llvm::right_justify(text.str(), width);
@@ -125,8 +125,8 @@ void coll::tune::printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> can
 }
 
 void coll::tune::printJson(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
-                            llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
-                            const References &refs, double bus) {
+                           llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
+                           const References &refs, double bus) {
   llvm::json::OStream j(os, 2);
   auto optionals = [&](llvm::StringRef name, const std::vector<std::optional<double>> &v) {
     j.attributeArray(name, [&] {
@@ -167,8 +167,8 @@ void coll::tune::printJson(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> cand
 }
 
 void coll::tune::printWinners(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
-                               llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
-                               llvm::ArrayRef<double> sizes, llvm::StringRef heading) {
+                              llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
+                              llvm::ArrayRef<double> sizes, llvm::StringRef heading) {
   os << "// " << heading << ".\n// Winners by size (M, time at the range's largest size, "
      << "the fastest other algorithm and its margin):\n";
   for (auto [r, row] : llvm::zip(ranges, rows)) {
@@ -181,9 +181,9 @@ void coll::tune::printWinners(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> c
   }
 }
 
-std::string coll::tune::plotJson(llvm::ArrayRef<Candidate> candidates,
-                                  llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
-                                  const References &refs, double bus, llvm::StringRef title) {
+std::string coll::tune::plotJson(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<Range> ranges,
+                                 llvm::ArrayRef<double> sizes, const References &refs, double bus,
+                                 llvm::StringRef title) {
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream j(os);

@@ -65,8 +65,8 @@ void printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
 /// Every candidate's time per size, the ranges, and per size NCCL's model
 /// and the bound as busbw (null where there is none), with busbw's factor.
 void printJson(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,
-               llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
-               const References &refs, double bus);
+               llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes, const References &refs,
+               double bus);
 /// plot.py's input: every candidate's busbw per size, the winner's, NCCL's
 /// model and the bound.
 std::string plotJson(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<Range> ranges,

@@ -104,8 +104,8 @@ llvm::Expected<Grid> readGrid(const TuneOptions &options, int64_t ranks) {
   g.instances = options.instances;
   g.pipeline = options.pipeline;
   g.refine = g.instances.empty() && g.pipeline.empty();
-  std::vector<int64_t> coarse = g.refine && screens(ranks) ? std::vector<int64_t>{1}
-                                                           : std::vector<int64_t>{1, 2};
+  std::vector<int64_t> coarse =
+      g.refine && screens(ranks) ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2};
   if (g.instances.empty())
     g.instances = coarse;
   if (g.pipeline.empty())
@@ -129,7 +129,7 @@ struct coll::tune::Tuner {
   Grid grid;
   int64_t ranks = 0;
   llvm::raw_ostream *timing = nullptr;
-  std::vector<OwningOpRef<ModuleOp>> parsed; // per source; null once not needed
+  std::vector<OwningOpRef<ModuleOp>> parsed;  // per source; null once not needed
   std::vector<bool> verified;                 // per source: by a lowering that succeeded
   std::vector<std::vector<double>> estimates; // per source and size, when screening
   std::vector<std::string> names;             // every source's algorithms
@@ -188,14 +188,14 @@ struct coll::tune::Tuner {
                                      std::string &refusal);
   /// Finishes the lowering of `module` (from lowerStreams) with `protocol`;
   /// false, with the first error in `refusal`, where it refuses.
-  bool lowerPlans(ModuleOp module, coll::Protocol protocol, int64_t instances,
-                  std::string &refusal, bool verify = true);
+  bool lowerPlans(ModuleOp module, coll::Protocol protocol, int64_t instances, std::string &refusal,
+                  bool verify = true);
   /// Candidate `c`'s plans, lowered again (kept in `modules`).
   llvm::Expected<std::vector<coll::PlanOp>> plansOf(const Candidate &c);
 };
 
 OwningOpRef<ModuleOp> Tuner::import(const Source &source, const coll::ElaborateOptions &options,
-                                     std::string &unused, MLIRContext &into) const {
+                                    std::string &unused, MLIRContext &into) const {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source.text, source.name),
                                llvm::SMLoc());
@@ -225,8 +225,7 @@ Tuner::Read Tuner::read(const Source &source, const coll::ElaborateOptions &opti
     return r;
   }
   for (auto alg : r.program->getOps<coll::AlgorithmOp>())
-    r.algorithms.push_back(
-        {alg.getSymName().str(), alg.getCollective(), int64_t(alg.getRanks())});
+    r.algorithms.push_back({alg.getSymName().str(), alg.getCollective(), int64_t(alg.getRanks())});
   if (!sizes.empty()) {
     r.estimate.assign(sizes.size(), std::numeric_limits<double>::infinity());
     for (auto alg : r.program->getOps<coll::AlgorithmOp>()) {
@@ -255,8 +254,8 @@ llvm::Error Tuner::accept(const Source &source, Read r) {
       return error(source.name + ": algorithm '" + alg.name +
                    "' has the name of an earlier candidate; rename one");
     if (alg.ranks != ranks)
-      return error(source.name + ": algorithm '" + alg.name + "' has " +
-                   llvm::Twine(alg.ranks) + " ranks, not " + llvm::Twine(ranks));
+      return error(source.name + ": algorithm '" + alg.name + "' has " + llvm::Twine(alg.ranks) +
+                   " ranks, not " + llvm::Twine(ranks));
   }
   for (const Read::Algorithm &alg : r.algorithms)
     names.push_back(alg.name);
@@ -309,10 +308,9 @@ llvm::Error Tuner::lowerGrid(size_t k, const Source &source) {
   std::stable_sort(candidates.begin() + before, candidates.end(),
                    [&](const Candidate &a, const Candidate &b) {
                      auto key = [&](const Candidate &c) {
-                       return std::make_tuple(
-                           position(grid.protocols, coll::Protocol(c.protocol)),
-                           position(grid.instances, c.instances),
-                           position(grid.pipeline, c.pipeline), c.fifo);
+                       return std::make_tuple(position(grid.protocols, coll::Protocol(c.protocol)),
+                                              position(grid.instances, c.instances),
+                                              position(grid.pipeline, c.pipeline), c.fifo);
                      };
                      return key(a) < key(b);
                    });
@@ -343,8 +341,8 @@ static bool runQuietly(PassManager &pm, ModuleOp module, std::string &refusal) {
   return false;
 }
 
-OwningOpRef<ModuleOp> Tuner::lowerStreams(size_t k, int64_t instances, int64_t pipeline,
-                                          bool peers, std::string &refusal) {
+OwningOpRef<ModuleOp> Tuner::lowerStreams(size_t k, int64_t instances, int64_t pipeline, bool peers,
+                                          std::string &refusal) {
   OwningOpRef<ModuleOp> module = parsed[k]->clone();
   coll::CollLoweringOptions lowering;
   lowering.verifyAlgorithms = !verified[k]; // the same algorithm each time
@@ -376,8 +374,8 @@ bool Tuner::lowerPlans(ModuleOp module, coll::Protocol protocol, int64_t instanc
 }
 
 llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Protocol> protocols,
-                                                int64_t instances, int64_t pipeline,
-                                                std::string &firstRefusal) {
+                                               int64_t instances, int64_t pipeline,
+                                               std::string &firstRefusal) {
   SmallVector<bool> any(protocols.size(), false);
   auto refused = [&](std::string &refusal) {
     if (firstRefusal.empty())
@@ -409,10 +407,10 @@ llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Pr
         continue;
       }
       any[p] = true;
-      std::string tag = (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" +
-                         llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
-                         (peers ? "" : "/fifo"))
-                            .str();
+      std::string tag =
+          (llvm::Twine("/") + stringifyProtocol(protocol) + "/i" + llvm::Twine(instances) + "/p" +
+           llvm::Twine(pipeline) + (peers ? "" : "/fifo"))
+              .str();
       // The simulator keeps what it needs of each plan; the IR goes, and
       // only the winners are lowered again (at a thousand ranks, every
       // candidate's IR would take tens of GB).
@@ -581,8 +579,7 @@ std::vector<double> sweep() {
 
 /// Simulates candidates `from` onwards at every size.
 llvm::Error simulateAll(std::vector<Candidate> &candidates, const coll::Topology &topo,
-                        llvm::ArrayRef<double> sizes, llvm::raw_ostream *timing,
-                        size_t from = 0) {
+                        llvm::ArrayRef<double> sizes, llvm::raw_ostream *timing, size_t from = 0) {
   for (size_t k = from; k < candidates.size(); ++k) {
     candidates[k].micros.assign(sizes.size(), 0);
     candidates[k].variant.assign(sizes.size(), 0);
@@ -623,8 +620,8 @@ llvm::Error simulateAll(std::vector<Candidate> &candidates, const coll::Topology
     for (const coll::SimPlan &p : c.sims)
       steps += p.steps.size();
     *timing << "collc tune: simulate " << c.name << " (" << steps << " steps"
-                 << (c.sims.front().foldGpus ? ", folded" : "") << "): "
-                 << llvm::format("%.2f", total) << " s\n";
+            << (c.sims.front().foldGpus ? ", folded" : "") << "): " << llvm::format("%.2f", total)
+            << " s\n";
   }
   for (const std::string &e : errors)
     if (!e.empty())
@@ -641,7 +638,6 @@ size_t fastest(llvm::ArrayRef<Candidate> candidates, size_t i) {
       best = k;
   return best;
 }
-
 
 /// Where bandwidth starts to matter, and with it more channels and deeper
 /// pipelines than the coarse grid's.
@@ -662,10 +658,10 @@ llvm::Expected<size_t> refine(Tuner &tuner, llvm::ArrayRef<double> sizes) {
     if (sizes[i] >= kRefineFrom) {
       const Candidate &w = cs[fastest(cs, i)];
       int64_t period = w.sims.front().foldGpus;
-      winners[{w.source, w.protocol}] = {
-          double(stepsOf(w)) * double(period ? tuner.topo.size() / period : 1) /
-              double(w.instances * w.pipeline),
-          w.algorithm};
+      winners[{w.source, w.protocol}] = {double(stepsOf(w)) *
+                                             double(period ? tuner.topo.size() / period : 1) /
+                                             double(w.instances * w.pipeline),
+                                         w.algorithm};
     }
   std::set<std::tuple<size_t, int, int64_t, int64_t>> tried;
   for (const Candidate &c : cs)
@@ -689,13 +685,13 @@ llvm::Expected<size_t> refine(Tuner &tuner, llvm::ArrayRef<double> sizes) {
           const auto &[steps, algorithm] = winners[{source, protocol}];
           double planSteps = steps * double(instances * pipeline);
           if (screens(tuner.ranks) && planSteps > kLoweredSteps) {
-            tuner.skipped.push_back(
-                (algorithm + "/" + stringifyProtocol(coll::Protocol(protocol)) + "/i" +
-                 llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
-                 ": its plan would have about " + llvm::Twine(int64_t(planSteps)) +
-                 " steps over all ranks, more than " + llvm::Twine(kLoweredSteps) +
-                 " (seconds a million to lower)")
-                    .str());
+            tuner.skipped.push_back((algorithm + "/" + stringifyProtocol(coll::Protocol(protocol)) +
+                                     "/i" + llvm::Twine(instances) + "/p" + llvm::Twine(pipeline) +
+                                     ": its plan would have about " +
+                                     llvm::Twine(int64_t(planSteps)) +
+                                     " steps over all ranks, more than " +
+                                     llvm::Twine(kLoweredSteps) + " (seconds a million to lower)")
+                                        .str());
             continue;
           }
           todo.push_back(coll::Protocol(protocol));
@@ -757,9 +753,10 @@ std::string why(llvm::ArrayRef<Candidate> candidates, const Range &r, const Row 
 
 /// One library: each range's winning plan, cloned under a name of its own,
 /// as a variant of algorithm `name` for that range's sizes.
-llvm::Expected<OwningOpRef<ModuleOp>>
-buildLibrary(Tuner &tuner, llvm::ArrayRef<Range> ranges, llvm::ArrayRef<Row> rows,
-             llvm::ArrayRef<double> sizes, llvm::StringRef name, llvm::StringRef topology) {
+llvm::Expected<OwningOpRef<ModuleOp>> buildLibrary(Tuner &tuner, llvm::ArrayRef<Range> ranges,
+                                                   llvm::ArrayRef<Row> rows,
+                                                   llvm::ArrayRef<double> sizes,
+                                                   llvm::StringRef name, llvm::StringRef topology) {
   llvm::ArrayRef<Candidate> candidates = tuner.candidates;
   OpBuilder b(&tuner.context);
   OwningOpRef<ModuleOp> library = ModuleOp::create(b.getUnknownLoc());
@@ -873,14 +870,13 @@ llvm::Error lowerAndSimulate(Tuner &tuner, llvm::ArrayRef<Source> sources,
   // A file is always simulated, and so is everything where nothing else
   // would be.
   auto generated = [&](const Candidate &c) { return !sources[c.source].file; };
-  if (llvm::any_of(tuner.candidates, [&](const Candidate &c) {
-        return !generated(c) || !slowToSimulate(tuner, c);
-      }))
+  if (llvm::any_of(tuner.candidates,
+                   [&](const Candidate &c) { return !generated(c) || !slowToSimulate(tuner, c); }))
     leaveOutSlow(tuner, 0, generated);
   note(notes, tuner.skipped);
   if (tuner.candidates.empty())
-    return error("no candidates: no generator serves " + synth + " on " +
-                 llvm::Twine(tuner.ranks) + " ranks");
+    return error("no candidates: no generator serves " + synth + " on " + llvm::Twine(tuner.ranks) +
+                 " ranks");
 
   auto simStart = std::chrono::steady_clock::now();
   if (llvm::Error e = simulateAll(tuner.candidates, tuner.topo, sizes, tuner.timing))

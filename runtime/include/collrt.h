@@ -33,16 +33,35 @@ typedef enum {
 
 /* Same values as ncclDataType_t. */
 typedef enum {
-  collInt8 = 0, collUint8 = 1, collInt32 = 2, collUint32 = 3, collInt64 = 4,
-  collUint64 = 5, collFloat16 = 6, collFloat32 = 7, collFloat64 = 8,
-  collBfloat16 = 9, collFloat8e4m3 = 10, collFloat8e5m2 = 11, collNumTypes
+  collInt8 = 0,
+  collUint8 = 1,
+  collInt32 = 2,
+  collUint32 = 3,
+  collInt64 = 4,
+  collUint64 = 5,
+  collFloat16 = 6,
+  collFloat32 = 7,
+  collFloat64 = 8,
+  collBfloat16 = 9,
+  collFloat8e4m3 = 10,
+  collFloat8e5m2 = 11,
+  collNumTypes
 } collDataType_t;
 
 /* Same values as ncclRedOp_t. */
-typedef enum { collSum = 0, collProd = 1, collMax = 2, collMin = 3, collAvg = 4, collNumOps } collRedOp_t;
+typedef enum {
+  collSum = 0,
+  collProd = 1,
+  collMax = 2,
+  collMin = 3,
+  collAvg = 4,
+  collNumOps
+} collRedOp_t;
 
 #define COLL_UNIQUE_ID_BYTES 128
-typedef struct { char internal[COLL_UNIQUE_ID_BYTES]; } collUniqueId;
+typedef struct {
+  char internal[COLL_UNIQUE_ID_BYTES];
+} collUniqueId;
 
 typedef struct collComm *collComm_t;
 typedef void *collStream_t; /* a cudaStream_t on the GPU; ignored by the host emulation */
@@ -78,8 +97,7 @@ collResult_t collMemFree(void *ptr);
  * input and output lie in registered windows, and on copies otherwise.
  * Both calls are collective; deregister before freeing the memory. */
 typedef struct collWindow *collWindow_t;
-collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size,
-                                    collWindow_t *win);
+collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size, collWindow_t *win);
 collResult_t collCommWindowDeregister(collComm_t comm, collWindow_t win);
 
 /* Element size in bytes; 0 for an unknown type. */
@@ -91,8 +109,8 @@ size_t collTypeSize(collDataType_t datatype);
  * peer's block of alltoall. recvbuff == sendbuff (or NCCL's in-place offsets
  * for allgather and reducescatter) runs in place. */
 collResult_t collLaunch(collComm_t comm, const void *algorithm, const void *sendbuff,
-                        void *recvbuff, size_t count, collDataType_t datatype,
-                        collRedOp_t op, collStream_t stream);
+                        void *recvbuff, size_t count, collDataType_t datatype, collRedOp_t op,
+                        collStream_t stream);
 
 /* Makes an algorithm available to the collectives below. Collective: every
  * rank registers the same algorithms in the same order. */
@@ -109,11 +127,9 @@ collResult_t collReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
 collResult_t collAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                           collDataType_t datatype, collComm_t comm, collStream_t stream);
 collResult_t collBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-                           collDataType_t datatype, int root, collComm_t comm,
-                           collStream_t stream);
-collResult_t collReduce(const void *sendbuff, void *recvbuff, size_t count,
-                        collDataType_t datatype, collRedOp_t op, int root, collComm_t comm,
-                        collStream_t stream);
+                           collDataType_t datatype, int root, collComm_t comm, collStream_t stream);
+collResult_t collReduce(const void *sendbuff, void *recvbuff, size_t count, collDataType_t datatype,
+                        collRedOp_t op, int root, collComm_t comm, collStream_t stream);
 
 #ifdef __cplusplus
 }

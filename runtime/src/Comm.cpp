@@ -26,8 +26,8 @@ void setInitError(const std::string &e) {
 collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int rank,
                               const PeerInfo &self) {
   if (!out || nranks < 1 || rank < 0 || rank >= nranks) {
-    setInitError("collCommInitRank: need 0 <= rank < nranks, got rank " +
-                 std::to_string(rank) + " of " + std::to_string(nranks));
+    setInitError("collCommInitRank: need 0 <= rank < nranks, got rank " + std::to_string(rank) +
+                 " of " + std::to_string(nranks));
     return collInvalidArgument;
   }
   *out = nullptr;
@@ -75,16 +75,26 @@ extern "C" {
 
 const char *collGetErrorString(collResult_t r) {
   switch (r) {
-  case collSuccess: return "no error";
-  case collUnhandledCudaError: return "unhandled CUDA error";
-  case collSystemError: return "system error";
-  case collInternalError: return "internal error";
-  case collInvalidArgument: return "invalid argument";
-  case collInvalidUsage: return "invalid usage";
-  case collRemoteError: return "remote error (another rank failed)";
-  case collTimeout: return "timeout";
-  case collAborted: return "aborted";
-  default: return "unknown result code";
+  case collSuccess:
+    return "no error";
+  case collUnhandledCudaError:
+    return "unhandled CUDA error";
+  case collSystemError:
+    return "system error";
+  case collInternalError:
+    return "internal error";
+  case collInvalidArgument:
+    return "invalid argument";
+  case collInvalidUsage:
+    return "invalid usage";
+  case collRemoteError:
+    return "remote error (another rank failed)";
+  case collTimeout:
+    return "timeout";
+  case collAborted:
+    return "aborted";
+  default:
+    return "unknown result code";
   }
 }
 
@@ -99,11 +109,24 @@ const char *collGetLastError(collComm_t comm) {
 
 size_t collTypeSize(collDataType_t t) {
   switch (t) {
-  case collInt8: case collUint8: case collFloat8e4m3: case collFloat8e5m2: return 1;
-  case collFloat16: case collBfloat16: return 2;
-  case collInt32: case collUint32: case collFloat32: return 4;
-  case collInt64: case collUint64: case collFloat64: return 8;
-  default: return 0;
+  case collInt8:
+  case collUint8:
+  case collFloat8e4m3:
+  case collFloat8e5m2:
+    return 1;
+  case collFloat16:
+  case collBfloat16:
+    return 2;
+  case collInt32:
+  case collUint32:
+  case collFloat32:
+    return 4;
+  case collInt64:
+  case collUint64:
+  case collFloat64:
+    return 8;
+  default:
+    return 0;
   }
 }
 
@@ -155,7 +178,9 @@ collResult_t collCommAbort(collComm_t comm) {
     return collInvalidArgument;
   // Threadblocks of a running launch read the flag while they wait.
   __atomic_store_n(&comm->abortFlag, 1, __ATOMIC_RELEASE);
-  { std::lock_guard<std::mutex> wait(comm->launching); }
+  {
+    std::lock_guard<std::mutex> wait(comm->launching);
+  }
   collrt::abortGpu(comm); // queued kernels stop at their next wait
   return collCommDestroy(comm);
 }

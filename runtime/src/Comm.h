@@ -46,9 +46,9 @@ struct collComm {
   std::vector<std::vector<char>> scratch; // grown as launches need
   collrt::Window symmetric;               // peer-step plans: every rank's buffers
   size_t symmetricBytes = 0;
-  std::vector<char> staging;              // input copies for in-place mismatches
-  std::vector<collWindow *> windows;      // registered by the user, owned here
-  collrt::GpuState *gpu = nullptr;        // made by the first GPU launch
+  std::vector<char> staging;         // input copies for in-place mismatches
+  std::vector<collWindow *> windows; // registered by the user, owned here
+  collrt::GpuState *gpu = nullptr;   // made by the first GPU launch
 
   collResult_t fail(collResult_t r, std::string message) {
     lastError = std::move(message);
@@ -58,8 +58,7 @@ struct collComm {
 
 namespace collrt {
 /// collCommInitRank for a rank that tells its peers `self`.
-collResult_t initComm(collComm_t *out, int nranks, collUniqueId id, int rank,
-                      const PeerInfo &self);
+collResult_t initComm(collComm_t *out, int nranks, collUniqueId id, int rank, const PeerInfo &self);
 /// collCommInitEnv with the variables `get` reads (EnvRendezvous.h).
 collResult_t initFromVars(collComm_t *out, const std::function<const char *(const char *)> &get,
                           const PeerInfo &self);

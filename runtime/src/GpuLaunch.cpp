@@ -130,15 +130,21 @@ collResult_t cudaFailed(collComm *comm, const CudaApi &cu, const char *call, CUr
   return comm->fail(collUnhandledCudaError, cu.describe(call, r));
 }
 
-#define COLLRT_CU(call, args)                                                                \
-  do {                                                                                       \
-    if (CUresult r_ = cu.call args)                                                          \
-      return cudaFailed(comm, cu, #call, r_);                                                \
+#define COLLRT_CU(call, args)                                                                      \
+  do {                                                                                             \
+    if (CUresult r_ = cu.call args)                                                                \
+      return cudaFailed(comm, cu, #call, r_);                                                      \
   } while (0)
 
-int64_t inUnits(int32_t c, int r) { return c == collc::kReduceScatter || c == collc::kAllToAll ? r : 1; }
-int64_t outUnits(int32_t c, int r) { return c == collc::kAllGather || c == collc::kAllToAll ? r : 1; }
-bool reduces(int32_t c) { return c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce; }
+int64_t inUnits(int32_t c, int r) {
+  return c == collc::kReduceScatter || c == collc::kAllToAll ? r : 1;
+}
+int64_t outUnits(int32_t c, int r) {
+  return c == collc::kAllGather || c == collc::kAllToAll ? r : 1;
+}
+bool reduces(int32_t c) {
+  return c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce;
+}
 
 // Waits for this communicator's launches so far, whose kernels may use
 // its memory. Not the whole context: in a process where ranks are threads,
@@ -258,8 +264,8 @@ collResult_t state(collComm *comm, GpuState *&out) {
   s->cu = driver;
   comm->gpu = s; // releaseGpu frees what is made below, however far it gets
   void *host = nullptr;
-  COLLRT_CU(cuMemHostAlloc, (&host, sizeof(GpuState::Flags),
-                             CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+  COLLRT_CU(cuMemHostAlloc,
+            (&host, sizeof(GpuState::Flags), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
   s->flags = static_cast<GpuState::Flags *>(host);
   memset(host, 0, sizeof(GpuState::Flags));
   COLLRT_CU(cuMemHostGetDevicePointer, (&s->deviceFlags, host, 0));
@@ -270,8 +276,8 @@ collResult_t state(collComm *comm, GpuState *&out) {
 }
 
 // The tables of this rank's threadblocks, on the device.
-collResult_t tablesOf(collComm *comm, GpuState &s, const collc::AlgorithmDesc *alg,
-                      CUstream stream, const std::vector<std::vector<const int64_t *>> *&out) {
+collResult_t tablesOf(collComm *comm, GpuState &s, const collc::AlgorithmDesc *alg, CUstream stream,
+                      const std::vector<std::vector<const int64_t *>> *&out) {
   auto found = s.tables.find(alg);
   if (found != s.tables.end()) {
     out = &found->second;
@@ -430,13 +436,15 @@ collResult_t collrt::bindWindow(collComm *comm, collWindow *window) {
   const size_t bytes = *std::min_element(size.begin(), size.end()) / granularity * granularity;
   if (!bytes)
     return collSuccess;
-  if (collResult_t r = bindMulticast(*s->cu, comm->bootstrap, *comm->transport, comm->rank,
-                                     comm->nranks, window->window, bytes, window->multicast, why,
-                                     error))
+  if (collResult_t r =
+          bindMulticast(*s->cu, comm->bootstrap, *comm->transport, comm->rank, comm->nranks,
+                        window->window, bytes, window->multicast, why, error))
     return comm->fail(r, error);
   if (!why.empty() && Env::get().debug && comm->rank == 0)
-    fprintf(stderr, "collc INFO collCommWindowRegister: no multicast object over the window: "
-            "%s\n", why.c_str());
+    fprintf(stderr,
+            "collc INFO collCommWindowRegister: no multicast object over the window: "
+            "%s\n",
+            why.c_str());
   return collSuccess;
 }
 
@@ -512,7 +520,7 @@ struct StreamLaunch {
 // Device memory of at least `need` bytes: the communicator's, grown, or
 // for a captured launch its own.
 collResult_t StreamLaunch::memoryFor(CUdeviceptr &shared, size_t &have, size_t need,
-                                CUdeviceptr &at) {
+                                     CUdeviceptr &at) {
   if (!captured) {
     collResult_t r = grow(comm, *s, shared, have, need);
     at = shared;
@@ -611,9 +619,9 @@ collResult_t StreamLaunch::placeInWindow() {
   std::string error;
   LaunchPlaces places;
   const MemoryBackend *gpu = cudaMemory(error);
-  if (collResult_t r = launchPlaces(comm, reinterpret_cast<void *>(in), size_t(inBytes),
-                                    reinterpret_cast<void *>(out), size_t(outBytes), gpu,
-                                    places, error))
+  if (collResult_t r =
+          launchPlaces(comm, reinterpret_cast<void *>(in), size_t(inBytes),
+                       reinterpret_cast<void *>(out), size_t(outBytes), gpu, places, error))
     return comm->fail(r, error);
   const bool registered = places.registered;
   const PeerLayout layout =
@@ -700,9 +708,9 @@ collResult_t StreamLaunch::fillArgs() {
     const collc::ThreadblockDesc &tb = plan.threadblocks[i];
     if (tb.rank != me)
       continue;
-    collc::Args a = blockArgs(*comm, plan, *l.setup, p, e, l.shape.replicas, l.type, l.op, E,
-                              l.slice, reinterpret_cast<char *>(in),
-                              reinterpret_cast<char *>(out), scratch);
+    collc::Args a =
+        blockArgs(*comm, plan, *l.setup, p, e, l.shape.replicas, l.type, l.op, E, l.slice,
+                  reinterpret_cast<char *>(in), reinterpret_cast<char *>(out), scratch);
     a.table = (*tables)[p][i];
     a.barrier = barrier;
     a.barrierArrivals = arrivals;
@@ -718,8 +726,8 @@ collResult_t StreamLaunch::fillArgs() {
   if (args.empty() && l.windows) // it could not tell when the peers' stores are done
     return comm->fail(collInvalidUsage,
                       "rank " + std::to_string(me) + " has no threadblock in plan " + plan.name +
-                      ", whose steps reach other ranks' buffers: on the GPU every rank takes "
-                      "part in its barriers");
+                          ", whose steps reach other ranks' buffers: on the GPU every rank takes "
+                          "part in its barriers");
   return collSuccess;
 }
 
@@ -793,17 +801,20 @@ collResult_t StreamLaunch::launch() {
 void StreamLaunch::report() const {
   if (!Env::get().debug || me != 0)
     return;
-  fprintf(stderr, "collc INFO plan %s on the GPU: %zu threadblocks of %d threads, %s\n",
-          plan.name, args.size(), threads, captured ? "captured into a CUDA graph" : "queued");
-  const std::string why = s->canMulticast == 0 ? s->noMulticast
-                                               : unicastReason(true, l.type, l.op, reduces(coll));
+  fprintf(stderr, "collc INFO plan %s on the GPU: %zu threadblocks of %d threads, %s\n", plan.name,
+          args.size(), threads, captured ? "captured into a CUDA graph" : "queued");
+  const std::string why =
+      s->canMulticast == 0 ? s->noMulticast : unicastReason(true, l.type, l.op, reduces(coll));
   if (multimem && why.empty())
-    fprintf(stderr, "collc INFO plan %s: multimem steps run on NVLink multicast, over "
-            "every rank's window bound to one multicast object%s%s\n", plan.name,
-            note.empty() ? "" : ", except ", note.c_str());
+    fprintf(stderr,
+            "collc INFO plan %s: multimem steps run on NVLink multicast, over "
+            "every rank's window bound to one multicast object%s%s\n",
+            plan.name, note.empty() ? "" : ", except ", note.c_str());
   else if (multimem)
-    fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the "
-            "peer windows: %s\n", plan.name, why.c_str());
+    fprintf(stderr,
+            "collc INFO plan %s: multimem steps run as loads and stores over the "
+            "peer windows: %s\n",
+            plan.name, why.c_str());
 }
 
 collResult_t StreamLaunch::run() {

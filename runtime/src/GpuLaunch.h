@@ -29,7 +29,7 @@ struct GpuLaunch {
   collc::LaunchShape shape;
   const void *send;
   void *recv;
-  int64_t count, slice;      // elements per unit, per chunk per loop
+  int64_t count, slice; // elements per unit, per chunk per loop
   collDataType_t type;
   collRedOp_t op;
   void *stream;

@@ -41,13 +41,12 @@ template <typename T> void reduceAs(int32_t op, void *acc, const void *src, int6
 
 extern "C" void collcHostReduce(int32_t datatype, int32_t op, void *acc, const void *src,
                                 int64_t n) {
-  dispatchType(collDataType_t(datatype), [&](auto tag) {
-    reduceAs<decltype(tag)>(op, acc, src, n);
-  });
+  dispatchType(collDataType_t(datatype),
+               [&](auto tag) { reduceAs<decltype(tag)>(op, acc, src, n); });
 }
 
-extern "C" int collcHostWait(const collc::Args *a, const uint64_t *word, uint64_t goal,
-                             int mode, const char *what, int64_t peer) {
+extern "C" int collcHostWait(const collc::Args *a, const uint64_t *word, uint64_t goal, int mode,
+                             const char *what, int64_t peer) {
   auto ready = [&] {
     uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
     if (mode == collc::kLLFlag)

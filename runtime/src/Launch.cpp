@@ -37,16 +37,24 @@ const char *collectiveName(int32_t c) {
                                 "alltoall",  "broadcast",     "reduce"};
   return c >= 0 && c < 6 ? names[c] : "?";
 }
-const char *protocolName(int32_t p) { return p == collc::kLL ? "LL" : p == collc::kLL128 ? "LL128" : "Simple"; }
+const char *protocolName(int32_t p) {
+  return p == collc::kLL ? "LL" : p == collc::kLL128 ? "LL128" : "Simple";
+}
 
 int64_t slotBytes(int32_t protocol) {
   const Env &e = Env::get();
   return protocol == collc::kLL ? e.llSlot : protocol == collc::kLL128 ? e.ll128Slot : e.simpleSlot;
 }
 
-int64_t inUnits(int32_t c, int r) { return c == collc::kReduceScatter || c == collc::kAllToAll ? r : 1; }
-int64_t outUnits(int32_t c, int r) { return c == collc::kAllGather || c == collc::kAllToAll ? r : 1; }
-bool reduces(int32_t c) { return c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce; }
+int64_t inUnits(int32_t c, int r) {
+  return c == collc::kReduceScatter || c == collc::kAllToAll ? r : 1;
+}
+int64_t outUnits(int32_t c, int r) {
+  return c == collc::kAllGather || c == collc::kAllToAll ? r : 1;
+}
+bool reduces(int32_t c) {
+  return c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce;
+}
 
 /// The FIFOs of `alg` on every rank, made once per communicator: in
 /// `memory` (host memory where null, for host kernels), and those of pairs
@@ -145,8 +153,8 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
         break;
       }
       r = net.sendFifo(*windows[isStaged(tb.rank, tb.sendPeer)], tb.sendPeer,
-                       offset[p][replica + match], plan.slots, slotBytes(tb.protocol),
-                       tb.protocol, setup.send[p][e], error);
+                       offset[p][replica + match], plan.slots, slotBytes(tb.protocol), tb.protocol,
+                       setup.send[p][e], error);
       // GPU senders publish each LL and LL128 step's tail and size only for
       // a proxy: their receivers read flags.
       if (gpu && tb.protocol != collc::kSimple && !net.proxied(tb.rank, tb.sendPeer))
@@ -161,9 +169,10 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
   if (r != collSuccess)
     return unwind(r);
   if (anyStaged && Env::get().debug)
-    fprintf(stderr, "collc INFO %s: rank %d receives on %d FIFOs in GPU memory and %d in "
-            "pinned host memory, which the proxy reaches\n", alg->name, comm->rank, fifos[0],
-            fifos[1]);
+    fprintf(stderr,
+            "collc INFO %s: rank %d receives on %d FIFOs in GPU memory and %d in "
+            "pinned host memory, which the proxy reaches\n",
+            alg->name, comm->rank, fifos[0], fifos[1]);
   out = &(comm->setups[alg] = std::move(setup));
   return collSuccess;
 }
@@ -228,10 +237,12 @@ collResult_t checkCall(LaunchCall &c) {
     std::string why;
     if (!cudaDriver(why))
       return comm->fail(collInvalidUsage,
-                        std::string("plan ") + alg->plans[0].name + " has no host kernel: it was "
-                        "built by nvcc for the GPU, and this machine has no usable GPU: " + why +
-                        ". To run the algorithm on the host, link the host build instead (the "
-                        "output of collc --emit=cuda compiled with a C++ compiler)");
+                        std::string("plan ") + alg->plans[0].name +
+                            " has no host kernel: it was "
+                            "built by nvcc for the GPU, and this machine has no usable GPU: " +
+                            why +
+                            ". To run the algorithm on the host, link the host build instead (the "
+                            "output of collc --emit=cuda compiled with a C++ compiler)");
   } else if (!dispatchType(c.datatype, [](auto) {})) {
     return comm->fail(collInvalidArgument, "fp8 types need a GPU; the host emulation has none");
   }
@@ -257,10 +268,12 @@ void pickPlan(LaunchCall &c) {
   const PlanDesc *plan = c.plan;
   c.shape = launchFor(*plan, c.inBytes);
   if (Env::get().debug && c.me == 0)
-    fprintf(stderr, "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld)), "
-            "%d replica(s)%s%s\n", alg->name, (long long)c.inBytes, plan->name,
-            protocolName(plan->protocol), (long long)plan->minBytes, (long long)plan->maxBytes,
-            c.shape.replicas, plan->why ? "; " : "", plan->why ? plan->why : "");
+    fprintf(stderr,
+            "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld)), "
+            "%d replica(s)%s%s\n",
+            alg->name, (long long)c.inBytes, plan->name, protocolName(plan->protocol),
+            (long long)plan->minBytes, (long long)plan->maxBytes, c.shape.replicas,
+            plan->why ? "; " : "", plan->why ? plan->why : "");
 }
 
 // After: the plan can run over this communicator's transports on this
@@ -277,9 +290,10 @@ collResult_t checkPlanRuns(LaunchCall &c) {
   // The host emulation has no multicast: multimem steps run their unicast
   // form over the peer windows (the GPU launch says what it does).
   if (multimem && !c.gpu && Env::get().debug && c.me == 0)
-    fprintf(stderr, "collc INFO plan %s: multimem steps run as loads and stores over the peer "
-            "windows: %s\n", plan->name,
-            unicastReason(false, c.datatype, c.op, reduces(c.coll)).c_str());
+    fprintf(stderr,
+            "collc INFO plan %s: multimem steps run as loads and stores over the peer "
+            "windows: %s\n",
+            plan->name, unicastReason(false, c.datatype, c.op, reduces(c.coll)).c_str());
   const bool shm = c.shm = comm->transport->mapsEveryRank();
   // A GPU reads an LL128 line whole only as NVLink delivers it; from the
   // host memory that a proxy writes, it may see a line's flag before its
@@ -298,14 +312,16 @@ collResult_t checkPlanRuns(LaunchCall &c) {
   }
   if (c.peerSteps && !shm)
     return comm->fail(collInvalidUsage,
-                      std::string("plan ") + plan->name + " reaches other ranks' buffers "
-                      "(NVLink multicast or peer windows), which the host emulates over "
-                      "shared memory: use the shm transport between every pair of ranks");
+                      std::string("plan ") + plan->name +
+                          " reaches other ranks' buffers "
+                          "(NVLink multicast or peer windows), which the host emulates over "
+                          "shared memory: use the shm transport between every pair of ranks");
   if (plan->wholeChunks && c.E % plan->chunks)
-    return comm->fail(collInvalidUsage,
-                      std::string("plan ") + plan->name + " moves chunks between positions, so "
-                      "it needs a count divisible by its " + std::to_string(plan->chunks) +
-                      " chunks, not " + std::to_string(c.E));
+    return comm->fail(collInvalidUsage, std::string("plan ") + plan->name +
+                                            " moves chunks between positions, so "
+                                            "it needs a count divisible by its " +
+                                            std::to_string(plan->chunks) + " chunks, not " +
+                                            std::to_string(c.E));
   return collSuccess;
 }
 
@@ -438,8 +454,8 @@ collResult_t placeInWindows(const LaunchCall &c, HostBuffers &b) {
   const int64_t inBytes = c.inBytes, outBytes = c.outBytes;
   std::string err;
   LaunchPlaces places;
-  if (collResult_t r = launchPlaces(comm, b.in, size_t(inBytes), b.out, size_t(outBytes),
-                                    nullptr, places, err))
+  if (collResult_t r =
+          launchPlaces(comm, b.in, size_t(inBytes), b.out, size_t(outBytes), nullptr, places, err))
     return comm->fail(r, err);
   const bool registered = b.registered = places.registered;
   if (Env::get().debug && me == 0)
@@ -562,8 +578,9 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
   std::lock_guard<std::mutex> running(comm->launching);
   if (__atomic_load_n(&comm->abortFlag, __ATOMIC_ACQUIRE))
     return comm->fail(collAborted, "the communicator was aborted");
-  LaunchCall c{comm, static_cast<const AlgorithmDesc *>(algorithm), sendbuff, recvbuff, count,
-               datatype, op, stream};
+  LaunchCall c{
+      comm,  static_cast<const AlgorithmDesc *>(algorithm), sendbuff, recvbuff, count, datatype, op,
+      stream};
   if (collResult_t r = checkCall(c))
     return r;
   pickPlan(c);
@@ -601,8 +618,10 @@ collResult_t dispatch(collComm_t comm, int32_t coll, int root, const void *send,
         ((coll == collc::kBroadcast || coll == collc::kReduce) && first.root != root))
       continue;
     if (Env::get().debug && comm->rank == 0)
-      fprintf(stderr, "collc INFO %s of %zu elements: algorithm %s (%s), the first registered "
-              "for %d ranks\n", collectiveName(coll), count, alg->name, alg->source, comm->nranks);
+      fprintf(stderr,
+              "collc INFO %s of %zu elements: algorithm %s (%s), the first registered "
+              "for %d ranks\n",
+              collectiveName(coll), count, alg->name, alg->source, comm->nranks);
     return collLaunch(comm, alg, send, recv, count, type, op, stream);
   }
   return comm->fail(collInvalidUsage, std::string("no registered algorithm does ") +
@@ -621,8 +640,8 @@ collResult_t collAllGather(const void *s, void *r, size_t n, collDataType_t t, c
                            collStream_t st) {
   return dispatch(c, collc::kAllGather, -1, s, r, n, t, collSum, st);
 }
-collResult_t collReduceScatter(const void *s, void *r, size_t n, collDataType_t t,
-                               collRedOp_t op, collComm_t c, collStream_t st) {
+collResult_t collReduceScatter(const void *s, void *r, size_t n, collDataType_t t, collRedOp_t op,
+                               collComm_t c, collStream_t st) {
   return dispatch(c, collc::kReduceScatter, -1, s, r, n, t, op, st);
 }
 collResult_t collAlltoAll(const void *s, void *r, size_t n, collDataType_t t, collComm_t c,

@@ -20,8 +20,8 @@ class MemoryBackend;
 struct Allocation {
   char *base = nullptr;
   size_t size = 0;
-  int fd = -1;         // owned by the allocation: dup it to keep it
-  uint64_t handle = 0; // the backend's (a CUDA allocation handle)
+  int fd = -1;                           // owned by the allocation: dup it to keep it
+  uint64_t handle = 0;                   // the backend's (a CUDA allocation handle)
   const MemoryBackend *memory = nullptr; // null: host memory
 };
 

@@ -8,9 +8,9 @@ using namespace collrt;
 
 namespace {
 const char *typeName(int32_t t) {
-  static const char *names[] = {"int8",    "uint8",   "int32",    "uint32", "int64",
-                                "uint64",  "float16", "float32",  "float64", "bfloat16",
-                                "float8e4m3", "float8e5m2"};
+  static const char *names[] = {"int8",    "uint8",    "int32",      "uint32",
+                                "int64",   "uint64",   "float16",    "float32",
+                                "float64", "bfloat16", "float8e4m3", "float8e5m2"};
   return t >= 0 && t < collNumTypes ? names[t] : "?";
 }
 const char *opName(int32_t op) {

@@ -20,10 +20,9 @@ WindowPlace collrt::placeOf(const collComm *comm, const void *p, size_t bytes,
   return {};
 }
 
-collResult_t collrt::launchPlaces(collComm *comm, const void *in, size_t inBytes,
-                                  const void *out, size_t outBytes,
-                                  const MemoryBackend *memory, LaunchPlaces &places,
-                                  std::string &error) {
+collResult_t collrt::launchPlaces(collComm *comm, const void *in, size_t inBytes, const void *out,
+                                  size_t outBytes, const MemoryBackend *memory,
+                                  LaunchPlaces &places, std::string &error) {
   const int R = comm->nranks;
   places = LaunchPlaces{};
   places.in.assign(R, {});
@@ -64,7 +63,8 @@ bool collrt::pointAtUserBuffers(const collComm *comm, const LaunchPlaces &places
     of[collc::kIn] = peerAddress(comm, q, places.in[q]);
     of[collc::kOut] = peerAddress(comm, q, places.out[q]);
     if (!of[collc::kIn] || !of[collc::kOut]) {
-      error = "rank " + std::to_string(q) + " launched on a window that this rank has "
+      error = "rank " + std::to_string(q) +
+              " launched on a window that this rank has "
               "deregistered";
       return false;
     }
@@ -88,8 +88,7 @@ char *collrt::peerAddress(const collComm *comm, int owner, WindowPlace place) {
 
 extern "C" {
 
-collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size,
-                                    collWindow_t *win) {
+collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size, collWindow_t *win) {
   if (!comm || !win)
     return collInvalidArgument;
   *win = nullptr;
@@ -101,7 +100,8 @@ collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size,
     why = "a null buffer or a size of 0";
   else if (!comm->transport->mapsEveryRank())
     why = "windows need shared memory between every pair of ranks, and this group has "
-          "ranks on other machines (" + comm->transport->describe() + ")";
+          "ranks on other machines (" +
+          comm->transport->describe() + ")";
   else if (!findAllocation(buff, size, mine))
     why = "the buffer is not memory from collMemAlloc, which windows are made of";
   // And what each rank's memory is: a peer maps it with the same backend.
@@ -116,10 +116,10 @@ collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size,
                         "collCommWindowRegister: rank " + std::to_string(q) + ": " +
                             all[q].substr(1));
     if (all[q] != all[0])
-      return comm->fail(collInvalidUsage,
-                        "collCommWindowRegister: rank 0's buffer is " +
-                            std::string(all[0] == "G" ? "GPU" : "host") + " memory and rank " +
-                            std::to_string(q) + "'s is not: every rank registers the same kind");
+      return comm->fail(collInvalidUsage, "collCommWindowRegister: rank 0's buffer is " +
+                                              std::string(all[0] == "G" ? "GPU" : "host") +
+                                              " memory and rank " + std::to_string(q) +
+                                              "'s is not: every rank registers the same kind");
   }
   auto made = std::make_unique<collWindow>();
   Window &w = made->window;

@@ -48,8 +48,9 @@ void serveRoot(int listener, Secret secret, double timeout) {
     ++arrived;
     return true;
   };
-  admitConnections(listener, sizeof(RootHello), timeout, admit,
-                   [&] { return nranks > 0 && arrived == nranks; }, ignored);
+  admitConnections(
+      listener, sizeof(RootHello), timeout, admit, [&] { return nranks > 0 && arrived == nranks; },
+      ignored);
   close(listener);
   bool ok = nranks > 0 && arrived == nranks;
   // Rounds: one frame from every rank, then every frame to every rank. The

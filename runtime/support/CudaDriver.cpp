@@ -29,18 +29,19 @@ const CudaApi *collrt::loadCudaDriver(const std::string &path, std::string &erro
   }
   auto *api = new CudaApi;
   const char *missing = nullptr;
-#define COLLRT_CUDA_RESOLVE(name)                                                            \
-  api->name = reinterpret_cast<decltype(api->name)>(dlsym(lib, COLLRT_SYMBOL(name)));        \
-  if (!api->name && !missing)                                                                \
+#define COLLRT_CUDA_RESOLVE(name)                                                                  \
+  api->name = reinterpret_cast<decltype(api->name)>(dlsym(lib, COLLRT_SYMBOL(name)));              \
+  if (!api->name && !missing)                                                                      \
     missing = COLLRT_SYMBOL(name);
   COLLRT_CUDA_CALLS(COLLRT_CUDA_RESOLVE)
 #undef COLLRT_CUDA_RESOLVE
-#define COLLRT_CUDA_OPTIONAL(name)                                                           \
+#define COLLRT_CUDA_OPTIONAL(name)                                                                 \
   api->name = reinterpret_cast<decltype(api->name)>(dlsym(lib, COLLRT_SYMBOL(name)));
   COLLRT_CUDA_OPTIONAL_CALLS(COLLRT_CUDA_OPTIONAL)
 #undef COLLRT_CUDA_OPTIONAL
   if (missing) {
-    error = "the CUDA driver " + file + " has no " + missing + " (a driver for CUDA 12 or "
+    error = "the CUDA driver " + file + " has no " + missing +
+            " (a driver for CUDA 12 or "
             "later is needed)";
   } else if (CUresult r = api->cuInit(0)) {
     error = r == CUDA_ERROR_STUB_LIBRARY

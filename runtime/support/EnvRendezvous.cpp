@@ -78,8 +78,8 @@ collResult_t collrt::rendezvousFromVars(const Lookup &get, Rendezvous &out, std:
   id.port = htons(uint16_t(port));
   const char *secret = get("COLL_SECRET");
   const char *run = get("TORCHELASTIC_RUN_ID");
-  std::string group = std::string(host) + ":" + std::to_string(port) + ":" +
-                      std::to_string(world) + ":" + (run ? run : "");
+  std::string group = std::string(host) + ":" + std::to_string(port) + ":" + std::to_string(world) +
+                      ":" + (run ? run : "");
   std::string seed = secret ? secret : group;
   id.magic = fnv(group, 0);
   for (size_t i = 0; i < kSecretBytes; i += 8) {

@@ -22,19 +22,26 @@ namespace collrt {
 /// then the slots. Slots and FIFOs start on 128-byte boundaries, so that
 /// each LL128 line is one whole L2 line. Where a window keeps its slots
 /// apart (Window::slots), they sit at the same offsets there.
-inline size_t fifoHeaderBytes(int32_t slots) { return 128 + ((size_t(slots) * 8 + 127) & ~size_t(127)); }
+inline size_t fifoHeaderBytes(int32_t slots) {
+  return 128 + ((size_t(slots) * 8 + 127) & ~size_t(127));
+}
 inline size_t fifoBytes(int32_t slots, int64_t slotBytes) {
   return fifoHeaderBytes(slots) + ((size_t(slots) * size_t(slotBytes) + 127) & ~size_t(127));
 }
 inline collc::Fifo fifoAt(char *base, int32_t slots, int64_t slotBytes, int32_t protocol) {
-  return collc::Fifo{reinterpret_cast<uint64_t *>(base), reinterpret_cast<uint64_t *>(base + 64),
-                     reinterpret_cast<int64_t *>(base + 128), base + fifoHeaderBytes(slots),
-                     slotBytes, slots, protocol, reinterpret_cast<uint64_t *>(base + 8)};
+  return collc::Fifo{reinterpret_cast<uint64_t *>(base),
+                     reinterpret_cast<uint64_t *>(base + 64),
+                     reinterpret_cast<int64_t *>(base + 128),
+                     base + fifoHeaderBytes(slots),
+                     slotBytes,
+                     slots,
+                     protocol,
+                     reinterpret_cast<uint64_t *>(base + 8)};
 }
 /// Payload bytes a slot of `slotBytes` carries: LL spends half on flags,
 /// LL128 one word in 16.
 inline int64_t payloadBytes(int32_t protocol, int64_t slotBytes) {
-  return protocol == collc::kLL ? slotBytes / 2
+  return protocol == collc::kLL      ? slotBytes / 2
          : protocol == collc::kLL128 ? slotBytes / 128 * 120
                                      : slotBytes;
 }

@@ -18,8 +18,12 @@
 
 namespace collrt {
 
-struct Half { uint16_t bits; };
-struct BFloat16 { uint16_t bits; };
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
 
 inline float halfToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
@@ -136,17 +140,38 @@ template <> struct Arith<BFloat16> : Arith16<BFloat16, BFloat16Bits> {};
 /// cannot compute (fp8).
 template <typename F> bool dispatchType(collDataType_t type, F &&f) {
   switch (type) {
-  case collInt8: f(int8_t{}); return true;
-  case collUint8: f(uint8_t{}); return true;
-  case collInt32: f(int32_t{}); return true;
-  case collUint32: f(uint32_t{}); return true;
-  case collInt64: f(int64_t{}); return true;
-  case collUint64: f(uint64_t{}); return true;
-  case collFloat16: f(Half{}); return true;
-  case collFloat32: f(float{}); return true;
-  case collFloat64: f(double{}); return true;
-  case collBfloat16: f(BFloat16{}); return true;
-  default: return false;
+  case collInt8:
+    f(int8_t{});
+    return true;
+  case collUint8:
+    f(uint8_t{});
+    return true;
+  case collInt32:
+    f(int32_t{});
+    return true;
+  case collUint32:
+    f(uint32_t{});
+    return true;
+  case collInt64:
+    f(int64_t{});
+    return true;
+  case collUint64:
+    f(uint64_t{});
+    return true;
+  case collFloat16:
+    f(Half{});
+    return true;
+  case collFloat32:
+    f(float{});
+    return true;
+  case collFloat64:
+    f(double{});
+    return true;
+  case collBfloat16:
+    f(BFloat16{});
+    return true;
+  default:
+    return false;
   }
 }
 

@@ -113,7 +113,8 @@ bool collrt::localAddress(const std::string &addr, const std::string &ifname, ui
     }
   freeifaddrs(all);
   if (!found)
-    error = "COLL_SOCKET_IFNAME '" + ifname + "' names no interface that is up with an IPv4 address";
+    error =
+        "COLL_SOCKET_IFNAME '" + ifname + "' names no interface that is up with an IPv4 address";
   return found;
 }
 

@@ -52,8 +52,8 @@ public:
     if (made != CUDA_SUCCESS)
       return failed("cuMemCreate", made, error);
     int fd = -1;
-    if (CUresult c = cu.cuMemExportToShareableHandle(
-            &fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) {
+    if (CUresult c = cu.cuMemExportToShareableHandle(&fd, handle,
+                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) {
       cu.cuMemRelease(handle);
       return failed("cuMemExportToShareableHandle", c, error);
     }
@@ -78,9 +78,9 @@ public:
     if (collResult_t r = properties(prop, granularity, error))
       return r;
     CUmemGenericAllocationHandle handle;
-    if (CUresult c = cu.cuMemImportFromShareableHandle(
-            &handle, reinterpret_cast<void *>(intptr_t(fd)),
-            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+    if (CUresult c =
+            cu.cuMemImportFromShareableHandle(&handle, reinterpret_cast<void *>(intptr_t(fd)),
+                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
       return failed("cuMemImportFromShareableHandle", c, error);
     return map(handle, bytes, prop.location, granularity, out, error);
   }
@@ -119,8 +119,7 @@ public:
     CUmemFabricHandle fabric;
     memcpy(&fabric, h.bytes, sizeof h.bytes);
     CUmemGenericAllocationHandle handle;
-    if (CUresult c = cu.cuMemImportFromShareableHandle(&handle, &fabric,
-                                                       CU_MEM_HANDLE_TYPE_FABRIC))
+    if (CUresult c = cu.cuMemImportFromShareableHandle(&handle, &fabric, CU_MEM_HANDLE_TYPE_FABRIC))
       return failed("cuMemImportFromShareableHandle", c, error);
     return map(handle, bytes, prop.location, granularity, out, error);
   }
@@ -134,8 +133,8 @@ public:
     }
     if (!cu.currentDevice(device, error))
       return -1;
-    if (CUresult c = cu.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
-                                             device)) {
+    if (CUresult c =
+            cu.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, device)) {
       error = cu.describe("cuDeviceGetAttribute", c);
       return -1;
     }

@@ -17,8 +17,7 @@ FrameStatus malformed(std::string &error, const char *why) {
 } // namespace
 
 FrameStatus collrt::parseFrame(const char *data, size_t size, const size_t *windowBytes,
-                               size_t windows, Frame &frame, size_t &length,
-                               std::string &error) {
+                               size_t windows, Frame &frame, size_t &length, std::string &error) {
   FrameHeader &m = frame.header;
   if (size < sizeof m)
     return FrameStatus::kIncomplete;

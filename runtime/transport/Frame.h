@@ -28,10 +28,10 @@ enum FrameKind : uint32_t { kFrameData = 1, kFrameCredit = 2, kFrameLanded = 3 }
 struct FrameHeader {
   uint32_t kind;
   int32_t protocol, slots, window;
-  uint64_t offset;    // of the FIFO in the receiver's window
+  uint64_t offset; // of the FIFO in the receiver's window
   int64_t slotBytes;
-  uint64_t step;      // data: the step; credit: the new head
-  int64_t size;       // bytes of the step (for data, the payload that follows)
+  uint64_t step; // data: the step; credit: the new head
+  int64_t size;  // bytes of the step (for data, the payload that follows)
 };
 
 /// Bytes of payload that follow the header on the wire.

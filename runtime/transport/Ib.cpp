@@ -193,8 +193,8 @@ public:
            uint64_t remoteKey) override {
     Link &l = links[peer];
     if (l.open)
-      l.puts.push_back({l.written + (l.outbox.size() - l.staged), local, key, bytes, remote,
-                        remoteKey});
+      l.puts.push_back(
+          {l.written + (l.outbox.size() - l.staged), local, key, bytes, remote, remoteKey});
   }
 
   // Completion queues are polled, not waited on, as NCCL's proxy polls;

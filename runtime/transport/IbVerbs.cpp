@@ -257,8 +257,8 @@ public:
       error = "libibverbs has no ibv_reg_dmabuf_mr (rdma-core 34 or later has)";
       return false;
     }
-    ibv_mr *mr = api.regDmabufMr(pd, 0, bytes, iova, fd,
-                                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    ibv_mr *mr =
+        api.regDmabufMr(pd, 0, bytes, iova, fd, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (!mr) {
       error = name + ": " + failed("ibv_reg_dmabuf_mr", 0);
       return false;

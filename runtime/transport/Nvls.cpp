@@ -52,8 +52,8 @@ collResult_t collrt::multicastSupport(const CudaApi &cu, Bootstrap &boot, std::s
     mine = "the CUDA driver has no multicast calls (they came with CUDA 12.1)";
   else if (CUresult c = cu.cuCtxGetDevice(&device))
     mine = cu.describe("cuCtxGetDevice", c);
-  else if (CUresult c = cu.cuDeviceGetAttribute(&supported,
-                                                CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, device))
+  else if (CUresult c =
+               cu.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, device))
     mine = cu.describe("cuDeviceGetAttribute", c);
   else if (!supported)
     mine = "its GPU has no NVLink multicast (no NVSwitch, or a GPU before sm_90)";
@@ -83,8 +83,8 @@ collResult_t collrt::multicastSupport(const CudaApi &cu, Bootstrap &boot, std::s
 collResult_t collrt::multicastGranularity(const CudaApi &cu, int nranks, size_t &granularity,
                                           std::string &error) {
   const CUmulticastObjectProp prop = propFor(nranks, 0);
-  if (CUresult c = cu.cuMulticastGetGranularity(&granularity, &prop,
-                                                CU_MULTICAST_GRANULARITY_MINIMUM)) {
+  if (CUresult c =
+          cu.cuMulticastGetGranularity(&granularity, &prop, CU_MULTICAST_GRANULARITY_MINIMUM)) {
     error = cu.describe("cuMulticastGetGranularity", c);
     return collUnhandledCudaError;
   }
@@ -106,8 +106,7 @@ size_t collrt::multicastBytes(size_t bytes) {
 
 collResult_t collrt::bindMulticast(const CudaApi &cu, Bootstrap &boot, PeerTransports &net,
                                    int rank, int nranks, const Window &window, size_t bytes,
-                                   MulticastMapping &out, std::string &why,
-                                   std::string &error) {
+                                   MulticastMapping &out, std::string &why, std::string &error) {
   out = MulticastMapping{};
   why.clear();
   MulticastMapping m;

@@ -55,8 +55,8 @@ size_t multicastBytes(size_t bytes);
 /// any rank, every rank unwinds, returns success with `out` empty, and
 /// says which call in `why`; errors are the bootstrap's.
 collResult_t bindMulticast(const CudaApi &cu, Bootstrap &boot, PeerTransports &net, int rank,
-                           int nranks, const Window &window, size_t bytes,
-                           MulticastMapping &out, std::string &why, std::string &error);
+                           int nranks, const Window &window, size_t bytes, MulticastMapping &out,
+                           std::string &why, std::string &error);
 
 /// Unmaps, unbinds and releases, once no kernel of any rank uses it.
 void unbindMulticast(const CudaApi &cu, MulticastMapping &m);

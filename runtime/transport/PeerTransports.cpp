@@ -14,7 +14,7 @@ using namespace collrt;
 
 const std::vector<const TransportKind *> &collrt::transportTable() {
   static const std::vector<const TransportKind *> table = {&shmTransport, &nvlTransport,
-                                                                 &ibTransport, &socketTransport};
+                                                           &ibTransport, &socketTransport};
   return table;
 }
 
@@ -48,8 +48,8 @@ bool collrt::chooseTransports(const std::vector<const TransportKind *> &table,
       }
       if (c < 0) {
         error = (only >= 0 ? "COLL_TRANSPORT=" + forced + " cannot" : "no transport can") +
-                " join rank " + std::to_string(a) + " (host " + ranks[a].host +
-                ") and rank " + std::to_string(b) + " (host " + ranks[b].host + ")";
+                " join rank " + std::to_string(a) + " (host " + ranks[a].host + ") and rank " +
+                std::to_string(b) + " (host " + ranks[b].host + ")";
         if (only >= 0 && table[only]->whyNot)
           error += ": " + table[only]->whyNot(ranks[a], ranks[b]);
         return false;
@@ -89,9 +89,8 @@ collResult_t PeerTransports::connect(Bootstrap &boot, int rank_, int nranks, con
   rank = rank_;
   // Its fields hold no NUL, so NULs can part them.
   std::vector<std::string> infos;
-  if (collResult_t r = boot.allgather(self.host + '\0' + self.rdma + '\0' + self.noRdma + '\0' +
-                                          self.nvlink,
-                                      infos, error))
+  if (collResult_t r = boot.allgather(
+          self.host + '\0' + self.rdma + '\0' + self.noRdma + '\0' + self.nvlink, infos, error))
     return r;
   std::vector<PeerInfo> ranks(nranks);
   for (int p = 0; p < nranks; ++p) {
@@ -211,8 +210,8 @@ collResult_t PeerTransports::sendFifo(Window &w, int owner, size_t offset, int32
   return made[of[owner]]->sendFifo(w, owner, offset, slots, slotBytes, protocol, fifo, error);
 }
 
-collResult_t PeerTransports::recvFifo(Window &w, int peer, size_t offset,
-                                      const collc::Fifo &fifo, std::string &error) {
+collResult_t PeerTransports::recvFifo(Window &w, int peer, size_t offset, const collc::Fifo &fifo,
+                                      std::string &error) {
   if (peer == rank)
     return collSuccess;
   return made[of[peer]]->recvFifo(w, peer, offset, fifo, error);
@@ -226,9 +225,9 @@ void PeerTransports::release(Window &w) {
       late |= t->proxied(); // it may deliver into the window until it stops
     }
   if (late && size_t(rank) < w.base.size() && w.base[rank]) {
-    retired.emplace_back(Region{w.base[rank], w.size[rank], -1,
-                                size_t(rank) < w.handle.size() ? w.handle[rank] : 0},
-                         w.memory);
+    retired.emplace_back(
+        Region{w.base[rank], w.size[rank], -1, size_t(rank) < w.handle.size() ? w.handle[rank] : 0},
+        w.memory);
     w.base[rank] = nullptr;
   }
   if (late && w.slots.base) {

@@ -72,9 +72,8 @@ public:
   collResult_t shareWindow(Window &window, std::string &error);
   /// Unmaps the peers' parts of a shared window; this rank's part stays.
   void unshare(Window &window);
-  collResult_t sendFifo(Window &window, int owner, size_t offset, int32_t slots,
-                        int64_t slotBytes, int32_t protocol, collc::Fifo &fifo,
-                        std::string &error);
+  collResult_t sendFifo(Window &window, int owner, size_t offset, int32_t slots, int64_t slotBytes,
+                        int32_t protocol, collc::Fifo &fifo, std::string &error);
   collResult_t recvFifo(Window &window, int peer, size_t offset, const collc::Fifo &fifo,
                         std::string &error);
   void release(Window &window);

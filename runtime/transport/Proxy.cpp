@@ -40,10 +40,9 @@ void Proxy::addRemote(int peer, int window, uint64_t slots, uint64_t key) {
   remotes[{peer, window}] = {slots, key};
 }
 
-collResult_t Proxy::addSend(int peer, int window, uint64_t offset, int32_t slots,
-                            int64_t slotBytes, int32_t protocol, const MemoryBackend &memory,
-                            collc::Fifo &mirror, std::string &error,
-                            const MemoryBackend *slotMemory) {
+collResult_t Proxy::addSend(int peer, int window, uint64_t offset, int32_t slots, int64_t slotBytes,
+                            int32_t protocol, const MemoryBackend &memory, collc::Fifo &mirror,
+                            std::string &error, const MemoryBackend *slotMemory) {
   if (!memory.hostAccessible()) {
     error = std::string("a proxy cannot ship FIFOs in ") + memory.name() + " memory";
     return collInternalError;
@@ -52,8 +51,8 @@ collResult_t Proxy::addSend(int peer, int window, uint64_t offset, int32_t slots
   SendConn &c = sends[{peer, window, offset}];
   c.peer = peer;
   if (!c.backend) {
-    if (collResult_t r = makeMirror(c, window, offset, slots, slotBytes, protocol, memory,
-                                    slotMemory, error)) {
+    if (collResult_t r =
+            makeMirror(c, window, offset, slots, slotBytes, protocol, memory, slotMemory, error)) {
       sends.erase({peer, window, offset});
       return r;
     }
@@ -78,13 +77,14 @@ collResult_t Proxy::makeMirror(SendConn &c, int window, uint64_t offset, int32_t
   if (remote == remotes.end())
     return collSuccess;
   if (!attached || !attached->direct()) {
-    error = "rank " + std::to_string(c.peer) + " takes steps as RDMA writes, which this "
+    error = "rank " + std::to_string(c.peer) +
+            " takes steps as RDMA writes, which this "
             "rank's wire cannot make";
     return collInternalError;
   }
   std::string why;
-  if (slotMemory && slotMemory->allocate(size_t(slots) * size_t(slotBytes), c.slots, why) ==
-                        collSuccess) {
+  if (slotMemory &&
+      slotMemory->allocate(size_t(slots) * size_t(slotBytes), c.slots, why) == collSuccess) {
     if (attached->expose(c.slots, *slotMemory, c.key, why)) {
       c.slotBackend = slotMemory;
       c.mirror.slots = c.slots.base;
@@ -144,8 +144,8 @@ bool Proxy::receive(int from, const char *data, size_t size, size_t &used, std::
   for (;;) {
     Frame f;
     size_t length = 0;
-    FrameStatus s = parseFrame(data + used, size - used, windowBytes.data(), windowBytes.size(),
-                               f, length, error);
+    FrameStatus s = parseFrame(data + used, size - used, windowBytes.data(), windowBytes.size(), f,
+                               length, error);
     if (s == FrameStatus::kIncomplete)
       return true;
     if (s != FrameStatus::kComplete || !apply(from, f, error))
@@ -162,8 +162,13 @@ bool Proxy::collect(Wire &wire) {
     uint64_t tail = __atomic_load_n(c.mirror.tail, __ATOMIC_ACQUIRE);
     for (; c.shipped < tail; ++c.shipped, moved = true) {
       int64_t slot = int64_t(c.shipped % uint64_t(c.mirror.numSlots));
-      FrameHeader m{c.puts ? kFrameLanded : kFrameData, c.mirror.protocol, c.mirror.numSlots,
-                    std::get<1>(key), std::get<2>(key), c.mirror.slotBytes, c.shipped,
+      FrameHeader m{c.puts ? kFrameLanded : kFrameData,
+                    c.mirror.protocol,
+                    c.mirror.numSlots,
+                    std::get<1>(key),
+                    std::get<2>(key),
+                    c.mirror.slotBytes,
+                    c.shipped,
                     c.mirror.sizes[slot]};
       const char *bytes = c.mirror.slots + slot * c.mirror.slotBytes;
       // The receiver refuses a size past its slot; nothing is put past it.
@@ -246,8 +251,10 @@ collResult_t ProxyTransport::shareWindow(Window &w, std::string &error) {
   std::string why = "the transport copies every step";
   if (base && wire && wire->direct() &&
       wire->expose(w.slots.base ? w.slots : Region{base, w.size[rank], -1, 0},
-                   w.slots.base ? *w.slotMemory : w.memory ? *w.memory : hostMemory(), mine.key,
-                   why)) {
+                   w.slots.base ? *w.slotMemory
+                   : w.memory   ? *w.memory
+                                : hostMemory(),
+                   mine.key, why)) {
     mine.slots = reinterpret_cast<uintptr_t>(w.slots.base ? w.slots.base : base);
     mine.takes = 1;
   }
@@ -290,8 +297,8 @@ collResult_t ProxyTransport::sendFifo(Window &w, int owner, size_t offset, int32
                        w.memory ? *w.memory : hostMemory(), fifo, error, w.slotMemory);
 }
 
-collResult_t ProxyTransport::recvFifo(Window &w, int peer, size_t offset,
-                                      const collc::Fifo &fifo, std::string &) {
+collResult_t ProxyTransport::recvFifo(Window &w, int peer, size_t offset, const collc::Fifo &fifo,
+                                      std::string &) {
   proxy.addRecv(peer, w.id, offset, fifo);
   return collSuccess;
 }

@@ -156,7 +156,7 @@ private:
   std::vector<char *> windowSlots; // where apart, else null
   std::vector<size_t> windowBytes; // of each window, for checking messages
   std::map<std::pair<int, int>, std::pair<uint64_t, uint64_t>> remotes; // (peer, window)
-  Wire *attached = nullptr; // by start()
+  Wire *attached = nullptr;                                             // by start()
   std::atomic<bool> stopping{false};
   std::thread thread;
 };

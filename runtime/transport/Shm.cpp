@@ -24,8 +24,8 @@ namespace {
 class ShmTransport : public Transport {
 public:
   ShmTransport(int rank, const std::vector<bool> &peers, double timeout)
-      : rank(rank), nranks(int(peers.size())), timeout(timeout), peers(peers),
-        out(nranks, -1), in(nranks, -1) {}
+      : rank(rank), nranks(int(peers.size())), timeout(timeout), peers(peers), out(nranks, -1),
+        in(nranks, -1) {}
   ~ShmTransport() override {
     for (int fd : out)
       if (fd >= 0)
@@ -64,9 +64,9 @@ public:
       ++arrived;
       return true;
     };
-    if (res == collSuccess &&
-        !admitConnections(listener, sizeof(PeerHello), timeout, admit,
-                          [&] { return arrived == expected; }, error)) {
+    if (res == collSuccess && !admitConnections(
+                                  listener, sizeof(PeerHello), timeout, admit,
+                                  [&] { return arrived == expected; }, error)) {
       error = "shm: a peer did not connect (" + error + ")";
       res = collRemoteError;
     }
@@ -86,8 +86,8 @@ public:
     collResult_t res = collSuccess;
     const uint64_t bytes = w.size[rank];
     for (int p = 0; p < nranks && res == collSuccess; ++p)
-      if (peers[p] && (!sendFd(out[p], w.fd, rank, error) ||
-                       !writeFull(out[p], &bytes, sizeof bytes, error))) {
+      if (peers[p] &&
+          (!sendFd(out[p], w.fd, rank, error) || !writeFull(out[p], &bytes, sizeof bytes, error))) {
         res = errno == EPIPE || errno == ECONNRESET ? collRemoteError : collSystemError;
         error = "shm: cannot pass this rank's window to rank " + std::to_string(p) + ": " + error;
       }

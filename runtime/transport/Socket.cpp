@@ -209,8 +209,8 @@ public:
       return true;
     };
     if (r == collSuccess &&
-        !admitConnections(listener, sizeof(PeerHello), timeout, admit,
-                          [&] { return arrived == below; }, error)) {
+        !admitConnections(
+            listener, sizeof(PeerHello), timeout, admit, [&] { return arrived == below; }, error)) {
       error = "socket: a peer did not connect (" + error + ")";
       r = collRemoteError;
     }

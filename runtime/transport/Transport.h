@@ -39,7 +39,7 @@ struct Window {
   std::vector<char *> base; // every rank's window where mapped here, else null
   std::vector<size_t> size;
   std::vector<uint64_t> handle; // the memory backend's, per rank mapped here
-  int fd = -1;              // this rank's part as a descriptor while it is being shared
+  int fd = -1;                  // this rank's part as a descriptor while it is being shared
   const MemoryBackend *memory = nullptr; // what every part is made of; null: host
   // Where this rank's FIFO slots lie when apart from its part, in the same
   // layout: GPU memory that only an RDMA NIC writes, while the headers stay
@@ -52,8 +52,8 @@ struct Window {
 /// This rank's part of a new window: `bytes` of zeroed memory, rounded up to
 /// whole pages, with a descriptor that shm passes to its peers; host memory
 /// unless `memory` says otherwise.
-collResult_t allocateWindow(size_t bytes, int rank, int nranks, Window &window,
-                            std::string &error, const MemoryBackend *memory = nullptr);
+collResult_t allocateWindow(size_t bytes, int rank, int nranks, Window &window, std::string &error,
+                            const MemoryBackend *memory = nullptr);
 /// Unmaps this rank's part of `window` and closes its descriptor.
 void freeWindow(Window &window, int rank);
 /// Maps rank `owner`'s part of `window` from the descriptor it passed.
@@ -130,9 +130,8 @@ public:
 /// per rank). Collective: every rank makes every transport that serves some
 /// pair of the group, even one that serves none of its own peers.
 using MakeTransport = std::unique_ptr<Transport> (*)(Bootstrap &bootstrap, int rank,
-                                                     const std::vector<bool> &peers,
-                                                     double timeout, collResult_t &result,
-                                                     std::string &error);
+                                                     const std::vector<bool> &peers, double timeout,
+                                                     collResult_t &result, std::string &error);
 
 /// One row of the table of transports.
 struct TransportKind {

@@ -19,7 +19,8 @@ int main() {
     return 2;
   }
   std::vector<float> buf(1024, 1.0f);
-  collResult_t r = collc_ring(buf.data(), buf.data(), buf.size(), collFloat32, collSum, comm, nullptr);
+  collResult_t r =
+      collc_ring(buf.data(), buf.data(), buf.size(), collFloat32, collSum, comm, nullptr);
   printf("collc_ring: %s: %s\n", collGetErrorString(r), r ? collGetLastError(comm) : "");
   collCommDestroy(comm);
   return r == collSuccess ? 0 : 1;

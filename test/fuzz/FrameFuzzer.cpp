@@ -125,9 +125,7 @@ void report(int sig) {
   _exit(1);
 }
 
-void append(std::string &s, const void *p, size_t n) {
-  s.append(static_cast<const char *>(p), n);
-}
+void append(std::string &s, const void *p, size_t n) { s.append(static_cast<const char *>(p), n); }
 
 std::string prefix(std::initializer_list<uint16_t> windows) {
   std::string s(1, char(windows.size() - 1));
@@ -185,12 +183,30 @@ std::string mutate(std::string s, const std::vector<std::string> &seeds, std::mt
   // Values at and around the bounds of every field, and powers of two with
   // their negatives, which make sums and products wrap.
   auto interesting = [&]() -> uint64_t {
-    static const uint64_t fixed[] = {0, 1, 7, 8, 15, 16, 63, 64, 127, 128, 255, 256,
-                                     704, 4096, 65535, 65536, uint64_t(kMaxFrameSlots),
+    static const uint64_t fixed[] = {0,
+                                     1,
+                                     7,
+                                     8,
+                                     15,
+                                     16,
+                                     63,
+                                     64,
+                                     127,
+                                     128,
+                                     255,
+                                     256,
+                                     704,
+                                     4096,
+                                     65535,
+                                     65536,
+                                     uint64_t(kMaxFrameSlots),
                                      uint64_t(kMaxFrameSlots) + 1,
                                      uint64_t(kMaxFrameSlotBytes),
-                                     uint64_t(kMaxFrameSlotBytes) + 1, 0x7fffffff,
-                                     0x80000000, 0xffffffff, 0x7fffffffffffffff};
+                                     uint64_t(kMaxFrameSlotBytes) + 1,
+                                     0x7fffffff,
+                                     0x80000000,
+                                     0xffffffff,
+                                     0x7fffffffffffffff};
     uint64_t v = pick(2) ? fixed[pick(std::size(fixed))] : uint64_t(1) << pick(64);
     return pick(3) ? v : uint64_t(0) - v;
   };

@@ -110,17 +110,62 @@ std::vector<std::string> loadSeeds(const std::vector<std::string> &dirs) {
   return seeds;
 }
 
-const char *const kTokens[] = {
-    "algorithm", "allreduce", "reduce", "alltoall", "broadcast", "allgather",
-    "reducescatter", "chunks(", "inplace", "for ", " in ", " .. ", "step",
-    "if ", "else", "let ", "assert ", "scratch ", "in[", "out[", "][", "]",
-    "{", "}", "(", ")", ";", "=", "+=", "+", "-", "*", "/", "%", "<<", ">>",
-    "log2(", "ispow2(", "min(", "@channel(", "@protocol(LL)", "@pipeline(",
-    "0", "1", "-1", "63", "64", "9223372036854775807", "ranks", "root", "\"",
-    "/*", "//", "\n"};
+const char *const kTokens[] = {"algorithm",
+                               "allreduce",
+                               "reduce",
+                               "alltoall",
+                               "broadcast",
+                               "allgather",
+                               "reducescatter",
+                               "chunks(",
+                               "inplace",
+                               "for ",
+                               " in ",
+                               " .. ",
+                               "step",
+                               "if ",
+                               "else",
+                               "let ",
+                               "assert ",
+                               "scratch ",
+                               "in[",
+                               "out[",
+                               "][",
+                               "]",
+                               "{",
+                               "}",
+                               "(",
+                               ")",
+                               ";",
+                               "=",
+                               "+=",
+                               "+",
+                               "-",
+                               "*",
+                               "/",
+                               "%",
+                               "<<",
+                               ">>",
+                               "log2(",
+                               "ispow2(",
+                               "min(",
+                               "@channel(",
+                               "@protocol(LL)",
+                               "@pipeline(",
+                               "0",
+                               "1",
+                               "-1",
+                               "63",
+                               "64",
+                               "9223372036854775807",
+                               "ranks",
+                               "root",
+                               "\"",
+                               "/*",
+                               "//",
+                               "\n"};
 
-std::string mutate(std::string s, const std::vector<std::string> &seeds,
-                   std::mt19937_64 &rng) {
+std::string mutate(std::string s, const std::vector<std::string> &seeds, std::mt19937_64 &rng) {
   auto pick = [&](size_t n) { return n ? size_t(rng() % n) : 0; };
   int rounds = 1 + pick(6);
   for (int i = 0; i < rounds; ++i) {
@@ -191,11 +236,9 @@ int main(int argc, char **argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (runs >= seeds.size() && elapsed >= seconds)
       break;
-    current = runs < seeds.size() ? seeds[runs]
-                                  : mutate(seeds[rng() % seeds.size()], seeds, rng);
+    current = runs < seeds.size() ? seeds[runs] : mutate(seeds[rng() % seeds.size()], seeds, rng);
     alarm(10);
-    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t *>(current.data()),
-                           current.size());
+    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t *>(current.data()), current.size());
     alarm(0);
   }
   printf("collc-fuzz: %llu inputs in %.0f s, no crash, hang or broken invariant\n",

@@ -49,10 +49,14 @@ const Case cases[] = {{1000003, collFloat32, collSum, "float/sum"},
 double value(collDataType_t, int rank, size_t i) { return double(rank + int(i % 7)); }
 double expected(const Case &c, int n, size_t i) {
   switch (c.op) {
-  case collMax: return n - 1 + int(i % 7);
-  case collMin: return int(i % 7);
-  case collAvg: return double(n * (n - 1) / 2 + n * int(i % 7)) / n;
-  default: return n * (n - 1) / 2 + n * int(i % 7);
+  case collMax:
+    return n - 1 + int(i % 7);
+  case collMin:
+    return int(i % 7);
+  case collAvg:
+    return double(n * (n - 1) / 2 + n * int(i % 7)) / n;
+  default:
+    return n * (n - 1) / 2 + n * int(i % 7);
   }
 }
 
@@ -67,8 +71,8 @@ template <typename T> std::string check(const Case &c, int n, const std::vector<
   const T *p = reinterpret_cast<const T *>(b.data());
   for (size_t i = 0; i < c.count; ++i)
     if (p[i] != T(expected(c, n, i)))
-      return "element " + std::to_string(i) + " is " + std::to_string(double(p[i])) +
-             ", not " + std::to_string(double(T(expected(c, n, i))));
+      return "element " + std::to_string(i) + " is " + std::to_string(double(p[i])) + ", not " +
+             std::to_string(double(T(expected(c, n, i))));
   return "";
 }
 
@@ -143,7 +147,8 @@ double timeLarge(collComm_t comm, cudaStream_t stream) {
     if (collc_ring(buf, buf, count, collFloat32, collSum, comm, stream) ||
         cudaStreamSynchronize(stream))
       return -1;
-    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     if (k)
       best = std::min(best, us);
   }
@@ -310,7 +315,9 @@ int main(int argc, char **argv) {
       if (!outcomes[r].why.empty())
         why = "rank " + std::to_string(r) + ": " + outcomes[r].why;
     row(("collrt/threads x" + std::to_string(n)).c_str(), why.empty(), outcomes[0].us, n,
-        why.empty() ? "every rank a thread, one GPU; ring, twoshot on peer and registered windows, graph replay, abort" : why);
+        why.empty() ? "every rank a thread, one GPU; ring, twoshot on peer and registered windows, "
+                      "graph replay, abort"
+                    : why);
     return why.empty() ? 0 : 1;
   }
   collComm_t comm = nullptr;
@@ -324,16 +331,19 @@ int main(int argc, char **argv) {
   Outcome o = rank(comm, r, n);
   collCommDestroy(comm);
 #ifdef COLLRT_CHECK_MACHINES
-  const char *kind = "collrt/machines x", *what =
-      "a process per rank as a machine of its own, one GPU, pinned FIFOs over socket; ring, "
-      "graph replay, abort";
+  const char *
+      kind = "collrt/machines x",
+     *what = "a process per rank as a machine of its own, one GPU, pinned FIFOs over socket; ring, "
+             "graph replay, abort";
 #else
-  const char *kind = "collrt/processes x", *what =
-      "a process per rank, one GPU, VMM handles; ring, twoshot on peer and registered windows, "
-      "graph replay, abort";
+  const char
+      *kind = "collrt/processes x",
+      *what =
+          "a process per rank, one GPU, VMM handles; ring, twoshot on peer and registered windows, "
+          "graph replay, abort";
 #endif
   if (r == 0 || !o.why.empty())
-    row((kind + std::to_string(n) + (r ? " rank " + std::to_string(r) : "")).c_str(),
-        o.why.empty(), o.us, n, o.why.empty() ? what : o.why);
+    row((kind + std::to_string(n) + (r ? " rank " + std::to_string(r) : "")).c_str(), o.why.empty(),
+        o.us, n, o.why.empty() ? what : o.why);
   return o.why.empty() ? 0 : 1;
 }

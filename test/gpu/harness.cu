@@ -39,13 +39,13 @@ using namespace collc_check;
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                  \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(2);                                                                            \
-    }                                                                                     \
+#define CHECK_CUDA(call)                                                                           \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));       \
+      exit(2);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 //===----------------------------------------------------------------------===//
@@ -53,22 +53,29 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 // NCCL's step sizes, as the runtime's defaults.
-int64_t slotBytes(int32_t p) { return p == collc::kLL ? 65536 : p == collc::kLL128 ? 614400 : 524288; }
-const char *protocolName(int32_t p) { return p == collc::kLL ? "LL" : p == collc::kLL128 ? "LL128" : "Simple"; }
+int64_t slotBytes(int32_t p) {
+  return p == collc::kLL ? 65536 : p == collc::kLL128 ? 614400 : 524288;
+}
+const char *protocolName(int32_t p) {
+  return p == collc::kLL ? "LL" : p == collc::kLL128 ? "LL128" : "Simple";
+}
 
-const char *const typeNames[] = {"int8", "uint8", "int32", "uint32", "int64",
-                                 "uint64", "half", "float", "double", "bfloat16"};
+const char *const typeNames[] = {"int8",   "uint8", "int32", "uint32", "int64",
+                                 "uint64", "half",  "float", "double", "bfloat16"};
 const char *const opNames[] = {"sum", "prod", "max", "min", "avg"};
 
 /// nccl-tests' bus bandwidth: busbw = algbw * factor, algbw being the size
 /// of a rank's largest buffer over the time.
 double busFactor(int32_t coll, int ranks) {
   switch (coll) {
-  case collc::kAllReduce: return 2.0 * (ranks - 1) / ranks;
+  case collc::kAllReduce:
+    return 2.0 * (ranks - 1) / ranks;
   case collc::kReduceScatter:
   case collc::kAllGather:
-  case collc::kAllToAll: return double(ranks - 1) / ranks;
-  default: return 1; // broadcast, reduce
+  case collc::kAllToAll:
+    return double(ranks - 1) / ranks;
+  default:
+    return 1; // broadcast, reduce
   }
 }
 
@@ -114,14 +121,21 @@ Layout inputLayout(int rank, int64_t n, int64_t shift) {
 Layout outputLayout(int32_t coll, int ranks, int root, int rank, int64_t E, int64_t shift) {
   E = std::max<int64_t>(E, 1);
   switch (coll) {
-  case collc::kReduceScatter: return {E, rank * E, shift, ranks};
-  case collc::kAllGather: return {E, 0, shift, -1};
-  case collc::kAllToAll: return {E, rank * E, shift, -1};
-  case collc::kBroadcast: return {E, 0, shift, root};
-  default: return {E, 0, shift, ranks}; // allreduce, reduce
+  case collc::kReduceScatter:
+    return {E, rank * E, shift, ranks};
+  case collc::kAllGather:
+    return {E, 0, shift, -1};
+  case collc::kAllToAll:
+    return {E, rank * E, shift, -1};
+  case collc::kBroadcast:
+    return {E, 0, shift, root};
+  default:
+    return {E, 0, shift, ranks}; // allreduce, reduce
   }
 }
-bool definesOutput(int32_t coll, int root, int rank) { return coll != collc::kReduce || rank == root; }
+bool definesOutput(int32_t coll, int root, int rank) {
+  return coll != collc::kReduce || rank == root;
+}
 
 /// Tables 0 .. R-1: every rank's inputs; table R: their reduction; the
 /// first `filled` indices of each (all unless a test asks for fewer). The
@@ -190,8 +204,8 @@ void printRow(const std::string &plan, const char *result, const char *proto,
               const std::string &ratio, std::string note) {
   std::replace(note.begin(), note.end(), '\n', ' '); // one line a row
   printf("%-46s %-6s %-6s %-14s %7s %10s %8s %8s %8s %6s  %s\n", plan.c_str(), result, proto,
-         what.c_str(), bytes.c_str(), seconds.c_str(), algbw.c_str(), busbw.c_str(),
-         copy.c_str(), ratio.c_str(), note.c_str());
+         what.c_str(), bytes.c_str(), seconds.c_str(), algbw.c_str(), busbw.c_str(), copy.c_str(),
+         ratio.c_str(), note.c_str());
 }
 std::string fixed(double v, int digits) {
   char buf[32];
@@ -232,8 +246,8 @@ int selfTest() {
       int64_t wrong = 0;
       for (int64_t i = 0; i < outUnits(c, R) * E; ++i) {
         const int64_t u = i / E, j = i % E;
-        const bool reduces = c == collc::kAllReduce || c == collc::kReduceScatter ||
-                             c == collc::kReduce;
+        const bool reduces =
+            c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce;
         const int64_t q = c == collc::kReduceScatter || c == collc::kAllToAll ? r * E + j : j;
         const int from = c == collc::kBroadcast ? root : u;
         if (reduces)
@@ -242,8 +256,8 @@ int selfTest() {
         else
           wrong += lo.at(i) != inputLayout(from, inN, shift).at(q);
       }
-      expect(!wrong, "shifted layout of collective " + std::to_string(c) + ", rank " +
-                         std::to_string(r));
+      expect(!wrong,
+             "shifted layout of collective " + std::to_string(c) + ", rank " + std::to_string(r));
     }
   }
 
@@ -302,10 +316,18 @@ int selfTest() {
 //===----------------------------------------------------------------------===//
 
 template <size_t N> struct BitsOf;
-template <> struct BitsOf<1> { using type = uint8_t; };
-template <> struct BitsOf<2> { using type = uint16_t; };
-template <> struct BitsOf<4> { using type = uint32_t; };
-template <> struct BitsOf<8> { using type = uint64_t; };
+template <> struct BitsOf<1> {
+  using type = uint8_t;
+};
+template <> struct BitsOf<2> {
+  using type = uint16_t;
+};
+template <> struct BitsOf<4> {
+  using type = uint32_t;
+};
+template <> struct BitsOf<8> {
+  using type = uint64_t;
+};
 template <typename T> using Bits = typename BitsOf<sizeof(T)>::type;
 
 /// Element i from the tables, or its complement (the integer poison).
@@ -375,7 +397,7 @@ struct Outcome {
   enum Kind { kPass, kFail, kSkip } kind = kPass;
   double seconds = 0; // best timed launch
   std::string note;
-  bool stop = false;  // the FIFOs are out of step: run no more of this plan
+  bool stop = false; // the FIFOs are out of step: run no more of this plan
 };
 
 /// Why `plan` cannot run in this process, or "".
@@ -387,8 +409,8 @@ std::string cannotRun(const collc::PlanDesc &plan, int threads) {
   int perSm = 0, sms = 0, dev = 0;
   CHECK_CUDA(cudaGetDevice(&dev));
   CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &perSm, plan.cuda.kernel, threads ? threads : 512, 0));
+  CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, plan.cuda.kernel,
+                                                           threads ? threads : 512, 0));
   const int64_t blocks = int64_t(plan.numThreadblocks) * collrt::maxReplicas(plan);
   if (perSm * sms < blocks)
     return std::to_string(blocks) + " threadblocks (of every replica) do not fit at once (" +
@@ -430,8 +452,8 @@ public:
       if (tb.recvPeer < 0)
         continue;
       const int64_t sb = slotBytes(tb.protocol);
-      recv[e] = collrt::fifoAt(zeros(collrt::fifoBytes(plan.slots, sb)), plan.slots, sb,
-                               tb.protocol);
+      recv[e] =
+          collrt::fifoAt(zeros(collrt::fifoBytes(plan.slots, sb)), plan.slots, sb, tb.protocol);
     }
     for (size_t e = 0; e < send.size(); ++e) {
       const collc::ThreadblockDesc &tb = plan.threadblocks[e % tbs];
@@ -460,7 +482,7 @@ public:
     // Progress counters: a rank's threadblocks of one replica share one
     // array, indexed by table.
     progress = reinterpret_cast<uint64_t *>(zeros(progressBytes()));
-    barrier = reinterpret_cast<uint64_t *>(zeros(16)); // count, generation
+    barrier = reinterpret_cast<uint64_t *>(zeros(16));               // count, generation
     flags = reinterpret_cast<int32_t *>(zeros(2 * sizeof(int32_t))); // abort, error
     errorText = zeros(256);
     args = reinterpret_cast<collc::Args *>(
@@ -568,8 +590,8 @@ private:
       for (int32_t k = 0; k < plan.numScratch; ++k)
         table[r * collc::kMaxBuffers + collc::kScratch0 + k] = scratch[r][k];
     }
-    CHECK_CUDA(cudaMemcpy(peers, table.data(), table.size() * sizeof(char *),
-                          cudaMemcpyHostToDevice));
+    CHECK_CUDA(
+        cudaMemcpy(peers, table.data(), table.size() * sizeof(char *), cudaMemcpyHostToDevice));
     const int32_t tbs = plan.numThreadblocks;
     shape = collrt::launchFor(plan, inU * E * es);
     runSlice = collrt::replicaSlice(slice, E, plan.chunks, shape.replicas, es);
@@ -626,9 +648,9 @@ private:
       const bool allInput = plan.inplace && coll != collc::kAllGather;
       if (!allInput) {
         if (poisonByComplement<T> && definesOutput(coll, plan.root, r) && outN)
-          writeFromTables<W><<<gridFor(outN), 256>>>(
-              reinterpret_cast<W *>(out[r]), outN, outputLayout(coll, R, plan.root, r, E, shift),
-              tables, true);
+          writeFromTables<W><<<gridFor(outN), 256>>>(reinterpret_cast<W *>(out[r]), outN,
+                                                     outputLayout(coll, R, plan.root, r, E, shift),
+                                                     tables, true);
         else
           CHECK_CUDA(cudaMemset(out[r], kPoisonByte, outN * es));
       }
@@ -680,12 +702,10 @@ private:
       const bool output = k % 2 == 0;
       const int64_t i = int64_t(counts[2 * k + 1]);
       T got, want = host[layouts[k].at(i)];
-      CHECK_CUDA(cudaMemcpy(&got, (output ? out[r] : in[r]) + i * es, es,
-                            cudaMemcpyDeviceToHost));
-      first = "rank " + std::to_string(r) +
-              (output ? " out[" : " in[") + std::to_string(i) + "]" +
-              (output && outU > 1 ? " (unit " + std::to_string(i / E) + ")" : "") +
-              ": got " + show(got) + ", want " + show(want) + hint(got, want) +
+      CHECK_CUDA(cudaMemcpy(&got, (output ? out[r] : in[r]) + i * es, es, cudaMemcpyDeviceToHost));
+      first = "rank " + std::to_string(r) + (output ? " out[" : " in[") + std::to_string(i) + "]" +
+              (output && outU > 1 ? " (unit " + std::to_string(i / E) + ")" : "") + ": got " +
+              show(got) + ", want " + show(want) + hint(got, want) +
               (output ? "" : "; out of place, a plan must not write its input");
     }
     if (!wrong)
@@ -728,7 +748,7 @@ private:
 struct Run {
   collDataType_t dtype = collFloat32;
   collRedOp_t op = collSum;
-  int64_t count = 0;                     // a case: elements per unit
+  int64_t count = 0;                            // a case: elements per unit
   int64_t minBytes = 0, maxBytes = 0, step = 0; // a sweep: a rank's largest buffer
 };
 
@@ -762,8 +782,8 @@ void runAll(const collc::AlgorithmDesc &alg, const std::vector<int32_t> &plans, 
       continue;
     }
     // Counts: a case's, or each sweep size's where it holds an element per unit.
-    const int64_t units = std::max(inUnits(plan.collective, plan.ranks),
-                                   outUnits(plan.collective, plan.ranks));
+    const int64_t units =
+        std::max(inUnits(plan.collective, plan.ranks), outUnits(plan.collective, plan.ranks));
     std::vector<int64_t> counts;
     if (run.maxBytes)
       for (int64_t b : sweepSizes(run.minBytes, run.maxBytes, run.step)) {
@@ -780,11 +800,13 @@ void runAll(const collc::AlgorithmDesc &alg, const std::vector<int32_t> &plans, 
     PlanRun<T> runner(plan, o.threads, counts.back(), host, static_cast<const W *>(tables));
     for (int64_t E : counts) {
       const int64_t bytes = units * E * int64_t(sizeof(T));
-      const Outcome r = runner.run(E, run.maxBytes ? launchesFor(bytes) : o.iters, run.dtype, run.op);
+      const Outcome r =
+          runner.run(E, run.maxBytes ? launchesFor(bytes) : o.iters, run.dtype, run.op);
       if (r.kind != Outcome::kPass) {
         failures += r.kind == Outcome::kFail;
         printRow(name, r.kind == Outcome::kFail ? "FAIL" : "SKIP", proto, what, showBytes(bytes),
-                 "-", "-", "-", "-", "-", r.note + (r.stop ? "; the plan's other sizes not run" : ""));
+                 "-", "-", "-", "-", "-",
+                 r.note + (r.stop ? "; the plan's other sizes not run" : ""));
         if (r.stop)
           break;
         continue;
@@ -848,8 +870,8 @@ bool parse(int argc, char **argv, Options &o) {
       o.plans.push_back(v);
     } else if (a == "--iters" || a == "--threads") {
       (a == "--iters" ? o.iters : o.threads) = atoi(v.c_str());
-      if (o.iters < 1 || (a == "--threads" && (o.threads < 32 || o.threads % 32 ||
-                                                o.threads > COLLC_CUDA_MAX_THREADS)))
+      if (o.iters < 1 || (a == "--threads" &&
+                          (o.threads < 32 || o.threads % 32 || o.threads > COLLC_CUDA_MAX_THREADS)))
         return false;
     } else if (a == "--case" && p.size() == 3) {
       Run r;

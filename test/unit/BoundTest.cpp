@@ -172,8 +172,7 @@ TEST(Bound, ThousandRanksAreQuick) {
   Topology t = topology("hgx-h100:nodes=128");
   auto start = std::chrono::steady_clock::now();
   CollectiveBound ar = computeBound(Collective::allreduce, t, 1024, kGiB);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_NEAR(ar.bandwidthUs, 2 * kGiB / 1024 * 1016 / 400e3, 1e-6);
   EXPECT_EQ(ar.rounds, 10);
   EXPECT_LT(seconds, 2.0);

@@ -16,10 +16,11 @@ using collrt::loadCudaDriver;
 TEST(CudaDriver, AMissingLibraryIsNamed) {
   std::string why;
   EXPECT_EQ(loadCudaDriver("/nonexistent/libcuda.so.1", why), nullptr);
-  EXPECT_NE(why.find("cannot load the CUDA driver /nonexistent/libcuda.so.1 ("),
-            std::string::npos) << why;
+  EXPECT_NE(why.find("cannot load the CUDA driver /nonexistent/libcuda.so.1 ("), std::string::npos)
+      << why;
   EXPECT_NE(why.find("no NVIDIA driver is installed, or it is not on the library path"),
-            std::string::npos) << why;
+            std::string::npos)
+      << why;
 }
 
 TEST(CudaDriver, ALibraryWithoutTheDriverCallsIsRefused) {
@@ -34,6 +35,7 @@ TEST(CudaDriver, TheToolkitsStubIsNotADriver) {
   EXPECT_EQ(loadCudaDriver(COLLRT_CUDA_STUB, why), nullptr);
   EXPECT_NE(why.find("is the CUDA toolkit's stub library, not a driver (cuInit: "
                      "CUDA_ERROR_STUB_LIBRARY)"),
-            std::string::npos) << why;
+            std::string::npos)
+      << why;
 }
 #endif

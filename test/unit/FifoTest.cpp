@@ -380,8 +380,7 @@ TEST(FifoWait, LLWordsNeverWrittenAreNotSentWhenTheFlagWraps) {
   // The sender has stored word 0 of a 16-byte step (bytes 1 2 3 4) and not
   // yet words 1 to 3.
   uint64_t *words = reinterpret_cast<uint64_t *>(link.fifo().slots + start % 2 * 256);
-  __atomic_store_n(&words[0], uint64_t(collc::llFlag(start)) << 32 | 0x04030201,
-                   __ATOMIC_RELEASE);
+  __atomic_store_n(&words[0], uint64_t(collc::llFlag(start)) << 32 | 0x04030201, __ATOMIC_RELEASE);
   std::vector<uint8_t> dst(16, 0xee);
   Tb r(1, collUint8, 16, link.slice(1), 0.3);
   r.from(0, link).out(dst.data());

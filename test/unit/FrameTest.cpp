@@ -42,8 +42,8 @@ struct Parsed {
 
 Parsed parse(const std::string &in) {
   Parsed p;
-  p.status = parseFrame(in.data(), in.size(), kWindows.data(), kWindows.size(), p.frame,
-                        p.length, p.error);
+  p.status = parseFrame(in.data(), in.size(), kWindows.data(), kWindows.size(), p.frame, p.length,
+                        p.error);
   return p;
 }
 
@@ -74,8 +74,8 @@ TEST(Frame, WholeDataAndCreditsParse) {
 
 TEST(Frame, PartsOfAMessageAreIncomplete) {
   std::string whole = bytes(data());
-  for (size_t n : {size_t(0), size_t(1), sizeof(FrameHeader) - 1, sizeof(FrameHeader),
-                   whole.size() - 1})
+  for (size_t n :
+       {size_t(0), size_t(1), sizeof(FrameHeader) - 1, sizeof(FrameHeader), whole.size() - 1})
     EXPECT_EQ(parse(whole.substr(0, n)).status, FrameStatus::kIncomplete) << n << " bytes";
 }
 

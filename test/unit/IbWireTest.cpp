@@ -173,8 +173,8 @@ TEST(IbWire, StepsArePutStraightIntoTheReceiversSlots) {
       if (puts == Puts::kApart) {
         EXPECT_GT(pair.device.flushes.load(), 0);
         for (int k = 0; k < 3; ++k) { // the slots by the headers stay as made
-          const char *by = pair.window.base[1] + k * fifoBytes(kSlots, kSlotBytes) +
-                           fifoHeaderBytes(kSlots);
+          const char *by =
+              pair.window.base[1] + k * fifoBytes(kSlots, kSlotBytes) + fifoHeaderBytes(kSlots);
           EXPECT_TRUE(std::all_of(by, by + kSlots * kSlotBytes, [](char c) { return !c; }));
         }
       }

@@ -63,9 +63,9 @@ TEST(Launch, PlanWithoutHostKernelIsRefusedBeforeAnySetup) {
   ASSERT_EQ(collCommInitRank(&comm, 1, id, 0), collSuccess) << collGetLastError(nullptr);
   CudaOnlyAlgorithm solo;
   std::vector<float> in(16, 1), out(16, 0);
-  EXPECT_EQ(collLaunch(comm, &solo.alg, in.data(), out.data(), in.size(), collFloat32, collSum,
-                       nullptr),
-            collInvalidUsage);
+  EXPECT_EQ(
+      collLaunch(comm, &solo.alg, in.data(), out.data(), in.size(), collFloat32, collSum, nullptr),
+      collInvalidUsage);
   std::string why = collGetLastError(comm);
   EXPECT_NE(why.find("plan solo_Simple has no host kernel"), std::string::npos) << why;
   EXPECT_NE(why.find("built by nvcc for the GPU"), std::string::npos) << why;

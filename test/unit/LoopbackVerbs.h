@@ -75,7 +75,7 @@ private:
   };
   struct Region {
     int owner;
-    char *base;   // as work requests name it
+    char *base; // as work requests name it
     size_t bytes;
     char *mapped; // where its bytes are; a dma-buf's own mapping
   };

@@ -72,8 +72,8 @@ TEST(Parser, LexerErrorsAreWordedForUsers) {
 }
 
 TEST(Parser, DeepNestingIsAnErrorNotACrash) {
-  std::string deep = "algorithm a : allreduce(ranks = 2) { let x = " +
-                     std::string(100000, '(') + "1" + std::string(100000, ')') + "; }";
+  std::string deep = "algorithm a : allreduce(ranks = 2) { let x = " + std::string(100000, '(') +
+                     "1" + std::string(100000, ')') + "; }";
   EXPECT_NE(parseError(deep).message.find("nesting"), std::string::npos);
   std::string chain = "algorithm a : allreduce(ranks = 2) { let x = 1";
   for (int i = 0; i < 5000; ++i)

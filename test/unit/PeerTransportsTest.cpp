@@ -32,8 +32,7 @@ std::vector<PeerInfo> onHosts(std::vector<std::string> hosts) {
 }
 
 bool choose(const std::vector<const TransportKind *> &table, const std::vector<PeerInfo> &ranks,
-            const std::string &forced, std::vector<std::vector<int>> &choice,
-            std::string &error) {
+            const std::string &forced, std::vector<std::vector<int>> &choice, std::string &error) {
   return chooseTransports(table, ranks, forced, choice, error);
 }
 
@@ -56,10 +55,10 @@ TEST(PeerTransports, ShmOnOneHostSocketBetweenHosts) {
   ASSERT_TRUE(choose(table, onHosts({"a", "a", "b", "b", "a"}), "", choice, error)) << error;
   const int S = kShm, N = kSocket;
   EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, S, N, N, S},
-                                                  {S, -1, N, N, S},
-                                                  {N, N, -1, S, N},
-                                                  {N, N, S, -1, N},
-                                                  {S, S, N, N, -1}}));
+                                                   {S, -1, N, N, S},
+                                                   {N, N, -1, S, N},
+                                                   {N, N, S, -1, N},
+                                                   {S, S, N, N, -1}}));
 }
 
 TEST(PeerTransports, FirstTransportOfTheTableThatCanWins) {
@@ -83,9 +82,8 @@ TEST(PeerTransports, TheEnvironmentForcesOneForEveryPair) {
   std::vector<std::vector<int>> choice;
   std::string error;
   ASSERT_TRUE(choose(table, onHosts({"a", "a", "b"}), "socket", choice, error)) << error;
-  EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, kSocket, kSocket},
-                                                  {kSocket, -1, kSocket},
-                                                  {kSocket, kSocket, -1}}));
+  EXPECT_EQ(choice, (std::vector<std::vector<int>>{
+                        {-1, kSocket, kSocket}, {kSocket, -1, kSocket}, {kSocket, kSocket, -1}}));
   ASSERT_TRUE(choose(table, onHosts({"a", "a"}), "shm", choice, error)) << error;
   EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, 0}, {0, -1}}));
   // Forcing what cannot join a pair fails at init, naming the pair.
@@ -124,10 +122,10 @@ TEST(PeerTransports, NvlBetweenHostsOfOneNvlinkDomain) {
   ASSERT_TRUE(choose(table, ranks, "", choice, error)) << error;
   const int S = kShm, V = kNvl, I = kIb, N = kSocket;
   EXPECT_EQ(choice, (std::vector<std::vector<int>>{{-1, V, N, V, N},
-                                                  {V, -1, N, S, N},
-                                                  {N, N, -1, I, N},
-                                                  {V, S, I, -1, N},
-                                                  {N, N, N, N, -1}}));
+                                                   {V, -1, N, S, N},
+                                                   {N, N, -1, I, N},
+                                                   {V, S, I, -1, N},
+                                                   {N, N, N, N, -1}}));
   EXPECT_FALSE(choose(table, ranks, "nvl", choice, error));
   EXPECT_EQ(error, "COLL_TRANSPORT=nvl cannot join rank 0 (host a) and rank 2 (host c): their "
                    "NVLink domains differ ('rack1', 'rack2')");
@@ -228,8 +226,8 @@ void expectSums(std::vector<collComm_t> &comms, RingAlgorithm &ring, size_t coun
     }
   std::vector<collResult_t> res(4);
   onRanks(4, [&](int r) {
-    res[r] = collLaunch(comms[r], &ring.alg, in[r].data(), out[r].data(), count, collInt32,
-                        collSum, nullptr);
+    res[r] = collLaunch(comms[r], &ring.alg, in[r].data(), out[r].data(), count, collInt32, collSum,
+                        nullptr);
   });
   for (int r = 0; r < 4; ++r) {
     ASSERT_EQ(res[r], collSuccess) << "rank " << r << ": " << collGetLastError(comms[r]);

@@ -131,8 +131,8 @@ TEST(Bootstrap, MissingRankFailsWithinTheTimeout) {
       p->cv.notify_all();
     }).detach();
   std::unique_lock<std::mutex> lock(p->m);
-  ASSERT_TRUE(p->cv.wait_for(lock, std::chrono::duration<double>(limit),
-                             [&] { return p->done == 2; }))
+  ASSERT_TRUE(
+      p->cv.wait_for(lock, std::chrono::duration<double>(limit), [&] { return p->done == 2; }))
       << "collCommInitRank still waits after " << limit << " s for a rank that never came";
   for (int r = 0; r < 2; ++r) {
     EXPECT_NE(p->res[r], collSuccess) << "rank " << r;
@@ -182,8 +182,7 @@ TEST(Shm, WindowsAreSharedBetweenRanks) {
     // A sender writes its counter into the receiver's window.
     ASSERT_EQ(c.bootstrap.barrier(error), collSuccess) << error;
     int next = (r + 1) % n;
-    __atomic_store_n(reinterpret_cast<uint64_t *>(w.base[next] + 64), 1000 + r,
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(reinterpret_cast<uint64_t *>(w.base[next] + 64), 1000 + r, __ATOMIC_RELEASE);
     ASSERT_EQ(c.bootstrap.barrier(error), collSuccess) << error;
     int prev = (r + n - 1) % n;
     EXPECT_EQ(*reinterpret_cast<uint64_t *>(w.base[r] + 64), uint64_t(1000 + prev));
@@ -382,9 +381,9 @@ TEST(HostReduce, HalfSumsRoundToNearestEven) {
 
 TEST(HostReduce, Bfloat16SumsRoundToNearestEven) {
   // 1 + 2^-8 and (1 + 2^-7) + 2^-8 are ties, as above with bf16's 7 bits.
-  EXPECT_EQ(reduce<uint16_t>(collBfloat16, collSum, {0x3F80, 0x3F81, 0x4040},
-                             {0x3B80, 0x3B80, 0xBF80}),
-            (U16{0x3F80, 0x3F82, 0x4000})); // and 3 + -1 == 2
+  EXPECT_EQ(
+      reduce<uint16_t>(collBfloat16, collSum, {0x3F80, 0x3F81, 0x4040}, {0x3B80, 0x3B80, 0xBF80}),
+      (U16{0x3F80, 0x3F82, 0x4000})); // and 3 + -1 == 2
 }
 
 TEST(HostReduce, FloatProductsAndAverages) {

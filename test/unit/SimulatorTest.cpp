@@ -159,8 +159,9 @@ TEST(Simulator, TransfersShareOnlyTheLinksTheyCross) {
     c.connect(c.threadblock(from, Protocol::Simple, {PlanBuilder::Send}),
               c.threadblock(8, Protocol::Simple, {PlanBuilder::Recv}));
   double shared = simulated(c.plan, linksOnly(t), bytes);
-  EXPECT_NEAR(shared, t.baseLatencyUs[0] + 2 * t.netParams.latencyUs[0] +
-                          2 * bytes / (t.netParams.bandwidthGBps * 1e3),
+  EXPECT_NEAR(shared,
+              t.baseLatencyUs[0] + 2 * t.netParams.latencyUs[0] +
+                  2 * bytes / (t.netParams.bandwidthGBps * 1e3),
               1e-6);
 }
 
@@ -224,7 +225,8 @@ TEST(Simulator, ReplicasRunLikeChannels) {
   // Fewer threads move less.
   SimPlan thin = ringAllreduce(8, Protocol::Simple);
   thin.launches = {{0, 1, 64}};
-  EXPECT_GT(simulated(thin, t, 64 << 20), 4 * simulated(ringAllreduce(8, Protocol::Simple), t, 64 << 20));
+  EXPECT_GT(simulated(thin, t, 64 << 20),
+            4 * simulated(ringAllreduce(8, Protocol::Simple), t, 64 << 20));
 }
 
 TEST(Simulator, SimpleBeatsLLWhenLargeAndLosesWhenSmall) {
@@ -241,12 +243,10 @@ TEST(Simulator, FifoSlotsBoundWhatIsInFlight) {
   Topology t = topology("hgx-h100");
   using K = PlanBuilder::Kind;
   PlanBuilder b(2, 16);
-  std::vector<K> sends = {K::Send, K::Send, K::Send, K::Send, K::Send, K::Send,
-                                    K::Send, K::Send, K::Send, K::Send, K::Send, K::Send,
-                                    K::Send, K::Send, K::Send, K::Send};
-  std::vector<K> recvs = {K::Recv, K::Recv, K::Recv, K::Recv, K::Recv, K::Recv,
-                                    K::Recv, K::Recv, K::Recv, K::Recv, K::Recv, K::Recv,
-                                    K::Recv, K::Recv, K::Recv, K::Recv};
+  std::vector<K> sends = {K::Send, K::Send, K::Send, K::Send, K::Send, K::Send, K::Send, K::Send,
+                          K::Send, K::Send, K::Send, K::Send, K::Send, K::Send, K::Send, K::Send};
+  std::vector<K> recvs = {K::Recv, K::Recv, K::Recv, K::Recv, K::Recv, K::Recv, K::Recv, K::Recv,
+                          K::Recv, K::Recv, K::Recv, K::Recv, K::Recv, K::Recv, K::Recv, K::Recv};
   b.connect(b.threadblock(0, Protocol::Simple, sends), b.threadblock(1, Protocol::Simple, recvs));
   double deep = simulated(b.plan, t, 16 * 4096);
   b.plan.slots = 1;
@@ -282,8 +282,7 @@ TEST(Simulator, AThousandRanksInSeconds) {
   SimPlan ring = ringAllreduce(1024, Protocol::Simple);
   auto start = std::chrono::steady_clock::now();
   double time = simulated(ring, t, 1 << 30);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 30);
   CollectiveBound bound = computeBound(Collective::allreduce, t, 1024, 1 << 30);
   EXPECT_GE(time, bound.lowerUs());
@@ -311,8 +310,7 @@ std::vector<SimPlan> compileText(const std::string &text, const std::string &exa
                                  const std::string &topo, int64_t ranks,
                                  std::optional<Protocol> protocol = {}) {
   llvm::SourceMgr sources;
-  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, example),
-                             llvm::SMLoc());
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, example), llvm::SMLoc());
   mlir::DialectRegistry registry;
   registry.insert<CollDialect>();
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
@@ -322,8 +320,7 @@ std::vector<SimPlan> compileText(const std::string &text, const std::string &exa
   ElaborateOptions options;
   options.defines.emplace_back("ranks", ranks);
   std::string unused;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      importColl(sources, &context, options, scope, &unused);
+  mlir::OwningOpRef<mlir::ModuleOp> module = importColl(sources, &context, options, scope, &unused);
   EXPECT_TRUE(module) << example;
   if (!module)
     return {};
@@ -345,8 +342,8 @@ std::vector<SimPlan> compileText(const std::string &text, const std::string &exa
 }
 
 /// The plans of an example.
-std::vector<SimPlan> compile(const std::string &example, const std::string &topo,
-                             int64_t ranks, std::optional<Protocol> protocol = {}) {
+std::vector<SimPlan> compile(const std::string &example, const std::string &topo, int64_t ranks,
+                             std::optional<Protocol> protocol = {}) {
   std::ifstream in(std::string(COLLC_EXAMPLES) + "/" + example);
   std::stringstream text;
   text << in.rdbuf();
@@ -535,8 +532,7 @@ TEST(NcclModel, LLAcrossNodesIsCappedByTheHost) {
   NcclModel m(t, gpus);
   std::optional<double> ll =
       m.time(Collective::allgather, NcclAlgorithm::Ring, Protocol::LL, double(1 << 30));
-  std::optional<double> tiny =
-      m.time(Collective::allgather, NcclAlgorithm::Ring, Protocol::LL, 0);
+  std::optional<double> tiny = m.time(Collective::allgather, NcclAlgorithm::Ring, Protocol::LL, 0);
   ASSERT_TRUE(ll && tiny);
   double algbw = double(1 << 30) / (1000 * (*ll - *tiny));
   EXPECT_NEAR(algbw, 39.0 * 16 / 15, 1e-6);
@@ -566,8 +562,10 @@ TEST(NcclModel, NodesOfH100) {
   // Time grows with size for every pair it models.
   for (int a = 0; a < kNumNcclAlgorithms; ++a)
     for (int p = 0; p < kNumProtocols; ++p) {
-      std::optional<double> lo = m.time(Collective::allreduce, NcclAlgorithm(a), Protocol(p), 1 << 20);
-      std::optional<double> hi = m.time(Collective::allreduce, NcclAlgorithm(a), Protocol(p), 1 << 24);
+      std::optional<double> lo =
+          m.time(Collective::allreduce, NcclAlgorithm(a), Protocol(p), 1 << 20);
+      std::optional<double> hi =
+          m.time(Collective::allreduce, NcclAlgorithm(a), Protocol(p), 1 << 24);
       EXPECT_EQ(bool(lo), bool(hi));
       if (lo && hi) {
         EXPECT_LT(*lo, *hi);

@@ -62,7 +62,7 @@ bool listeningAddress(uint16_t port, uint32_t &addr) {
     unsigned local, localPort, state;
     if (sscanf(line.c_str(), " %*d: %8X:%4X %*8X:%*4X %2X", &local, &localPort, &state) == 3 &&
         localPort == ntohs(port) && state == 0x0A) { // TCP_LISTEN
-      addr = local; // printed as the raw network-order word
+      addr = local;                                  // printed as the raw network-order word
       return true;
     }
   }
@@ -106,8 +106,8 @@ struct HandPlayedRank0 {
       if (!net)
         return;
       collrt::Window w;
-      if (window && makeWindow(*net, 1, collrt::fifoBytes(kSlots, kSlotBytes), w, err) ==
-                        collSuccess) {
+      if (window &&
+          makeWindow(*net, 1, collrt::fifoBytes(kSlots, kSlotBytes), w, err) == collSuccess) {
         fifo = collrt::fifoAt(w.base[1], kSlots, kSlotBytes, collc::kSimple);
         net->recvFifo(w, 0, 0, fifo, err);
       }
@@ -382,8 +382,8 @@ TEST(Socket, MalformedFrameClosesTheConnectionAndWritesNothing) {
   ASSERT_NE(f.tail, nullptr);
 
   // A well-formed step arrives.
-  collrt::FrameHeader m{collrt::kFrameData, collc::kSimple, group.kSlots, 0, 0,
-                        group.kSlotBytes, 0, 5};
+  collrt::FrameHeader m{
+      collrt::kFrameData, collc::kSimple, group.kSlots, 0, 0, group.kSlotBytes, 0, 5};
   std::string frame(reinterpret_cast<const char *>(&m), sizeof m);
   frame += "hello";
   ASSERT_TRUE(collrt::writeFull(fd, frame.data(), frame.size(), error)) << error;
@@ -392,8 +392,14 @@ TEST(Socket, MalformedFrameClosesTheConnectionAndWritesNothing) {
 
   // A FIFO 2^40 bytes below the window: offset + size wraps around to a
   // small number that the old bounds check let through.
-  collrt::FrameHeader evil{collrt::kFrameData, collc::kSimple, 1, 0,
-                           uint64_t(0) - (uint64_t(1) << 40), int64_t(1) << 40, 1, 8};
+  collrt::FrameHeader evil{collrt::kFrameData,
+                           collc::kSimple,
+                           1,
+                           0,
+                           uint64_t(0) - (uint64_t(1) << 40),
+                           int64_t(1) << 40,
+                           1,
+                           8};
   frame.assign(reinterpret_cast<const char *>(&evil), sizeof evil);
   frame += "overflow";
   ASSERT_TRUE(collrt::writeFull(fd, frame.data(), frame.size(), error)) << error;

@@ -69,8 +69,6 @@ struct Report {
   char message[400];
 };
 
-
-
 int usage(const char *why) {
   fprintf(stderr,
           "collc-launch: %s\n"
@@ -200,8 +198,7 @@ struct Window {
 template <typename T> struct RankRun {
   RankRun(const Options &o, const collc::AlgorithmDesc *alg, collComm_t comm, Report &rep)
       : o(o), alg(alg), comm(comm), rep(rep), plan(alg->plans[0]), R(o.ranks), r(o.child),
-        coll(plan.collective), E(o.count), inN(inUnits(coll, R) * E),
-        outN(outUnits(coll, R) * E),
+        coll(plan.collective), E(o.count), inN(inUnits(coll, R) * E), outN(outUnits(coll, R) * E),
         // In place follows NCCL: allgather's input is this rank's block of
         // the output, reducescatter's output this rank's block of the input.
         aN(size_t(std::max<int64_t>(o.inplace ? std::max(inN, outN) : inN, 1))),
@@ -258,13 +255,18 @@ template <typename T> struct RankRun {
     if (!o.api)
       return collLaunch(comm, alg, in, out, n, o.dtype, o.op, stream);
     switch (apiColl) {
-    case collc::kAllReduce: return collAllReduce(in, out, n, o.dtype, o.op, comm, stream);
+    case collc::kAllReduce:
+      return collAllReduce(in, out, n, o.dtype, o.op, comm, stream);
     case collc::kReduceScatter:
       return collReduceScatter(in, out, n, o.dtype, o.op, comm, stream);
-    case collc::kAllGather: return collAllGather(in, out, n, o.dtype, comm, stream);
-    case collc::kAllToAll: return collAlltoAll(in, out, n, o.dtype, comm, stream);
-    case collc::kBroadcast: return collBroadcast(in, out, n, o.dtype, apiRoot, comm, stream);
-    default: return collReduce(in, out, n, o.dtype, o.op, apiRoot, comm, stream);
+    case collc::kAllGather:
+      return collAllGather(in, out, n, o.dtype, comm, stream);
+    case collc::kAllToAll:
+      return collAlltoAll(in, out, n, o.dtype, comm, stream);
+    case collc::kBroadcast:
+      return collBroadcast(in, out, n, o.dtype, apiRoot, comm, stream);
+    default:
+      return collReduce(in, out, n, o.dtype, o.op, apiRoot, comm, stream);
     }
   }
   void failed(collResult_t res) {
@@ -290,8 +292,7 @@ template <typename T> struct RankRun {
   bool capture() {
     std::string error;
     auto driverFailed = [&](const char *call, int res) {
-      snprintf(rep.message, sizeof rep.message, "rank %d: %s failed (CUDA error %d)", r, call,
-               res);
+      snprintf(rep.message, sizeof rep.message, "rank %d: %s failed (CUDA error %d)", r, call, res);
       return false;
     };
     if (!cuda.open(error)) {
@@ -313,8 +314,10 @@ template <typename T> struct RankRun {
     if (ended)
       return driverFailed("cuStreamEndCapture", ended);
     if (memcmp(before.data(), o.inplace ? a : b, before.size() * sizeof(T))) {
-      snprintf(rep.message, sizeof rep.message, "rank %d: the captured launch ran while "
-                                                 "being captured", r);
+      snprintf(rep.message, sizeof rep.message,
+               "rank %d: the captured launch ran while "
+               "being captured",
+               r);
       return false;
     }
     if (int res = cuda.instantiate(&exec, graph, 0))
@@ -333,8 +336,10 @@ template <typename T> struct RankRun {
       collResult_t res = collSuccess;
       if (exec && it % 2 == 0) {
         if (int e = cuda.graphLaunch(exec, stream)) {
-          snprintf(rep.message, sizeof rep.message, "rank %d: cuGraphLaunch failed (CUDA error "
-                                                    "%d)", r, e);
+          snprintf(rep.message, sizeof rep.message,
+                   "rank %d: cuGraphLaunch failed (CUDA error "
+                   "%d)",
+                   r, e);
           return false;
         }
       } else {
@@ -413,8 +418,8 @@ int child(const Options &o) {
     snprintf(rep.message, sizeof rep.message, "rank %d: cannot set COLL_HOSTID", o.child);
   } else if (collResult_t r = collCommInitRank(&comm, o.ranks, id, o.child)) {
     rep.result = r;
-    snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", o.child,
-             collGetErrorString(r), collGetLastError(nullptr));
+    snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", o.child, collGetErrorString(r),
+             collGetLastError(nullptr));
   } else {
     dispatchType(o.dtype, [&](auto tag) { runRank<decltype(tag)>(o, alg, comm, rep); });
     collCommDestroy(comm);
@@ -489,8 +494,8 @@ int parent(const Options &o, int argc, char **argv) {
     setenv("COLL_TRANSPORT", o.transport.c_str(), 1);
   const std::string over = pick ? std::to_string(o.machines) + " machines" : o.transport;
   printf("%s (%s): %s on %d ranks, %lld x %s %s, %s, %s\n", alg->name, alg->source,
-         collNames[plan.collective], o.ranks, (long long)o.count, typeNames[o.dtype],
-         opNames[o.op], o.inplace ? "in place" : "out of place", over.c_str());
+         collNames[plan.collective], o.ranks, (long long)o.count, typeNames[o.dtype], opNames[o.op],
+         o.inplace ? "in place" : "out of place", over.c_str());
   double slowest = 0;
   int failed = 0;
   for (int run = 0; run < o.repeat; ++run) {
@@ -510,8 +515,7 @@ int parent(const Options &o, int argc, char **argv) {
     return 1;
   }
   if (o.repeat > 1)
-    printf("PASS %d runs, slowest rank %.3f ms (best of %d)\n", o.repeat, slowest * 1e3,
-           o.iters);
+    printf("PASS %d runs, slowest rank %.3f ms (best of %d)\n", o.repeat, slowest * 1e3, o.iters);
   else
     printf("PASS in %.3f ms (slowest rank, best of %d)\n", slowest * 1e3, o.iters);
   return 0;

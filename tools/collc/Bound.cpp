@@ -26,23 +26,21 @@ using coll::parseBytes;
 
 namespace {
 
-cl::SubCommand boundCommand(
-    "bound", "Lower bounds on COLLECTIVE's time on --topology at --message-size: the "
-             "bandwidth (cut) bound and the latency (rounds) bound");
+cl::SubCommand
+    boundCommand("bound", "Lower bounds on COLLECTIVE's time on --topology at --message-size: the "
+                          "bandwidth (cut) bound and the latency (rounds) bound");
 cl::opt<std::string> collectiveName(cl::Positional, cl::desc("<collective>"), cl::Required,
                                     cl::sub(boundCommand));
-cl::opt<std::string> topologySpec(
-    "topology",
-    cl::desc("The machine: " COLLC_TOPOLOGY_HELP),
-    cl::value_desc("name|file"), cl::sub(boundCommand));
-cl::opt<std::string> messageSize(
-    "message-size",
-    cl::desc("M: bytes of a rank's larger buffer (allreduce's buffer, all-gather's "
-             "output, reduce-scatter's input); K, M, G (powers of 1024) may follow"),
-    cl::value_desc("bytes"), cl::sub(boundCommand));
+cl::opt<std::string> topologySpec("topology", cl::desc("The machine: " COLLC_TOPOLOGY_HELP),
+                                  cl::value_desc("name|file"), cl::sub(boundCommand));
+cl::opt<std::string>
+    messageSize("message-size",
+                cl::desc("M: bytes of a rank's larger buffer (allreduce's buffer, all-gather's "
+                         "output, reduce-scatter's input); K, M, G (powers of 1024) may follow"),
+                cl::value_desc("bytes"), cl::sub(boundCommand));
 cl::opt<int64_t> rankCount("ranks", cl::value_desc("N"),
-                           cl::desc("Ranks, rank r on GPU r (default: every GPU)"),
-                           cl::init(0), cl::sub(boundCommand));
+                           cl::desc("Ranks, rank r on GPU r (default: every GPU)"), cl::init(0),
+                           cl::sub(boundCommand));
 cl::opt<int64_t> rootRank("root", cl::value_desc("rank"),
                           cl::desc("Root of broadcast and reduce (default 0)"), cl::init(0),
                           cl::sub(boundCommand));
@@ -143,14 +141,14 @@ int collc::runBound() {
      << (topo->nodes == 1 ? " node" : " nodes") << " of " << topo->gpusPerNode
      << " GPUs; M = " << formatBytes(*bytes) << " per rank\n\n";
   auto row = [&](llvm::StringRef what, double value, const llvm::Twine &how) {
-    os << "  " << llvm::left_justify(what, 22) << llvm::right_justify(us(value), 12)
-       << " us   " << how << "\n";
+    os << "  " << llvm::left_justify(what, 22) << llvm::right_justify(us(value), 12) << " us   "
+       << how << "\n";
   };
   row("bandwidth", b.bandwidthUs, b.bandwidthFormula);
   os << llvm::indent(42) << "cut: " << b.cutDescription << "\n";
   row("latency (one-port)", b.latencyUs,
-      protocol + ": base " + us(b.baseUs) + " + max(" + llvm::Twine(b.rounds) +
-          " rounds x " + us(b.hopUs) + ", farthest pair " + us(b.farthestUs) + ")");
+      protocol + ": base " + us(b.baseUs) + " + max(" + llvm::Twine(b.rounds) + " rounds x " +
+          us(b.hopUs) + ", farthest pair " + us(b.farthestUs) + ")");
   row("latency (any fan-out)", b.fanoutLatencyUs, "base + farthest pair, one round");
   row("lower bound", b.lowerUs(), "max(bandwidth, latency (any fan-out)): every schedule");
   row("one-port lower bound", oneport,

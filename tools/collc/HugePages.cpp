@@ -53,8 +53,7 @@ bool startFaultAhead(uintptr_t from) {
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 64 << 10);
   pthread_t thread;
-  bool started =
-      pthread_create(&thread, &attr, faultAhead, reinterpret_cast<void *>(from)) == 0;
+  bool started = pthread_create(&thread, &attr, faultAhead, reinterpret_cast<void *>(from)) == 0;
   pthread_attr_destroy(&attr);
   return started;
 }

@@ -108,7 +108,7 @@ Error collc::drawPlot(StringRef json, StringRef output) {
   std::string said;
   if (ErrorOr<std::unique_ptr<MemoryBuffer>> b = MemoryBuffer::getFile(log))
     said = (*b)->getBuffer().trim().str();
-  return error("drawing " + output + " failed: " +
-               (said.empty() ? message.empty() ? "exit status " + std::to_string(rc) : message
-                             : said));
+  return error(
+      "drawing " + output + " failed: " +
+      (said.empty() ? message.empty() ? "exit status " + std::to_string(rc) : message : said));
 }

@@ -55,8 +55,7 @@ constexpr int kInterruptedStatus = 130; // as a shell reports SIGINT
 /// Runs `program` to its end, unless collc is interrupted first. The result
 /// is ExecuteAndWait's: the exit status, -1 if it did not start, -2 if it
 /// died of a signal.
-int runToEnd(llvm::StringRef program, llvm::ArrayRef<llvm::StringRef> args,
-             std::string &error) {
+int runToEnd(llvm::StringRef program, llvm::ArrayRef<llvm::StringRef> args, std::string &error) {
   if (interrupted)
     return -2;
   bool failedToStart = false;
@@ -73,8 +72,7 @@ int runToEnd(llvm::StringRef program, llvm::ArrayRef<llvm::StringRef> args,
 }
 
 /// A file for this run in the temporary directory, removed on any exit.
-std::error_code makeTemporary(llvm::StringRef suffix, llvm::SmallVectorImpl<char> &path,
-                              int *fd) {
+std::error_code makeTemporary(llvm::StringRef suffix, llvm::SmallVectorImpl<char> &path, int *fd) {
   std::error_code ec = fd ? llvm::sys::fs::createTemporaryFile("collc-run", suffix, *fd, path)
                           : llvm::sys::fs::createTemporaryFile("collc-run", suffix, path);
   if (!ec)
@@ -104,8 +102,8 @@ int collc::runOnHost(ModuleOp module, const RunOptions &options) {
   llvm::SmallString<128> source, library;
   int sourceFd = -1;
   if (std::error_code ec = makeTemporary("cpp", source, &sourceFd))
-    return fail("cannot create a file in the temporary directory " + tmp + ": " +
-                ec.message() + " (set TMPDIR to a writable directory)");
+    return fail("cannot create a file in the temporary directory " + tmp + ": " + ec.message() +
+                " (set TMPDIR to a writable directory)");
   auto cleanup = [&](int status) {
     if (options.keep) {
       llvm::errs() << "collc run: generated files kept: " << source << " " << library << "\n";
@@ -148,21 +146,23 @@ int collc::runOnHost(ModuleOp module, const RunOptions &options) {
   auto compiler = llvm::sys::findProgramByName(cxx);
   if (!compiler)
     return cleanup(fail("no C++ compiler '" + cxx + "' (set COLLC_CXX)"));
-  llvm::SmallVector<llvm::StringRef> compile = {*compiler, "-std=c++17", "-O2", "-fPIC",
-                                                "-shared", include, device, source,
-                                                "-o", library, libFlag, "-lcollrt", rpath};
+  llvm::SmallVector<llvm::StringRef> compile = {*compiler, "-std=c++17", "-O2",  "-fPIC", "-shared",
+                                                include,   device,       source, "-o",    library,
+                                                libFlag,   "-lcollrt",   rpath};
   std::string error;
   if (int rc = runToEnd(*compiler, compile, error))
     return cleanup(fail("compiling the generated kernels failed (" + llvm::Twine(rc) + ") " +
-                        error + "; if the compiler could not write, is the temporary "
-                        "directory " + tmp + " full?"));
+                        error +
+                        "; if the compiler could not write, is the temporary "
+                        "directory " +
+                        tmp + " full?"));
 
   // The launcher dies with collc (it reads COLLC_PARENT_PID), and its ranks
   // with the launcher: killing collc leaves no process behind.
   setenv("COLLC_PARENT_PID", std::to_string(getpid()).c_str(), 1);
   std::string launcher = fromEnv("COLLC_LAUNCH", COLLC_BIN_DIR "/collc-launch");
-  llvm::SmallVector<std::string> args = {launcher, library.str().str(), "--algorithm", name,
-                                         "--ranks", std::to_string(options.ranks)};
+  llvm::SmallVector<std::string> args = {
+      launcher, library.str().str(), "--algorithm", name, "--ranks", std::to_string(options.ranks)};
   args.append(options.launchArgs.begin(), options.launchArgs.end());
   llvm::SmallVector<llvm::StringRef> argv(args.begin(), args.end());
   int rc = runToEnd(launcher, argv, error);

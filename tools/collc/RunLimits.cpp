@@ -45,10 +45,20 @@ std::string showBytes(double bytes) {
 
 int64_t elementBytes(collDataType_t t) {
   switch (t) {
-  case collInt8: case collUint8: case collFloat8e4m3: case collFloat8e5m2: return 1;
-  case collFloat16: case collBfloat16: return 2;
-  case collInt32: case collUint32: case collFloat32: return 4;
-  default: return 8;
+  case collInt8:
+  case collUint8:
+  case collFloat8e4m3:
+  case collFloat8e5m2:
+    return 1;
+  case collFloat16:
+  case collBfloat16:
+    return 2;
+  case collInt32:
+  case collUint32:
+  case collFloat32:
+    return 4;
+  default:
+    return 8;
   }
 }
 
@@ -150,8 +160,8 @@ llvm::Error collc::checkRunMemory(ModuleOp module, const RunRequest &request) {
     double chunks = double(plan.getChunks()), scratch = 0;
     if (auto dict = plan.getScratchAttr())
       for (NamedAttribute e : dict)
-        scratch += double(llvm::cast<IntegerAttr>(e.getValue()).getInt()) *
-                   std::ceil(E / chunks) * es;
+        scratch +=
+            double(llvm::cast<IntegerAttr>(e.getValue()).getInt()) * std::ceil(E / chunks) * es;
     bool peerSteps = false;
     plan.walk([&](Operation *op) {
       peerSteps |= isa<coll::MultimemLdReduceOp, coll::MultimemStOp, coll::ReadReduceOp,
@@ -173,8 +183,8 @@ llvm::Error collc::checkRunMemory(ModuleOp module, const RunRequest &request) {
   if (need > available)
     return fail(llvm::formatv("the run needs about {0} of memory ({1} ranks x {2} of buffers "
                               "for --count {3}, {4} of FIFOs), more than the {5} available",
-                              showBytes(need), request.ranks, showBytes(perRank),
-                              request.count, showBytes(fifos), showBytes(available)));
+                              showBytes(need), request.ranks, showBytes(perRank), request.count,
+                              showBytes(fifos), showBytes(available)));
   if (E * R * es > kRuntimeMaxBytes)
     return fail(llvm::formatv("--count {0} x {1} ranks x {2}-byte elements is more than "
                               "the runtime's limit of {3} per launch",

@@ -38,7 +38,8 @@ cl::opt<std::string> sizes("sizes",
                                     "buffers): FROM..TO, or a comma-separated list; K, M, G "
                                     "(powers of 1024) may follow each"),
                            cl::value_desc("8B..4GiB"), cl::init("8B..4GiB"), cl::cat(category));
-cl::opt<double> factor("factor", cl::desc("Step of FROM..TO: each size is this many times the last"),
+cl::opt<double> factor("factor",
+                       cl::desc("Step of FROM..TO: each size is this many times the last"),
                        cl::value_desc("f"), cl::init(2), cl::cat(category));
 cl::opt<bool> nccl("nccl",
                    cl::desc("Print NCCL's model (its tuning formulas) beside the simulation "
@@ -47,8 +48,7 @@ cl::opt<bool> nccl("nccl",
 cl::opt<int64_t> exactLoops("exact-loops",
                             cl::desc("Loops simulated one by one before the rest are "
                                      "extrapolated from their steady period"),
-                            cl::init(coll::SimOptions().exactLoops), cl::Hidden,
-                            cl::cat(category));
+                            cl::init(coll::SimOptions().exactLoops), cl::Hidden, cl::cat(category));
 cl::opt<bool> asJson("json", cl::desc("Print one JSON array, an object per algorithm"),
                      cl::cat(category));
 cl::opt<bool> fold("fold",
@@ -117,7 +117,7 @@ struct Table {
   int64_t ranks = 0;
   size_t nodes = 0;
   int64_t period = 0, gpus = 0; // GPUs of the one period that ran, of all
-  double bus = 1; // busbw over algbw
+  double bus = 1;               // busbw over algbw
   int ringChannels = 0;
   double ringChannelGBps = 0;
   std::string generation;
@@ -132,7 +132,8 @@ llvm::Error simulateAlgorithm(Table &table, Algorithm &alg, llvm::ArrayRef<doubl
   if (!topo)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "topology: " + llvm::toString(topo.takeError()));
-  llvm::sort(alg.variants, [](const SimPlan &a, const SimPlan &b) { return a.minBytes < b.minBytes; });
+  llvm::sort(alg.variants,
+             [](const SimPlan &a, const SimPlan &b) { return a.minBytes < b.minBytes; });
   if (fold)
     for (SimPlan &v : alg.variants)
       if (std::optional<SimPlan> folded = foldPlan(v, *topo)) {
@@ -197,8 +198,7 @@ llvm::Error simulateAlgorithm(Table &table, Algorithm &alg, llvm::ArrayRef<doubl
 void printTable(const Table &t, llvm::raw_ostream &os) {
   using namespace coll;
   os << t.name << ": " << stringifyCollective(t.collective) << " on " << t.topology << ", "
-     << t.ranks << " ranks on " << t.nodes << (t.nodes == 1 ? " node" : " nodes")
-     << "; simulated";
+     << t.ranks << " ranks on " << t.nodes << (t.nodes == 1 ? " node" : " nodes") << "; simulated";
   if (t.period)
     os << " (one period of " << t.period << " GPUs of " << t.gpus << ", which the rest repeat)";
   os << ". Times in us, bandwidths in GB/s (nccl-tests' algbw and busbw)\n";
@@ -242,8 +242,7 @@ void printTable(const Table &t, llvm::raw_ostream &os) {
         "latency bound)\n";
   if (nccl)
     os << "nccl model: NCCL's tuning formulas (src/graph/tuning.cc) with " << t.generation
-       << "'s constants, " << t.ringChannels
-       << " ring channels of " << fixed(t.ringChannelGBps, 1)
+       << "'s constants, " << t.ringChannels << " ring channels of " << fixed(t.ringChannelGBps, 1)
        << " GB/s; a model, not a measurement\n";
 }
 

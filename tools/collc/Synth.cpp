@@ -31,33 +31,32 @@ namespace cl = llvm::cl;
 
 namespace {
 
-cl::SubCommand synthCommand(
-    "synth", "Write a Coll program for COLLECTIVE on --topology: a classic algorithm "
-             "(--algorithm), or the cheapest under the alpha-beta model (--list shows them)");
+cl::SubCommand
+    synthCommand("synth",
+                 "Write a Coll program for COLLECTIVE on --topology: a classic algorithm "
+                 "(--algorithm), or the cheapest under the alpha-beta model (--list shows them)");
 cl::opt<std::string> collectiveName(cl::Positional, cl::desc("<collective>"), cl::Required,
                                     cl::sub(synthCommand));
-cl::opt<std::string> topologySpec(
-    "topology",
-    cl::desc("The machine: " COLLC_TOPOLOGY_HELP),
-    cl::value_desc("name|file"), cl::sub(synthCommand));
-cl::opt<std::string> algorithmName("algorithm",
-                                   cl::desc("The algorithm (default: the cheapest)"),
+cl::opt<std::string> topologySpec("topology", cl::desc("The machine: " COLLC_TOPOLOGY_HELP),
+                                  cl::value_desc("name|file"), cl::sub(synthCommand));
+cl::opt<std::string> algorithmName("algorithm", cl::desc("The algorithm (default: the cheapest)"),
                                    cl::value_desc("name"), cl::sub(synthCommand));
 cl::opt<int64_t> rankCount("ranks", cl::value_desc("N"),
-                           cl::desc("Ranks (default: every GPU of the topology)"),
-                           cl::init(0), cl::sub(synthCommand));
-cl::opt<int64_t> rootRank("root", cl::value_desc("rank"), cl::desc("Root of broadcast and reduce (default 0)"),
-                          cl::init(0), cl::sub(synthCommand));
-cl::opt<int64_t> messageBytes(
-    "message-size", cl::desc("Bytes per rank at which algorithms are costed (default 1 MiB)"),
-    cl::value_desc("bytes"), cl::init(1 << 20), cl::sub(synthCommand));
+                           cl::desc("Ranks (default: every GPU of the topology)"), cl::init(0),
+                           cl::sub(synthCommand));
+cl::opt<int64_t> rootRank("root", cl::value_desc("rank"),
+                          cl::desc("Root of broadcast and reduce (default 0)"), cl::init(0),
+                          cl::sub(synthCommand));
+cl::opt<int64_t>
+    messageBytes("message-size",
+                 cl::desc("Bytes per rank at which algorithms are costed (default 1 MiB)"),
+                 cl::value_desc("bytes"), cl::init(1 << 20), cl::sub(synthCommand));
 cl::opt<bool> listOnly("list",
                        cl::desc("Print the algorithms that apply, one per line, with "
                                 "their estimated time, instead of a program"),
                        cl::sub(synthCommand));
 cl::opt<std::string> outputPath("o", cl::desc("Output file (default: standard output)"),
-                                cl::value_desc("file"), cl::init("-"),
-                                cl::sub(synthCommand));
+                                cl::value_desc("file"), cl::init("-"), cl::sub(synthCommand));
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "collc synth: error: " << message << "\n";
@@ -93,8 +92,7 @@ struct Candidate {
 std::optional<coll::ProgramCost> checkProgram(const std::string &text, llvm::StringRef name,
                                               const coll::Topology &topo) {
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
-                               llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
   DialectRegistry registry;
   registry.insert<coll::CollDialect>();
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
@@ -134,8 +132,8 @@ std::optional<Candidate> build(const Generator &g, const Target &target,
 std::string describeCost(const coll::ProgramCost &cost) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << llvm::format("%.1f", cost.micros) << " us (" << stringifyProtocol(cost.protocol)
-     << ", " << cost.steps << (cost.steps == 1 ? " step)" : " steps)");
+  os << llvm::format("%.1f", cost.micros) << " us (" << stringifyProtocol(cost.protocol) << ", "
+     << cost.steps << (cost.steps == 1 ? " step)" : " steps)");
   return s;
 }
 
@@ -151,11 +149,10 @@ std::string header(const Candidate &chosen, llvm::ArrayRef<Candidate> considered
       target.collective == coll::Collective::reduce)
     os << " --root " << target.root;
   os << " --algorithm " << chosen.generator->name << "\n"
-     << "// Machine: " << topo.name << ", " << topo.nodes << " node"
-     << (topo.nodes == 1 ? "" : "s") << " of " << topo.gpusPerNode << " GPUs; "
-     << target.ranks << " ranks (the estimate puts rank r on GPU r).\n"
-     << "// Algorithm: " << chosen.generator->name << ", " << chosen.generator->summary
-     << ".\n"
+     << "// Machine: " << topo.name << ", " << topo.nodes << " node" << (topo.nodes == 1 ? "" : "s")
+     << " of " << topo.gpusPerNode << " GPUs; " << target.ranks
+     << " ranks (the estimate puts rank r on GPU r).\n"
+     << "// Algorithm: " << chosen.generator->name << ", " << chosen.generator->summary << ".\n"
      << "// Alpha-beta estimate at " << formatBytes(messageBytes)
      << " per rank: " << describeCost(chosen.cost) << ".\n";
   if (considered.size() > 1) {
@@ -184,8 +181,8 @@ int collc::runSynth() {
                 (hint.empty() ? "; expected one of " + llvm::join(names, ", ") : hint));
   }
   if (topologySpec.empty())
-    return fail("--topology is required: a preset (" +
-                llvm::join(coll::presetNames(), ", ") + ") or a JSON file");
+    return fail("--topology is required: a preset (" + llvm::join(coll::presetNames(), ", ") +
+                ") or a JSON file");
   llvm::Expected<coll::Topology> topo = coll::loadTopology(topologySpec);
   if (!topo)
     return fail("topology: " + llvm::toString(topo.takeError()));
@@ -206,8 +203,7 @@ int collc::runSynth() {
       return fail("topology: " + llvm::toString(topo.takeError()));
   }
   if (target.ranks < 2)
-    return fail("--ranks " + llvm::Twine(target.ranks) +
-                ": a collective needs at least 2 ranks");
+    return fail("--ranks " + llvm::Twine(target.ranks) + ": a collective needs at least 2 ranks");
   if (target.ranks > topo->size())
     return fail("topology " + topo->name + " has " + llvm::Twine(topo->size()) +
                 " GPUs, fewer than " + llvm::Twine(target.ranks) +
@@ -216,8 +212,8 @@ int collc::runSynth() {
   target.gpusPerNode = topo->nvlink == coll::Topology::NVLinkKind::None
                            ? topo->gpusPerNode
                            : std::max(topo->gpusPerNode, topo->nvlinkDomain);
-  bool rooted = *collective == coll::Collective::broadcast ||
-                *collective == coll::Collective::reduce;
+  bool rooted =
+      *collective == coll::Collective::broadcast || *collective == coll::Collective::reduce;
   if (rootRank.getNumOccurrences() && !rooted)
     return fail("--root applies to broadcast and reduce, not " + collectiveName);
   if (rootRank < 0 || rootRank >= target.ranks)
@@ -273,8 +269,7 @@ int collc::runSynth() {
   if (listOnly) {
     for (const Candidate &c : candidates)
       os << llvm::left_justify(c.generator->name, 20) << " "
-         << llvm::left_justify(describeCost(c.cost), 28) << " " << c.generator->summary
-         << "\n";
+         << llvm::left_justify(describeCost(c.cost), 28) << " " << c.generator->summary << "\n";
   } else {
     const Candidate *best = &candidates.front();
     for (const Candidate &c : candidates)

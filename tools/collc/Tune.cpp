@@ -37,10 +37,8 @@ cl::list<std::string> files(cl::Positional, cl::desc("<file.coll>..."), cl::sub(
 cl::opt<std::string> synthName("synth",
                                cl::desc("Add every generator's program for this collective"),
                                cl::value_desc("collective"), cl::sub(tuneCommand));
-cl::opt<std::string> topologySpec(
-    "topology",
-    cl::desc("The machine: " COLLC_TOPOLOGY_HELP),
-    cl::value_desc("name|file"), cl::sub(tuneCommand));
+cl::opt<std::string> topologySpec("topology", cl::desc("The machine: " COLLC_TOPOLOGY_HELP),
+                                  cl::value_desc("name|file"), cl::sub(tuneCommand));
 cl::list<std::string> defines("D", cl::Prefix, cl::desc("Set a parameter of the files"),
                               cl::value_desc("name=value"), cl::sub(tuneCommand));
 cl::opt<int64_t> rankCount("ranks", cl::value_desc("N"),
@@ -80,12 +78,12 @@ cl::opt<bool> asJson("json",
 void took(const llvm::Twine &what, std::chrono::steady_clock::time_point start) {
   if (!timing)
     return;
-  llvm::errs() << "collc tune: " << what << ": "
-               << llvm::format("%.2f",
-                               std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                             start)
-                                   .count())
-               << " s\n";
+  llvm::errs()
+      << "collc tune: " << what << ": "
+      << llvm::format(
+             "%.2f",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count())
+      << " s\n";
 }
 
 int fail(const llvm::Twine &message) {
@@ -141,9 +139,8 @@ int writeLibrary(Tuned &tuned) {
     return fail(message);
   llvm::raw_ostream &os = output->os();
   printWinners(os, tuned.candidates(), tuned.ranges, tuned.rows, tuned.sizes, tuned.heading);
-  std::string source = ("tune of " + stringifyCollective(tuned.collective) + " on " +
-                        tuned.topology.name)
-                           .str();
+  std::string source =
+      ("tune of " + stringifyCollective(tuned.collective) + " on " + tuned.topology.name).str();
   if (failed(coll::writeKernels(**library, source, os)))
     return 1;
   output->keep();
@@ -179,10 +176,10 @@ int collc::runTune() {
     printTable(tableOs, tuned->candidates(), tuned->ranges, tuned->rows, tuned->sizes,
                tuned->heading);
   if (!plotPath.empty()) {
-    if (llvm::Error e = collc::drawPlot(plotJson(tuned->candidates(), tuned->ranges,
-                                                 tuned->sizes, tuned->references,
-                                                 tuned->busFactor, tuned->heading),
-                                        plotPath))
+    if (llvm::Error e =
+            collc::drawPlot(plotJson(tuned->candidates(), tuned->ranges, tuned->sizes,
+                                     tuned->references, tuned->busFactor, tuned->heading),
+                            plotPath))
       return fail(llvm::toString(std::move(e)));
     tableOs << "busbw by size: " << plotPath << "\n";
   }

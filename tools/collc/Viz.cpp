@@ -36,8 +36,7 @@ cl::opt<std::string> picture("plot",
                              cl::desc("Draw the timeline here (.svg, .png or .pdf; default "
                                       "ALGORITHM-timeline.svg, '-' for none)"),
                              cl::value_desc("file"), cl::cat(category));
-cl::opt<std::string> spansFile("spans",
-                               cl::desc("Write every traced step as JSON here"),
+cl::opt<std::string> spansFile("spans", cl::desc("Write every traced step as JSON here"),
                                cl::value_desc("file"), cl::cat(category));
 cl::opt<unsigned> summaryRows("rows", cl::desc("Threadblocks listed, the busiest first"),
                               cl::init(16), cl::cat(category));
@@ -265,8 +264,7 @@ int collc::runViz(mlir::ModuleOp module, llvm::StringRef topology) {
   double steps = double(chosen->steps.size()) * double(dry->loops);
   if (steps > double(kMaxSpans))
     return fail("tracing " + formatBytes(bytes) + " runs " + llvm::Twine(int64_t(steps)) +
-                " steps, more than " + llvm::Twine(int64_t(kMaxSpans)) +
-                "; pick a smaller --size");
+                " steps, more than " + llvm::Twine(int64_t(kMaxSpans)) + "; pick a smaller --size");
   options.trace = &trace;
   llvm::Expected<coll::SimResult> r = coll::simulate(*chosen, *topo, bytes, options);
   if (!r)
@@ -277,14 +275,15 @@ int collc::runViz(mlir::ModuleOp module, llvm::StringRef topology) {
   std::vector<Lane> all = lanes(*chosen, trace, r->replicas);
 
   std::string title;
-  llvm::raw_string_ostream(title)
-      << chosen->algorithm << ": " << coll::stringifyCollective(chosen->collective) << " on "
-      << topo->name << ", " << chosen->ranks << " ranks, M = " << formatBytes(bytes) << ", plan "
-      << chosen->name << ", " << r->loops << (r->loops == 1 ? " loop" : " loops") << " on "
-      << r->replicas << (r->replicas == 1 ? " replica" : " replicas") << "; simulated "
-      << fixed(r->micros) << " us";
-  llvm::outs() << title << " (" << fixed(r->micros - micros)
-               << " us of it launch latency)\n";
+  llvm::raw_string_ostream(title) << chosen->algorithm << ": "
+                                  << coll::stringifyCollective(chosen->collective) << " on "
+                                  << topo->name << ", " << chosen->ranks
+                                  << " ranks, M = " << formatBytes(bytes) << ", plan "
+                                  << chosen->name << ", " << r->loops
+                                  << (r->loops == 1 ? " loop" : " loops") << " on " << r->replicas
+                                  << (r->replicas == 1 ? " replica" : " replicas") << "; simulated "
+                                  << fixed(r->micros) << " us";
+  llvm::outs() << title << " (" << fixed(r->micros - micros) << " us of it launch latency)\n";
   printSummary(llvm::outs(), *chosen, all, micros);
 
   if (!spansFile.empty())

@@ -39,7 +39,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
-
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -56,44 +55,40 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: standard ou
 cl::list<std::string> defines("D", cl::Prefix,
                               cl::desc("Override an algorithm parameter: -D name=value"),
                               cl::value_desc("name=value"), cl::cat(category));
-cl::opt<std::string> algorithm("algorithm",
-                               cl::desc("Compile only this algorithm of the file"),
+cl::opt<std::string> algorithm("algorithm", cl::desc("Compile only this algorithm of the file"),
                                cl::value_desc("name"), cl::cat(category));
-cl::opt<Emit> emit("emit", cl::desc("What to print"), cl::init(Emit::None),
-                   cl::values(clEnumValN(Emit::None, "none",
-                                         "a one-line summary per algorithm (default)"),
-                              clEnumValN(Emit::Coll, "coll",
-                                         "the verified global-view IR"),
-                              clEnumValN(Emit::Plan, "plan",
-                                         "per-rank threadblock streams, fused and "
-                                         "verified (deadlock-free, correct)"),
-                              clEnumValN(Emit::RankMap, "rank-map",
-                                         "the GPU of each rank on --topology"),
-                              clEnumValN(Emit::MscclXml, "msccl-xml",
-                                         "MSCCL-IR XML for the MSCCL/RCCL runtimes, one "
-                                         "<algo> per size range (--message-size picks one)"),
-                              clEnumValN(Emit::Cuda, "cuda",
-                                         "kernels as C++ for nvcc (and for the host "
-                                         "emulation), all size ranges in one file"),
-                              clEnumValN(Emit::Header, "header",
-                                         "the C header of the kernels' entry points")),
-                   cl::cat(category));
-cl::opt<std::string> topology(
-    "topology",
-    cl::desc("Place ranks on this machine: " COLLC_TOPOLOGY_HELP),
-    cl::value_desc("name|file"), cl::cat(category));
-cl::opt<std::optional<coll::Protocol>> protocol(
-    "protocol", cl::desc("Force the wire protocol: Simple, LL or LL128"), cl::cat(category));
-cl::opt<int64_t> messageSize(
-    "message-size",
-    cl::desc("Keep only the plan variant for this many bytes per rank (--emit=plan)"),
-    cl::value_desc("bytes"), cl::init(-1), cl::cat(category));
-cl::opt<int64_t> pipelineDepth(
-    "pipeline", cl::desc("Split every chunk into this many pipelined sub-chunks"),
-    cl::value_desc("k"), cl::init(1), cl::cat(category));
-cl::opt<int64_t> instanceCount(
-    "instances", cl::desc("Run this many copies of the program on separate channels"),
-    cl::value_desc("k"), cl::init(1), cl::cat(category));
+cl::opt<Emit> emit(
+    "emit", cl::desc("What to print"), cl::init(Emit::None),
+    cl::values(clEnumValN(Emit::None, "none", "a one-line summary per algorithm (default)"),
+               clEnumValN(Emit::Coll, "coll", "the verified global-view IR"),
+               clEnumValN(Emit::Plan, "plan",
+                          "per-rank threadblock streams, fused and "
+                          "verified (deadlock-free, correct)"),
+               clEnumValN(Emit::RankMap, "rank-map", "the GPU of each rank on --topology"),
+               clEnumValN(Emit::MscclXml, "msccl-xml",
+                          "MSCCL-IR XML for the MSCCL/RCCL runtimes, one "
+                          "<algo> per size range (--message-size picks one)"),
+               clEnumValN(Emit::Cuda, "cuda",
+                          "kernels as C++ for nvcc (and for the host "
+                          "emulation), all size ranges in one file"),
+               clEnumValN(Emit::Header, "header", "the C header of the kernels' entry points")),
+    cl::cat(category));
+cl::opt<std::string> topology("topology",
+                              cl::desc("Place ranks on this machine: " COLLC_TOPOLOGY_HELP),
+                              cl::value_desc("name|file"), cl::cat(category));
+cl::opt<std::optional<coll::Protocol>>
+    protocol("protocol", cl::desc("Force the wire protocol: Simple, LL or LL128"),
+             cl::cat(category));
+cl::opt<int64_t>
+    messageSize("message-size",
+                cl::desc("Keep only the plan variant for this many bytes per rank (--emit=plan)"),
+                cl::value_desc("bytes"), cl::init(-1), cl::cat(category));
+cl::opt<int64_t> pipelineDepth("pipeline",
+                               cl::desc("Split every chunk into this many pipelined sub-chunks"),
+                               cl::value_desc("k"), cl::init(1), cl::cat(category));
+cl::opt<int64_t> instanceCount("instances",
+                               cl::desc("Run this many copies of the program on separate channels"),
+                               cl::value_desc("k"), cl::init(1), cl::cat(category));
 cl::opt<bool> noMultimem("no-multimem",
                          cl::desc("Do not use NVLink multicast (multimem) or peer "
                                   "windows (read_reduce, put, get) even where --topology "
@@ -131,9 +126,10 @@ cl::opt<std::string> runOp("op", cl::desc("sum prod max min avg"), cl::init("sum
                            cl::cat(runCategory));
 cl::opt<bool> runInplace("inplace", cl::desc("Pass the same buffer as input and output"),
                          cl::cat(runCategory));
-cl::opt<std::string> runIters("iters", cl::desc("Runs; the best time is printed"),
-                              cl::init("1"), cl::cat(runCategory));
-cl::opt<std::string> runTransport("transport", cl::desc("shm (the default), socket, or ib (an RDMA NIC)"),
+cl::opt<std::string> runIters("iters", cl::desc("Runs; the best time is printed"), cl::init("1"),
+                              cl::cat(runCategory));
+cl::opt<std::string> runTransport("transport",
+                                  cl::desc("shm (the default), socket, or ib (an RDMA NIC)"),
                                   cl::init("shm"), cl::cat(runCategory));
 cl::opt<bool> runKeep("keep", cl::desc("Keep the generated kernel source and library"),
                       cl::cat(runCategory));
@@ -158,8 +154,7 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
     auto count = [&](uint64_t n, const char *what) {
       os << n << ' ' << what << (n == 1 ? "" : "s");
     };
-    os << alg.getSymName() << ": " << coll::stringifyCollective(alg.getCollective())
-       << " on ";
+    os << alg.getSymName() << ": " << coll::stringifyCollective(alg.getCollective()) << " on ";
     count(alg.getRanks(), "rank");
     os << ", ";
     count(alg.getChunks(), "chunk");
@@ -182,8 +177,8 @@ void printRankMap(ModuleOp module, llvm::raw_ostream &os) {
     os << alg.getSymName() << " on " << *spec << ":\n";
     for (auto [rank, gpu] : llvm::enumerate(map.asArrayRef())) {
       const coll::Gpu &g = topo->gpus[gpu];
-      os << "  rank " << rank << " -> gpu " << gpu << " (node " << g.node << ", local "
-         << g.local << ", nic " << g.nic << ")\n";
+      os << "  rank " << rank << " -> gpu " << gpu << " (node " << g.node << ", local " << g.local
+         << ", nic " << g.nic << ")\n";
     }
     auto links = coll::rankPairTraffic(alg);
     int inter = 0, crossRail = 0;
@@ -210,17 +205,14 @@ OwningOpRef<ModuleOp> importProgram(MLIRContext &context, llvm::SourceMgr &sourc
   options.algorithm = algorithm;
 
   std::string unused;
-  OwningOpRef<ModuleOp> module =
-      coll::importColl(sourceMgr, &context, options, timing, &unused);
+  OwningOpRef<ModuleOp> module = coll::importColl(sourceMgr, &context, options, timing, &unused);
   if (!unused.empty()) {
-    auto define = llvm::find_if(options.defines,
-                                [&](const auto &d) { return d.first == unused; });
+    auto define = llvm::find_if(options.defines, [&](const auto &d) { return d.first == unused; });
     llvm::errs() << "collc: error: -D " << unused << "=" << define->second << ": ";
     if (algorithm.empty())
       llvm::errs() << "no algorithm has a parameter named '" << unused << "'\n";
     else
-      llvm::errs() << "algorithm '" << algorithm << "' has no parameter named '" << unused
-                   << "'\n";
+      llvm::errs() << "algorithm '" << algorithm << "' has no parameter named '" << unused << "'\n";
   }
   return module;
 }
@@ -286,8 +278,8 @@ int runLowered(ModuleOp module) {
   run.algorithm = algorithm;
   run.ranks = runRanks;
   run.keep = runKeep;
-  run.launchArgs = {"--count", runCount, "--dtype", runType, "--op",
-                    runOp,     "--iters", runIters, "--transport", runTransport};
+  run.launchArgs = {"--count", runCount,  "--dtype", runType,       "--op",
+                    runOp,     "--iters", runIters,  "--transport", runTransport};
   if (runInplace)
     run.launchArgs.push_back("--inplace");
   return collc::runOnHost(module, run);
@@ -315,8 +307,7 @@ int writeOutput(ModuleOp module, TimingScope &timing) {
   } else if (emit == Emit::Header) {
     if (failed(coll::writeKernelHeader(module, inputFile, output->os())))
       return 1;
-  }
-  else if (emit != Emit::None)
+  } else if (emit != Emit::None)
     module->print(output->os());
   else
     printSummary(module, output->os());
@@ -371,8 +362,7 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   // libLLVM registers hundreds of code generation options; show only ours
   // and the few MLIR ones that help users.
-  cl::HideUnrelatedOptions(
-      {&category, &runCategory, &collc::simCategory(), &collc::vizCategory()});
+  cl::HideUnrelatedOptions({&category, &runCategory, &collc::simCategory(), &collc::vizCategory()});
   auto &registered = cl::getRegisteredOptions();
   for (llvm::StringRef name : {"mlir-timing", "mlir-print-debuginfo"})
     if (cl::Option *option = registered.lookup(name)) {

@@ -45,10 +45,18 @@ inline int64_t outUnits(int coll, int ranks) { return coll == 2 || coll == 3 ? r
 /// A binary format: `p` significand bits (the hidden one included) and
 /// `ebits` exponent bits.
 template <typename T> struct Format;
-template <> struct Format<Half> { static constexpr int p = 11, ebits = 5; };
-template <> struct Format<BFloat16> { static constexpr int p = 8, ebits = 8; };
-template <> struct Format<float> { static constexpr int p = 24, ebits = 8; };
-template <> struct Format<double> { static constexpr int p = 53, ebits = 11; };
+template <> struct Format<Half> {
+  static constexpr int p = 11, ebits = 5;
+};
+template <> struct Format<BFloat16> {
+  static constexpr int p = 8, ebits = 8;
+};
+template <> struct Format<float> {
+  static constexpr int p = 24, ebits = 8;
+};
+template <> struct Format<double> {
+  static constexpr int p = 53, ebits = 11;
+};
 
 /// The bits of `v` in a format narrower than double, rounded to nearest
 /// even; magnitudes past the largest finite value give infinity.
@@ -199,7 +207,9 @@ public:
       return double(smallAt(rank));
     if (wide >= 0) {
       if (op == collProd) // two significands of P bits: a product of 2P bits
-        return rank == wide ? wideValue<P>(e, true) : rank == narrow ? wideValue<P>(mix(e), true) : 1;
+        return rank == wide     ? wideValue<P>(e, true)
+               : rank == narrow ? wideValue<P>(mix(e), true)
+                                : 1;
       if (rank == wide)
         return wideValue<P>(e, false);
       if (rank != narrow)
@@ -286,10 +296,18 @@ template <typename T> T reduced(int ranks, int64_t j, collRedOp_t op) {
     for (int p = 1; p < ranks; ++p) {
       const double v = in.at(p);
       switch (op) {
-      case collProd: acc *= v; break;
-      case collMax: acc = acc < v ? v : acc; break;
-      case collMin: acc = v < acc ? v : acc; break;
-      default: acc += v; break;
+      case collProd:
+        acc *= v;
+        break;
+      case collMax:
+        acc = acc < v ? v : acc;
+        break;
+      case collMin:
+        acc = v < acc ? v : acc;
+        break;
+      default:
+        acc += v;
+        break;
       }
     }
     const T r = fromDouble<T>(acc);
@@ -322,11 +340,21 @@ std::vector<T> reference(int coll, int ranks, int root, int rank, int64_t E, col
   };
   for (int64_t j = 0; j < E; ++j) {
     switch (coll) {
-    case 0: out[j] = reduced<T>(ranks, j, op); break;
-    case 1: out[j] = reduced<T>(ranks, rank * E + j, op); break;
-    case 2: gather(j, j); break;
-    case 3: gather(rank * E + j, j); break;
-    case 4: out[j] = input<T>(root, j, op); break;
+    case 0:
+      out[j] = reduced<T>(ranks, j, op);
+      break;
+    case 1:
+      out[j] = reduced<T>(ranks, rank * E + j, op);
+      break;
+    case 2:
+      gather(j, j);
+      break;
+    case 3:
+      gather(rank * E + j, j);
+      break;
+    case 4:
+      out[j] = input<T>(root, j, op);
+      break;
     case 5:
       if (rank == root)
         out[j] = reduced<T>(ranks, j, op);

@@ -17,9 +17,8 @@
 
 namespace collc_launch {
 
-inline const char *const typeNames[] = {"int8",   "uint8",    "int32",  "uint32",
-                                        "int64",  "uint64",   "half",   "float",
-                                        "double", "bfloat16", "f8e4m3", "f8e5m2"};
+inline const char *const typeNames[] = {"int8", "uint8", "int32",  "uint32",   "int64",  "uint64",
+                                        "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"};
 inline const char *const opNames[] = {"sum", "prod", "max", "min", "avg"};
 inline const char *const collNames[] = {"allreduce", "reducescatter", "allgather",
                                         "alltoall",  "broadcast",     "reduce"};

@@ -55,8 +55,8 @@ public:
     errno = 0;
     long long n = strtoll(v, &end, 10);
     if (end == v || *end || errno || n < lo) {
-      error = std::string(flag) + " expects an integer >= " + std::to_string(lo) + ", got '" +
-              v + "'";
+      error =
+          std::string(flag) + " expects an integer >= " + std::to_string(lo) + ", got '" + v + "'";
       return false;
     }
     out = n;
@@ -103,8 +103,8 @@ private:
 };
 
 /// The algorithm `collc_algorithm_<name>` of a generated kernel library.
-inline const collc::AlgorithmDesc *loadAlgorithm(const std::string &kernel,
-                                                 const std::string &name, std::string &error) {
+inline const collc::AlgorithmDesc *loadAlgorithm(const std::string &kernel, const std::string &name,
+                                                 std::string &error) {
   void *lib = dlopen(kernel.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     error = dlerror();
@@ -179,9 +179,9 @@ inline std::vector<pid_t> spawnRanks(int argc, char **argv, int ranks, int &repo
       if (getppid() != launcher)
         _exit(127);
       std::vector<std::string> args(argv, argv + argc);
-      for (std::string extra : {std::string("--child"), std::to_string(r),
-                                std::string("--id-fd"), std::to_string(idFd),
-                                std::string("--report"), std::to_string(fds[1])})
+      for (std::string extra :
+           {std::string("--child"), std::to_string(r), std::string("--id-fd"), std::to_string(idFd),
+            std::string("--report"), std::to_string(fds[1])})
         args.push_back(extra);
       std::vector<char *> cargs;
       for (std::string &a : args)

@@ -17,8 +17,12 @@ namespace collc {
 // Values match coll::Collective and coll::Protocol in the dialect (collc's
 // emitter checks this when it is compiled).
 enum Collective : int32_t {
-  kAllReduce = 0, kReduceScatter = 1, kAllGather = 2, kAllToAll = 3,
-  kBroadcast = 4, kReduce = 5
+  kAllReduce = 0,
+  kReduceScatter = 1,
+  kAllGather = 2,
+  kAllToAll = 3,
+  kBroadcast = 4,
+  kReduce = 5
 };
 enum Protocol : int32_t { kSimple = 0, kLL = 1, kLL128 = 2 };
 
@@ -44,14 +48,14 @@ struct ThreadblockDesc {
   int32_t recvPeer, sendPeer; // -1: none
   int32_t channel;
   int32_t protocol;
-  int32_t direct;             // ThreadblockFlag bits
-  int32_t steps;              // steps per loop
+  int32_t direct; // ThreadblockFlag bits
+  int32_t steps;  // steps per loop
   // The kernel code it runs (a coll.shape) and the operands that code reads
   // from a table: host memory, which a launch hands to the kernel where it
   // can read it (Args::table), so that a rank's device holds its own only.
   int32_t shape;
-  int32_t tableLength;        // int64_t entries
-  const int64_t *table;       // null: none
+  int32_t tableLength;  // int64_t entries
+  const int64_t *table; // null: none
 };
 
 struct Args;
@@ -63,7 +67,7 @@ using KernelFn = void (*)(const Args *);
 struct DeviceLaunch {
   const Args *args;
   int32_t blocks, threads;
-  void *stream;             // a cudaStream_t
+  void *stream; // a cudaStream_t
   int32_t cooperative;
 };
 // Launches on the GPU from code that nvcc compiled, so that the runtime
@@ -72,10 +76,10 @@ struct DeviceLaunch {
 using DeviceLaunchFn = const char *(*)(const DeviceLaunch &);
 // avg on the GPU: the kernels sum, then this divides the `count` elements
 // of `type` at `data` by `divisor` on the stream; null, or CUDA's error.
-using DeviceDivideFn = const char *(*)(void *data, int64_t count, int32_t type,
-                                       int32_t divisor, void *stream);
+using DeviceDivideFn = const char *(*)(void *data, int64_t count, int32_t type, int32_t divisor,
+                                       void *stream);
 struct CudaEntry {
-  const void *kernel;       // the __global__ function
+  const void *kernel; // the __global__ function
   DeviceLaunchFn launch;
   DeviceDivideFn divide;
 };
@@ -99,20 +103,20 @@ struct PlanDesc {
   int32_t collective, ranks, chunks, root, inplace;
   int32_t scratchChunks[kMaxScratch];
   int32_t numScratch;
-  int64_t minBytes, maxBytes;   // bytes per rank of the input, [min, max)
+  int64_t minBytes, maxBytes; // bytes per rank of the input, [min, max)
   int32_t protocol;
-  int32_t slots;                // FIFO slots every connection needs
-  int32_t widest;               // chunks of the widest step
-  int32_t numThreadblocks;      // over all ranks
+  int32_t slots;           // FIFO slots every connection needs
+  int32_t widest;          // chunks of the widest step
+  int32_t numThreadblocks; // over all ranks
   const ThreadblockDesc *threadblocks;
-  KernelFn hostKernel;          // null in CUDA builds
-  CudaEntry cuda;               // nulls in host builds
-  int32_t wholeChunks;          // counts must be multiples of `chunks`: the
-                                // plan moves chunks between positions
-  int32_t numLaunches;          // by size, increasing; none: 1 replica
+  KernelFn hostKernel; // null in CUDA builds
+  CudaEntry cuda;      // nulls in host builds
+  int32_t wholeChunks; // counts must be multiples of `chunks`: the
+                       // plan moves chunks between positions
+  int32_t numLaunches; // by size, increasing; none: 1 replica
   const LaunchShape *launches;
-  const char *why;              // why this plan at these sizes (collc tune's
-                                // winner and margin), for COLL_DEBUG; or null
+  const char *why; // why this plan at these sizes (collc tune's
+                   // winner and margin), for COLL_DEBUG; or null
 };
 
 // An algorithm: its plans, one per size range, in increasing order.
@@ -139,21 +143,21 @@ constexpr int64_t kDirect = -1;
 struct Fifo {
   uint64_t *head;
   uint64_t *tail;
-  int64_t *sizes;        // bytes on the wire of the step in each slot (for
-                         // proxies), or kDirect
-  char *slots;           // `numSlots` slots of `slotBytes`
+  int64_t *sizes; // bytes on the wire of the step in each slot (for
+                  // proxies), or kDirect
+  char *slots;    // `numSlots` slots of `slotBytes`
   int64_t slotBytes;
   int32_t numSlots;
   int32_t protocol;
-  uint64_t *ready;       // written by the receiver, like head
+  uint64_t *ready; // written by the receiver, like head
 };
 
 // Everything one threadblock of one rank needs for one launch.
 struct Args {
   int32_t rank, nranks;
-  int32_t tb;             // index into the plan's threadblock table
-  int32_t shape;          // its ThreadblockDesc's, and its table where
-  const int64_t *table;   // the kernel reads it (device memory on the GPU)
+  int32_t tb;                // index into the plan's threadblock table
+  int32_t shape;             // its ThreadblockDesc's, and its table where
+  const int64_t *table;      // the kernel reads it (device memory on the GPU)
   int32_t replica, replicas; // loops replica, replica + replicas, ...
                              // (replicas 0 reads as 1)
   int32_t recvPeer, sendPeer;
@@ -170,19 +174,19 @@ struct Args {
   uint64_t barrierArrivals;
   int32_t datatype, op;
   int32_t elemSize;
-  int64_t count;          // elements per unit of the user buffer (E)
-  int64_t slice;          // elements per chunk per loop (s)
-  int64_t chunks;         // chunks per unit (C)
+  int64_t count;  // elements per unit of the user buffer (E)
+  int64_t slice;  // elements per chunk per loop (s)
+  int64_t chunks; // chunks per unit (C)
   int32_t numScratch;
   int32_t scratchChunks[kMaxScratch];
   char *buffers[kMaxBuffers]; // scratch: one row of chunks per loop
   Fifo recv, send;
-  uint64_t *progress;     // per threadblock of this rank and this
-                          // replica: steps finished
+  uint64_t *progress; // per threadblock of this rank and this
+                      // replica: steps finished
   volatile int32_t *abort;
   double timeoutSeconds;
-  int32_t *error;         // set to a nonzero code on failure
-  char *errorText;        // 256 bytes
+  int32_t *error;  // set to a nonzero code on failure
+  char *errorText; // 256 bytes
 };
 
 } // namespace collc

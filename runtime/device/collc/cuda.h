@@ -36,12 +36,11 @@
 #endif
 
 #define COLLC_DEVICE static __device__ __forceinline__
-#define COLLC_KERNEL(name)                                                                   \
-  __global__ void __launch_bounds__(COLLC_CUDA_MAX_THREADS, 1)                              \
-      name(const ::collc::Args *collcArgs)
+#define COLLC_KERNEL(name)                                                                         \
+  __global__ void __launch_bounds__(COLLC_CUDA_MAX_THREADS, 1) name(const ::collc::Args *collcArgs)
 #define COLLC_BLOCK_ARGS (collcArgs + blockIdx.x)
 #define COLLC_HOST_FN(name) nullptr
-#define COLLC_CUDA_FN(name)                                                                  \
+#define COLLC_CUDA_FN(name)                                                                        \
   (::collc::CudaEntry{(const void *)&name, &::collc::cuda::launch<&name>, &::collc::cuda::divide})
 
 namespace collc {
@@ -53,8 +52,8 @@ template <void (*K)(const Args *)> const char *launch(const DeviceLaunch &l) {
   const cudaStream_t stream = static_cast<cudaStream_t>(l.stream);
   const cudaError_t e =
       l.cooperative
-          ? cudaLaunchCooperativeKernel((const void *)K, dim3(l.blocks), dim3(l.threads), params,
-                                        0, stream)
+          ? cudaLaunchCooperativeKernel((const void *)K, dim3(l.blocks), dim3(l.threads), params, 0,
+                                        stream)
           : cudaLaunchKernel((const void *)K, dim3(l.blocks), dim3(l.threads), params, 0, stream);
   return e == cudaSuccess ? nullptr : cudaGetErrorName(e);
 }
@@ -64,10 +63,18 @@ template <int kEs> struct Size {
 };
 template <class F> COLLC_DI void withSize(int32_t elemSize, F &&f) {
   switch (elemSize) {
-  case 1: f(Size<1>{}); break;
-  case 2: f(Size<2>{}); break;
-  case 4: f(Size<4>{}); break;
-  default: f(Size<8>{}); break;
+  case 1:
+    f(Size<1>{});
+    break;
+  case 2:
+    f(Size<2>{});
+    break;
+  case 4:
+    f(Size<4>{});
+    break;
+  default:
+    f(Size<8>{});
+    break;
   }
 }
 } // namespace cuda
@@ -237,9 +244,8 @@ private:
   }
   // The loop row of a ref's buffer, on this rank or on rank `owner`.
   __device__ char *row(Ref r, int32_t owner = -1) const {
-    int64_t first = r.buffer >= kScratch0
-                        ? loop * a->scratchChunks[r.buffer - kScratch0] * a->slice
-                        : loop * perLoop;
+    int64_t first = r.buffer >= kScratch0 ? loop * a->scratchChunks[r.buffer - kScratch0] * a->slice
+                                          : loop * perLoop;
     char *base = owner < 0 ? a->buffers[r.buffer] : a->peers[owner * kMaxBuffers + r.buffer];
     return base + first * a->elemSize;
   }
@@ -263,8 +269,8 @@ private:
         atomicExch_system(c, 0ull); // the next barrier counts from zero
         cuda::releaseSys(generation, g + 1);
       } else {
-        bad = cuda::waitAtLeast(*a, generation, g + 1, true,
-                                "every rank at the peer barrier, rank", a->rank) == cuda::kGaveUp;
+        bad = cuda::waitAtLeast(*a, generation, g + 1, true, "every rank at the peer barrier, rank",
+                                a->rank) == cuda::kGaveUp;
       }
     }
     dead = __syncthreads_or(bad);
@@ -294,8 +300,7 @@ private:
   // Chunk k of such a step; past the source's valid elements, zeros. Runs
   // of more ranks than a Run holds go in batches, the destination a source
   // of the next.
-  __device__ __noinline__ void peerChunk(Ref src, Ref dst, int32_t from, bool reduce,
-                                         int32_t k) {
+  __device__ __noinline__ void peerChunk(Ref src, Ref dst, int32_t from, bool reduce, int32_t k) {
     const Args &A = *a;
     const int32_t es = A.elemSize, n = A.nranks;
     const cuda::Geometry g = geometry();
@@ -338,8 +343,8 @@ private:
   }
 
   template <int R>
-  __device__ __noinline__ void step(const Ref (&refs)[R], int32_t nsrc, bool hasDst,
-                                    bool receives, bool sends, const Ref *direct = nullptr) {
+  __device__ __noinline__ void step(const Ref (&refs)[R], int32_t nsrc, bool hasDst, bool receives,
+                                    bool sends, const Ref *direct = nullptr) {
     if (dead)
       return;
     const Args &A = *a;
@@ -393,8 +398,8 @@ private:
         if (!bits && receives && simple) {
           if (A.peers && in.ready)
             cuda::releaseSys(in.ready, recvStep + 1);
-          bits = cuda::waitAtLeast(A, in.tail, recvStep + 1, true, "data from rank",
-                                   A.recvPeer) == cuda::kGaveUp;
+          bits = cuda::waitAtLeast(A, in.tail, recvStep + 1, true, "data from rank", A.recvPeer) ==
+                 cuda::kGaveUp;
           if (!bits && hasDst && in.sizes && in.sizes[recvStep % in.numSlots] == kDirect)
             bits |= 2;
         }
@@ -438,10 +443,11 @@ private:
       // which ships whole steps (the runtime leaves them `sizes` only then).
       if (sends && (simple || out.sizes)) {
         if (out.sizes)
-          out.sizes[sendStep % out.numSlots] = t.toPeer               ? kDirect
-                                               : simple               ? int64_t(t.bytes)
-                                               : protocol == kLL      ? int64_t(t.words) * 16
-                                                                      : int64_t(t.bytes + 119) / 120 * 128;
+          out.sizes[sendStep % out.numSlots] = t.toPeer ? kDirect
+                                               : simple ? int64_t(t.bytes)
+                                               : protocol == kLL
+                                                   ? int64_t(t.words) * 16
+                                                   : int64_t(t.bytes + 119) / 120 * 128;
         cuda::releaseSys(out.tail, sendStep + 1);
       }
       finished();

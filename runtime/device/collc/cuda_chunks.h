@@ -34,8 +34,9 @@ static __device__ __noinline__ Chunk chunkOf(const Geometry &g, char *row, bool 
     return {row + int64_t(index) * g.slice * elemSize, uint32_t(g.q)};
   uint32_t unit = index / uint32_t(g.chunks), pos = index - unit * uint32_t(g.chunks);
   int64_t left = g.width - pos * g.q;
-  return {row + (unit * g.count + pos * g.q) * elemSize,
-          uint32_t(left < 0 ? 0 : left < g.q ? left : g.q)};
+  return {row + (unit * g.count + pos * g.q) * elemSize, uint32_t(left < 0     ? 0
+                                                                  : left < g.q ? left
+                                                                               : g.q)};
 }
 
 // The refs of a step: sources in [0, nsrc), the destination at kDst, and
@@ -57,8 +58,8 @@ struct Step {
   const Args *a;
   int32_t nsrc, type, op, es;
   bool hasDst, receives, sends;
-  bool recvFromDst; // a direct sender stored what arrives in the destination
-  bool toPeer;      // stores to kPeer instead of sending (direct, Simple)
+  bool recvFromDst;                   // a direct sender stored what arrives in the destination
+  bool toPeer;                        // stores to kPeer instead of sending (direct, Simple)
   uint32_t q, count, n, bytes, words; // elements per chunk, chunks, elements, bytes, 8-byte words
   const char *recvSlot;
   char *sendSlot;
@@ -117,8 +118,7 @@ private:
   };
 
   // The same for a word that spans chunks or the end of the valid elements.
-  static __device__ __noinline__ uint64_t gather(const Places &at, int r, uint32_t e0,
-                                                 uint32_t n) {
+  static __device__ __noinline__ uint64_t gather(const Places &at, int r, uint32_t e0, uint32_t n) {
     uint64_t v = 0;
     for (uint32_t i = 0; i < kV && e0 + i < n; ++i) {
       uint32_t e = e0 + i, chunk = e / uint32_t(at.g.q), j = e - chunk * uint32_t(at.g.q);

@@ -18,15 +18,17 @@ namespace collc {
 namespace cuda {
 
 COLLC_DI void loadLine(const char *p, uint64_t &lo, uint64_t &hi) {
-  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(p) : "memory");
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
+               : "=l"(lo), "=l"(hi)
+               : "l"(p)
+               : "memory");
 }
 COLLC_DI void storeLine(char *p, uint64_t lo, uint64_t hi) {
   asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(lo), "l"(hi) : "memory");
 }
 
 // One LL step (either end LL); false if a receive gave up.
-template <int kEs> static __device__ __noinline__ bool llMove(const Step &step,
-                                                                        const Places &at) {
+template <int kEs> static __device__ __noinline__ bool llMove(const Step &step, const Places &at) {
   constexpr int kLines = 2;
   const Step s = step;
   Words<kEs> w(s, at);

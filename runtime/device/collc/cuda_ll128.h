@@ -22,8 +22,8 @@ namespace cuda {
 // One LL128 step (either end LL128); false if a receive gave up. Every
 // lane of a warp runs the same iterations: lanes past the payload idle
 // in them.
-template <int kEs> static __device__ __noinline__ bool ll128Move(const Step &step,
-                                                                           const Places &at) {
+template <int kEs>
+static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at) {
   constexpr uint32_t kGroups = 2, kLines = 4 * kGroups; // groups of 4 lines, a warp's lines
   const Step s = step;
   Words<kEs> w(s, at);
@@ -56,8 +56,7 @@ template <int kEs> static __device__ __noinline__ bool ll128Move(const Step &ste
         if (!__any_sync(~0u, stale))
           break;
         // Lane 0 decides for the warp, which must stay converged.
-        const bool late =
-            lane == 0 && !patience.keepWaiting("data from rank", s.a->recvPeer);
+        const bool late = lane == 0 && !patience.keepWaiting("data from rank", s.a->recvPeer);
         if (__shfl_sync(~0u, late, 0))
           return false;
       }

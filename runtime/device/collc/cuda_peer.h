@@ -26,27 +26,45 @@ COLLC_DI uint64_t multimemLoad(int32_t type, int32_t op, const char *x) {
   uint32_t r = 0;
   float f = 0;
   double d = 0;
-#define COLLC_LD(what, cons, out)                                                          \
-  asm volatile("multimem.ld_reduce.relaxed.sys.global." what " %0, [%1];"                  \
-               : "=" cons(out) : "l"(x) : "memory")
-#define COLLC_LD3(sum, min, max, cons, out)                                                \
-  do {                                                                                     \
-    if (op == collMin)                                                                     \
-      COLLC_LD(min, cons, out);                                                            \
-    else if (op == collMax)                                                                \
-      COLLC_LD(max, cons, out);                                                            \
-    else                                                                                   \
-      COLLC_LD(sum, cons, out);                                                            \
+#define COLLC_LD(what, cons, out)                                                                  \
+  asm volatile("multimem.ld_reduce.relaxed.sys.global." what " %0, [%1];"                          \
+               : "=" cons(out)                                                                     \
+               : "l"(x)                                                                            \
+               : "memory")
+#define COLLC_LD3(sum, min, max, cons, out)                                                        \
+  do {                                                                                             \
+    if (op == collMin)                                                                             \
+      COLLC_LD(min, cons, out);                                                                    \
+    else if (op == collMax)                                                                        \
+      COLLC_LD(max, cons, out);                                                                    \
+    else                                                                                           \
+      COLLC_LD(sum, cons, out);                                                                    \
   } while (0)
   switch (type) {
-  case collFloat32: COLLC_LD("add.f32", "f", f); return __float_as_uint(f);
-  case collFloat64: COLLC_LD("add.f64", "d", d); return uint64_t(__double_as_longlong(d));
-  case collFloat16: COLLC_LD3("add.acc::f32.f16x2", "min.f16x2", "max.f16x2", "r", r); return r;
-  case collBfloat16: COLLC_LD3("add.acc::f32.bf16x2", "min.bf16x2", "max.bf16x2", "r", r); return r;
-  case collInt32: COLLC_LD3("add.s32", "min.s32", "max.s32", "r", r); return r;
-  case collUint32: COLLC_LD3("add.u32", "min.u32", "max.u32", "r", r); return r;
-  case collInt64: COLLC_LD3("add.u64", "min.s64", "max.s64", "l", v); return v;
-  default: COLLC_LD3("add.u64", "min.u64", "max.u64", "l", v); return v;
+  case collFloat32:
+    COLLC_LD("add.f32", "f", f);
+    return __float_as_uint(f);
+  case collFloat64:
+    COLLC_LD("add.f64", "d", d);
+    return uint64_t(__double_as_longlong(d));
+  case collFloat16:
+    COLLC_LD3("add.acc::f32.f16x2", "min.f16x2", "max.f16x2", "r", r);
+    return r;
+  case collBfloat16:
+    COLLC_LD3("add.acc::f32.bf16x2", "min.bf16x2", "max.bf16x2", "r", r);
+    return r;
+  case collInt32:
+    COLLC_LD3("add.s32", "min.s32", "max.s32", "r", r);
+    return r;
+  case collUint32:
+    COLLC_LD3("add.u32", "min.u32", "max.u32", "r", r);
+    return r;
+  case collInt64:
+    COLLC_LD3("add.u64", "min.s64", "max.s64", "l", v);
+    return v;
+  default:
+    COLLC_LD3("add.u64", "min.u64", "max.u64", "l", v);
+    return v;
   }
 #undef COLLC_LD3
 #undef COLLC_LD
@@ -58,10 +76,10 @@ COLLC_DI uint64_t multimemLoad(int32_t type, int32_t op, const char *x) {
 COLLC_DI U128 multimemLoad16(int32_t type, int32_t op, const char *x) {
   uint32_t r[4] = {0, 0, 0, 0};
 #if __CUDA_ARCH__ >= 900
-#define COLLC_LD4(what)                                                                    \
-  asm volatile("multimem.ld_reduce.relaxed.sys.global." what " {%0, %1, %2, %3}, [%4];"     \
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                            \
-               : "l"(x)                                                                    \
+#define COLLC_LD4(what)                                                                            \
+  asm volatile("multimem.ld_reduce.relaxed.sys.global." what " {%0, %1, %2, %3}, [%4];"            \
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                                    \
+               : "l"(x)                                                                            \
                : "memory")
   const bool half = type == collFloat16;
   if (type == collFloat32)

@@ -51,8 +51,8 @@ static __device__ __noinline__ void simpleEdge(const Step &s, const Places &at, 
 }
 
 // One Simple step, both ends Simple (or none: local and peer steps).
-template <int kEs> static __device__ __noinline__ void simpleMove(const Step &step,
-                                                                            const Places &at) {
+template <int kEs>
+static __device__ __noinline__ void simpleMove(const Step &step, const Places &at) {
   const Step s = step;
   for (uint32_t k = 0; k < s.count; ++k) {
     const size_t at0 = size_t(k) * s.q * kEs;

@@ -74,8 +74,8 @@ struct Text {
 // the first failure of a launch names itself in Args::error and errorText,
 // as collcHostWait does. Returns when the wait began (globaltimer).
 constexpr uint64_t kGaveUp = ~uint64_t(0);
-static __device__ __noinline__ uint64_t checkIn(const Args &a, uint64_t since,
-                                                const char *what, int64_t peer) {
+static __device__ __noinline__ uint64_t checkIn(const Args &a, uint64_t since, const char *what,
+                                                int64_t peer) {
   int code = 0;
   if (*reinterpret_cast<volatile int32_t *>(a.error))
     return kGaveUp; // another wait of this launch failed and said why

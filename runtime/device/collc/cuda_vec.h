@@ -96,10 +96,18 @@ template <class A, class Op, typename W> COLLC_DI W apply(W x, W y) {
 
 // Steps that reduce nothing: the same loop for every type.
 template <int kEs> struct CopyOf;
-template <> struct CopyOf<1> { using type = IntArith<uint8_t, uint8_t>; };
-template <> struct CopyOf<2> { using type = IntArith<uint16_t, uint16_t>; };
-template <> struct CopyOf<4> { using type = IntArith<uint32_t, uint32_t>; };
-template <> struct CopyOf<8> { using type = IntArith<uint64_t, uint64_t>; };
+template <> struct CopyOf<1> {
+  using type = IntArith<uint8_t, uint8_t>;
+};
+template <> struct CopyOf<2> {
+  using type = IntArith<uint16_t, uint16_t>;
+};
+template <> struct CopyOf<4> {
+  using type = IntArith<uint32_t, uint32_t>;
+};
+template <> struct CopyOf<8> {
+  using type = IntArith<uint64_t, uint64_t>;
+};
 
 // x (op) y in every element of two words of kEs-byte elements, the (type,
 // op) chosen per word, for the LL and LL128 loops and the less common
@@ -107,21 +115,29 @@ template <> struct CopyOf<8> { using type = IntArith<uint64_t, uint64_t>; };
 // registers.
 template <class A> COLLC_DI uint64_t applyAs(int32_t op, uint64_t x, uint64_t y) {
   switch (op) {
-  case collProd: return apply<A, Prod>(x, y);
-  case collMax: return apply<A, Max>(x, y);
-  case collMin: return apply<A, Min>(x, y);
-  default: return apply<A, Sum>(x, y); // sum, and avg
+  case collProd:
+    return apply<A, Prod>(x, y);
+  case collMax:
+    return apply<A, Max>(x, y);
+  case collMin:
+    return apply<A, Min>(x, y);
+  default:
+    return apply<A, Sum>(x, y); // sum, and avg
   }
 }
 template <int kEs>
 static __device__ __noinline__ uint64_t reduceWords(int32_t type, int32_t op, uint64_t x,
-                                                   uint64_t y) {
+                                                    uint64_t y) {
   if constexpr (kEs == 1) {
     switch (type) {
-    case collInt8: return applyAs<IntArith<uint8_t, int8_t>>(op, x, y);
-    case collUint8: return applyAs<IntArith<uint8_t, uint8_t>>(op, x, y);
-    case collFloat8e4m3: return applyAs<FloatArith<F8<__NV_E4M3>>>(op, x, y);
-    default: return applyAs<FloatArith<F8<__NV_E5M2>>>(op, x, y);
+    case collInt8:
+      return applyAs<IntArith<uint8_t, int8_t>>(op, x, y);
+    case collUint8:
+      return applyAs<IntArith<uint8_t, uint8_t>>(op, x, y);
+    case collFloat8e4m3:
+      return applyAs<FloatArith<F8<__NV_E4M3>>>(op, x, y);
+    default:
+      return applyAs<FloatArith<F8<__NV_E5M2>>>(op, x, y);
     }
   } else if constexpr (kEs == 2) {
     if (type == collBfloat16)
@@ -129,15 +145,21 @@ static __device__ __noinline__ uint64_t reduceWords(int32_t type, int32_t op, ui
     return applyAs<FloatArith<F16>>(op, x, y);
   } else if constexpr (kEs == 4) {
     switch (type) {
-    case collInt32: return applyAs<IntArith<uint32_t, int32_t>>(op, x, y);
-    case collUint32: return applyAs<IntArith<uint32_t, uint32_t>>(op, x, y);
-    default: return applyAs<FloatArith<F32>>(op, x, y);
+    case collInt32:
+      return applyAs<IntArith<uint32_t, int32_t>>(op, x, y);
+    case collUint32:
+      return applyAs<IntArith<uint32_t, uint32_t>>(op, x, y);
+    default:
+      return applyAs<FloatArith<F32>>(op, x, y);
     }
   } else {
     switch (type) {
-    case collInt64: return applyAs<IntArith<uint64_t, int64_t>>(op, x, y);
-    case collUint64: return applyAs<IntArith<uint64_t, uint64_t>>(op, x, y);
-    default: return applyAs<FloatArith<F64>>(op, x, y);
+    case collInt64:
+      return applyAs<IntArith<uint64_t, int64_t>>(op, x, y);
+    case collUint64:
+      return applyAs<IntArith<uint64_t, uint64_t>>(op, x, y);
+    default:
+      return applyAs<FloatArith<F64>>(op, x, y);
     }
   }
 }
@@ -149,11 +171,21 @@ struct alignas(16) U128 {
   uint64_t x, y;
 };
 template <int N> struct UnitOf;
-template <> struct UnitOf<1> { using type = uint8_t; };
-template <> struct UnitOf<2> { using type = uint16_t; };
-template <> struct UnitOf<4> { using type = uint32_t; };
-template <> struct UnitOf<8> { using type = uint64_t; };
-template <> struct UnitOf<16> { using type = U128; };
+template <> struct UnitOf<1> {
+  using type = uint8_t;
+};
+template <> struct UnitOf<2> {
+  using type = uint16_t;
+};
+template <> struct UnitOf<4> {
+  using type = uint32_t;
+};
+template <> struct UnitOf<8> {
+  using type = uint64_t;
+};
+template <> struct UnitOf<16> {
+  using type = U128;
+};
 
 template <typename W> COLLC_DI W ld(const char *p) {
   W v;
@@ -252,8 +284,8 @@ static __device__ __noinline__ void reduceUnits16(const Run &r, size_t off, uint
 // The same for any (type, op), chosen per 8-byte word, in units of kUnit:
 // 16 bytes, or one element for what no wider unit fits.
 template <int kEs, int kUnit>
-static __device__ __noinline__ void reduceUnits(int32_t type, int32_t op, const Run &r,
-                                                size_t off, uint32_t n) {
+static __device__ __noinline__ void reduceUnits(int32_t type, int32_t op, const Run &r, size_t off,
+                                                uint32_t n) {
   using W = typename UnitOf<kUnit>::type;
   constexpr int kU = 4;
   const uint32_t nt = blockDim.x;
@@ -269,7 +301,8 @@ static __device__ __noinline__ void reduceUnits(int32_t type, int32_t op, const 
         if (i + u * nt < n) {
           const W x = ld<W>(r.src[s] + off + size_t(i + u * nt) * kUnit);
           if constexpr (kUnit == 16)
-            v[u] = {reduceWords<kEs>(type, op, v[u].x, x.x), reduceWords<kEs>(type, op, v[u].y, x.y)};
+            v[u] = {reduceWords<kEs>(type, op, v[u].x, x.x),
+                    reduceWords<kEs>(type, op, v[u].y, x.y)};
           else
             v[u] = W(reduceWords<kEs>(type, op, v[u], x));
         }
@@ -303,8 +336,7 @@ COLLC_DI void reduceUnits16(int32_t type, int32_t op, const Run &r, size_t off, 
 // every pointer is as far from 16-byte alignment; the elements before and
 // after them, or all where the pointers differ, one at a time.
 template <int kEs>
-static __device__ __noinline__ void reduceCopy(int32_t type, int32_t op, const Run &r,
-                                               uint32_t n) {
+static __device__ __noinline__ void reduceCopy(int32_t type, int32_t op, const Run &r, uint32_t n) {
   uintptr_t first = reinterpret_cast<uintptr_t>(r.src[0]), differ = 0;
   for (int s = 1; s < r.nsrc; ++s)
     differ |= reinterpret_cast<uintptr_t>(r.src[s]) ^ first;

@@ -36,8 +36,8 @@ extern "C" {
 // Implemented in collrt: acc[i] = acc[i] (op) src[i] for n elements.
 void collcHostReduce(int32_t datatype, int32_t op, void *acc, const void *src, int64_t n);
 // Spins, yields, then sleeps; false on timeout or abort (and fills the error).
-int collcHostWait(const collc::Args *args, const uint64_t *word, uint64_t goal,
-                  int mode, const char *what, int64_t peer);
+int collcHostWait(const collc::Args *args, const uint64_t *word, uint64_t goal, int mode,
+                  const char *what, int64_t peer);
 }
 
 namespace collc {
@@ -89,9 +89,7 @@ public:
   void send(Ref src, Direct to) { step(false, {src}, nullptr, true, &to.ref); }
   void recvCopySend(Ref dst, Direct to) { step(true, {}, &dst, true, &to.ref); }
   void recvReduceSend(Ref src, Direct to) { step(true, {src}, nullptr, true, &to.ref); }
-  void recvReduceCopySend(Ref src, Ref dst, Direct to) {
-    step(true, {src}, &dst, true, &to.ref);
-  }
+  void recvReduceCopySend(Ref src, Ref dst, Direct to) { step(true, {src}, &dst, true, &to.ref); }
   void copy(Ref src, Ref dst) { step(false, {src}, &dst, false); }
   void reduce(std::initializer_list<Ref> srcs, Ref dst) { step(false, srcs, &dst, false); }
 
@@ -265,8 +263,7 @@ private:
       // Wait for the last word first: the sender writes in order, so the
       // others are then usually there and each check passes at once.
       int64_t last = (bytes + 3) / 4 - 1;
-      if (last > 0 &&
-          !collcHostWait(&a, &words[last], flag, kLLFlag, "data from rank", a.recvPeer))
+      if (last > 0 && !collcHostWait(&a, &words[last], flag, kLLFlag, "data from rank", a.recvPeer))
         return fail();
       for (int64_t w = 0; w * 4 < bytes; ++w) {
         uint64_t word = __atomic_load_n(&words[w], __ATOMIC_RELAXED);
@@ -303,8 +300,7 @@ private:
     uint64_t freed = sendStep + 1 > slots ? sendStep + 1 - slots : 0;
     if (!collcHostWait(&a, f.head, freed, kAtLeast, "room to send to rank", a.sendPeer))
       return fail();
-    if (direct && a.peers && f.ready && f.protocol == kSimple &&
-        load(f.ready) >= sendStep + 1) {
+    if (direct && a.peers && f.ready && f.protocol == kSimple && load(f.ready) >= sendStep + 1) {
       scatter(*direct, acc.data(), peer(a.sendPeer, direct->buffer));
       f.sizes[sendStep % f.numSlots] = kDirect;
       store(f.tail, ++sendStep);

@@ -26,10 +26,18 @@ namespace collc {
 COLLC_MULTIMEM_FN bool multimemReduces(int32_t type, int32_t op) {
   const bool sum = op == collSum || op == collAvg, order = op == collMin || op == collMax;
   switch (type) {
-  case collFloat32: case collFloat64: return sum;
-  case collFloat16: case collBfloat16: case collInt32: case collUint32: case collInt64:
-  case collUint64: return sum || order;
-  default: return false;
+  case collFloat32:
+  case collFloat64:
+    return sum;
+  case collFloat16:
+  case collBfloat16:
+  case collInt32:
+  case collUint32:
+  case collInt64:
+  case collUint64:
+    return sum || order;
+  default:
+    return false;
   }
 }
 

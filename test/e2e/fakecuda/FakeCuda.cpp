@@ -71,8 +71,7 @@ struct MulticastHeader {
 };
 bool isMulticast(CUmemGenericAllocationHandle h) {
   char link[256];
-  ssize_t n = readlink(("/proc/self/fd/" + std::to_string(fdOf(h))).c_str(), link,
-                       sizeof link - 1);
+  ssize_t n = readlink(("/proc/self/fd/" + std::to_string(fdOf(h))).c_str(), link, sizeof link - 1);
   return n > 0 && std::string(link, size_t(n)).find("fake-cuda-multicast") != std::string::npos;
 }
 // The object's header, mapped for the caller (munmap it after).
@@ -168,7 +167,7 @@ extern "C" {
 
 CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
 CUresult cuGetErrorName(CUresult r, const char **name) {
-  *name = r == CUDA_ERROR_OUT_OF_MEMORY                 ? "CUDA_ERROR_OUT_OF_MEMORY"
+  *name = r == CUDA_ERROR_OUT_OF_MEMORY                ? "CUDA_ERROR_OUT_OF_MEMORY"
           : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
                                                        : "CUDA_ERROR_FAKE";
   return CUDA_SUCCESS;
@@ -190,8 +189,8 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
   *v = a == CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED ? multicast && !strcmp(multicast, "1")
        : a == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID        ? int(getpid())
        : a == CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM ? 1
-       : a == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED ? fabric()
-                                                    : 0;
+       : a == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED            ? fabric()
+                                                                          : 0;
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceCanAccessPeer(int *v, CUdevice, CUdevice) {
@@ -239,8 +238,8 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *o
   if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
     int owner[2];
     memcpy(owner, static_cast<const CUmemFabricHandle *>(os)->data, sizeof owner);
-    const std::string path = "/proc/" + std::to_string(owner[0]) + "/fd/" +
-                             std::to_string(owner[1]);
+    const std::string path =
+        "/proc/" + std::to_string(owner[0]) + "/fd/" + std::to_string(owner[1]);
     int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0)
       return CUDA_ERROR_INVALID_VALUE;
@@ -253,8 +252,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *o
   *h = CUmemGenericAllocationHandle(fd + 1);
   return CUDA_SUCCESS;
 }
-CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t, CUdeviceptr,
-                             unsigned long long) {
+CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t, CUdeviceptr, unsigned long long) {
   void *r = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (r == MAP_FAILED)
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -284,8 +282,8 @@ CUresult cuMemMap(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocat
     reach(r, size);
     return CUDA_SUCCESS;
   }
-  void *r = mmap(at(p), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fdOf(h),
-                 off_t(offset));
+  void *r =
+      mmap(at(p), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fdOf(h), off_t(offset));
   if (r == MAP_FAILED)
     return CUDA_ERROR_INVALID_VALUE;
   reach(r, size);

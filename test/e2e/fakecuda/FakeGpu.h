@@ -65,8 +65,8 @@ inline void checkMulticast(const collc::Args &a) {
     const bool alias = *mc == char(~was);
     *at = was;
     if (!alias) {
-      fprintf(stderr, "fake GPU: rank %d: Args::multicast[%d] does not address buffer %d\n",
-              a.rank, b, b);
+      fprintf(stderr, "fake GPU: rank %d: Args::multicast[%d] does not address buffer %d\n", a.rank,
+              b, b);
       abort();
     }
   }
@@ -91,8 +91,10 @@ inline void checkFifos(const collc::Args &a) {
                     (!f->sizes || reaches(f->sizes, slots * 8)) &&
                     (!f->ready || reaches(f->ready, 8));
     if (!ok) {
-      fprintf(stderr, "fake GPU: rank %d threadblock %d: a %s FIFO lies in memory the GPU "
-              "cannot reach\n", a.rank, a.tb, f == &a.send ? "send" : "receive");
+      fprintf(stderr,
+              "fake GPU: rank %d threadblock %d: a %s FIFO lies in memory the GPU "
+              "cannot reach\n",
+              a.rank, a.tb, f == &a.send ? "send" : "receive");
       abort();
     }
   }
@@ -140,8 +142,7 @@ struct Divide {
   }
 };
 
-inline const char *divide(void *data, int64_t count, int32_t type, int32_t divisor,
-                          void *stream) {
+inline const char *divide(void *data, int64_t count, int32_t type, int32_t divisor, void *stream) {
   if (!collrt::dispatchType(collDataType_t(type), [](auto) {}))
     return "cudaErrorInvalidValue";
   enqueue(stream, new Divide{data, count, type, divisor});
@@ -151,7 +152,7 @@ inline const char *divide(void *data, int64_t count, int32_t type, int32_t divis
 } // namespace collc_fake
 
 #define COLLC_HOST_FN(name) nullptr
-#define COLLC_CUDA_FN(name)                                                                  \
+#define COLLC_CUDA_FN(name)                                                                        \
   (::collc::CudaEntry{nullptr, &::collc_fake::launch<&name>, &::collc_fake::divide})
 
 #endif // COLLC_FAKEGPU_H
