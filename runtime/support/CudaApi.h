@@ -15,29 +15,61 @@
 
 // Every call, by the name <cuda.h> gives it (cuMemsetD8 is cuMemsetD8_v2
 // there, and so in libcuda's symbol table).
-#define COLLRT_CUDA_CALLS(X)                                                                       \
-  X(cuInit)                                                                                        \
-  X(cuGetErrorName) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuCtxGetDevice)                    \
-      X(cuDeviceGetAttribute) X(cuDeviceCanAccessPeer) X(cuMemGetAllocationGranularity)            \
-          X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)    \
-              X(cuMemUnmap) X(cuMemSetAccess) X(cuMemExportToShareableHandle)                      \
-                  X(cuMemImportFromShareableHandle) X(cuMemsetD8) X(cuMemAlloc) X(cuMemFree)       \
-                      X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost)              \
-                          X(cuMemHostRegister) X(cuMemHostUnregister) X(cuMemcpyHtoDAsync)         \
-                              X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuCtxSynchronize)          \
-                                  X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)          \
-                                      X(cuEventDestroy) X(cuStreamIsCapturing)                     \
-                                          X(cuStreamGetCaptureInfo)                                \
-                                              X(cuThreadExchangeStreamCaptureMode)                 \
-                                                  X(cuUserObjectCreate) X(cuUserObjectRelease)     \
-                                                      X(cuGraphRetainUserObject)
+// clang-format off
+#define COLLRT_CUDA_CALLS(X)           \
+  X(cuInit)                            \
+  X(cuGetErrorName)                    \
+  X(cuDriverGetVersion)                \
+  X(cuDeviceGetCount)                  \
+  X(cuCtxGetDevice)                    \
+  X(cuDeviceGetAttribute)              \
+  X(cuDeviceCanAccessPeer)             \
+  X(cuMemGetAllocationGranularity)     \
+  X(cuMemCreate)                       \
+  X(cuMemRelease)                      \
+  X(cuMemAddressReserve)               \
+  X(cuMemAddressFree)                  \
+  X(cuMemMap)                          \
+  X(cuMemUnmap)                        \
+  X(cuMemSetAccess)                    \
+  X(cuMemExportToShareableHandle)      \
+  X(cuMemImportFromShareableHandle)    \
+  X(cuMemsetD8)                        \
+  X(cuMemAlloc)                        \
+  X(cuMemFree)                         \
+  X(cuMemHostAlloc)                    \
+  X(cuMemHostGetDevicePointer)         \
+  X(cuMemFreeHost)                     \
+  X(cuMemHostRegister)                 \
+  X(cuMemHostUnregister)               \
+  X(cuMemcpyHtoDAsync)                 \
+  X(cuMemcpyDtoDAsync)                 \
+  X(cuMemsetD8Async)                   \
+  X(cuCtxSynchronize)                  \
+  X(cuEventCreate)                     \
+  X(cuEventRecord)                     \
+  X(cuEventSynchronize)                \
+  X(cuEventDestroy)                    \
+  X(cuStreamIsCapturing)               \
+  X(cuStreamGetCaptureInfo)            \
+  X(cuThreadExchangeStreamCaptureMode) \
+  X(cuUserObjectCreate)                \
+  X(cuUserObjectRelease)               \
+  X(cuGraphRetainUserObject)
+// clang-format on
 
 // Calls that older drivers lack: null there, and collrt does without them
 // (NVLink multicast came with CUDA 12.1, dma-buf export with 11.7).
-#define COLLRT_CUDA_OPTIONAL_CALLS(X)                                                              \
-  X(cuMulticastGetGranularity)                                                                     \
-  X(cuMulticastCreate) X(cuMulticastAddDevice) X(cuMulticastBindMem) X(cuMulticastUnbind)          \
-      X(cuMemGetHandleForAddressRange) X(cuFlushGPUDirectRDMAWrites)
+// clang-format off
+#define COLLRT_CUDA_OPTIONAL_CALLS(X) \
+  X(cuMulticastGetGranularity)        \
+  X(cuMulticastCreate)                \
+  X(cuMulticastAddDevice)             \
+  X(cuMulticastBindMem)               \
+  X(cuMulticastUnbind)                \
+  X(cuMemGetHandleForAddressRange)    \
+  X(cuFlushGPUDirectRDMAWrites)
+// clang-format on
 
 namespace collrt {
 
