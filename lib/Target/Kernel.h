@@ -12,9 +12,10 @@ class raw_ostream;
 namespace coll {
 
 /// Writes every plan of `module` as C++ that nvcc compiles into CUDA kernels
-/// and g++ into the host emulation: one kernel per plan, straight-line code
-/// per rank and threadblock calling the primitives of runtime/device, the
-/// plan tables the runtime registers, and an entry point per algorithm.
+/// and g++ into the host emulation: a device function per coll.shape whose
+/// runs are loops of calls to the primitives of runtime/device, each
+/// threadblock's table of operands, the plan tables the runtime registers,
+/// and an entry point per algorithm.
 mlir::LogicalResult writeKernels(mlir::ModuleOp module, llvm::StringRef source,
                                  llvm::raw_ostream &os);
 
