@@ -4,10 +4,10 @@
 
 include "mlir/Pass/PassBase.td"
 
-def CollVerifyPass : Pass<"coll-verify", "::mlir::ModuleOp"> {
+def CollVerifyPass : Pass<"coll-verify", "::coll::AlgorithmOp"> {
   let summary = "Prove that each algorithm implements its declared collective";
   let description = [{
-    Executes every `coll.algorithm` symbolically over all ranks' buffers and
+    Executes a `coll.algorithm` symbolically over all ranks' buffers and
     checks the postcondition of its collective (LANGUAGE.md). Fails at the
     statement that reads an unwritten chunk, writes a read-only `in`, mixes
     input chunks or counts a rank twice, and at the algorithm when an output

@@ -19,10 +19,7 @@ using namespace coll;
 namespace {
 struct CollVerifyPass : impl::CollVerifyPassBase<CollVerifyPass> {
   void runOnOperation() override {
-    bool ok = true;
-    for (auto alg : getOperation().getOps<AlgorithmOp>())
-      ok &= succeeded(verifySemantics(alg));
-    if (!ok)
+    if (failed(verifySemantics(getOperation())))
       signalPassFailure();
     markAllAnalysesPreserved();
   }

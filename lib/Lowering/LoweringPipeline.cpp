@@ -28,7 +28,9 @@ bool placed(const coll::CollLoweringOptions &options) {
 
 void addGlobalView(OpPassManager &pm, const coll::CollLoweringOptions &options) {
   if (options.verifyAlgorithms)
-    pm.addPass(coll::createCollVerifyPass());
+    pm.nest<coll::AlgorithmOp>().addPass(coll::createCollVerifyPass());
+  // Passes that read a topology run on the module, whose TopologyAnalysis
+  // parses each spec once for the whole pipeline.
   if (placed(options)) {
     coll::CollMapRanksPassOptions map;
     if (!options.topology.empty())
@@ -41,7 +43,7 @@ void addStreams(OpPassManager &pm, const coll::CollLoweringOptions &options) {
   coll::CollSplitChunksPassOptions split;
   split.pipeline = options.pipeline;
   split.instances = options.instances;
-  pm.addPass(coll::createCollSplitChunksPass(split));
+  pm.nest<coll::AlgorithmOp>().addPass(coll::createCollSplitChunksPass(split));
   // Multicast and peer windows need to know which GPU each rank runs on.
   if (placed(options) && options.multimem)
     pm.addPass(coll::createCollMultimemPass());

@@ -23,7 +23,7 @@ def CollMapRanksPass : Pass<"coll-map-ranks", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
-def CollSplitChunksPass : Pass<"coll-split-chunks", "::mlir::ModuleOp"> {
+def CollSplitChunksPass : Pass<"coll-split-chunks", "::coll::AlgorithmOp"> {
   let summary = "Split chunks into sub-chunks and replicate over parallel instances";
   let description = [{
     Every chunk becomes `instances x pipeline` sub-chunks. Instance j moves

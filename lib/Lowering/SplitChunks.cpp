@@ -61,9 +61,8 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
       getOperation().emitError("pipeline and instances must be at least 1");
       return signalPassFailure();
     }
-    for (auto alg : getOperation().getOps<AlgorithmOp>())
-      if (failed(split(alg)))
-        return signalPassFailure();
+    if (failed(split(getOperation())))
+      signalPassFailure();
   }
 
   /// Afterwards `alg` works on split chunks, unless it would grow too large.
