@@ -79,7 +79,10 @@ collResult_t collCommInitRank(collComm_t *comm, int nranks, collUniqueId id, int
  * or on COLL_BOOTSTRAP_PORT; COLL_SECRET, if set, is the group's secret). */
 collResult_t collCommInitEnv(collComm_t *comm);
 collResult_t collCommDestroy(collComm_t comm);
-/* Stops every wait of this rank at once; the communicator is unusable after. */
+/* Stops every wait of this rank at once and frees the communicator, as
+ * collCommDestroy does: a later collCommDestroy or collCommAbort of it
+ * returns collInvalidUsage (collGetLastError(NULL) says why), as does a
+ * destroy repeated, until a new communicator reuses the address. */
 collResult_t collCommAbort(collComm_t comm);
 collResult_t collCommCount(collComm_t comm, int *count);
 collResult_t collCommUserRank(collComm_t comm, int *rank);
@@ -89,6 +92,7 @@ collResult_t collCommUserRank(collComm_t comm, int *rank);
  * has a CUDA context (after cudaSetDevice), else shared host memory (the
  * host build). */
 collResult_t collMemAlloc(void **ptr, size_t size);
+/* collInvalidUsage while a registered window still holds the memory. */
 collResult_t collMemFree(void *ptr);
 
 /* A symmetric window: a buffer of collMemAlloc memory that every rank of

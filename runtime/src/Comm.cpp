@@ -1,6 +1,7 @@
 //===- Comm.cpp - Communicators: init, destroy, abort, errors --------------===//
 #include "src/Comm.h"
 #include "src/GpuLaunch.h"
+#include "src/Memory.h"
 #include "src/Windows.h"
 
 #include "support/Env.h"
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 
 using namespace collrt;
 
@@ -21,6 +23,45 @@ void setInitError(const std::string &e) {
   std::lock_guard<std::mutex> lock(initErrorLock);
   initError = e;
 }
+
+// The communicators not yet destroyed or aborted, so that a second destroy
+// (collCommDestroy after collCommAbort, which frees as NCCL's does) is an
+// error and not a use after free.
+std::mutex liveLock;
+std::set<const collComm *> live;
+
+void remember(const collComm *comm) {
+  std::lock_guard<std::mutex> lock(liveLock);
+  live.insert(comm);
+}
+
+/// Whether `comm` was live; it is not afterwards.
+bool forget(const collComm *comm, const char *call) {
+  std::lock_guard<std::mutex> lock(liveLock);
+  if (live.erase(comm))
+    return true;
+  setInitError(std::string(call) + ": the communicator was destroyed or aborted already");
+  return false;
+}
+
+/// Frees what `comm` holds, and `comm`.
+void destroy(collComm *comm) {
+  collrt::releaseGpu(comm); // first: its kernels use the FIFOs
+  for (auto &[alg, setup] : comm->setups) {
+    comm->transport->release(setup.window);
+    if (!setup.staged.base.empty())
+      comm->transport->release(setup.staged);
+  }
+  if (comm->symmetricBytes)
+    comm->transport->release(comm->symmetric);
+  for (collWindow *w : comm->windows) {
+    collrt::unbindWindow(w);
+    comm->transport->unshare(w->window);
+    collrt::holdAllocation(w->allocation, -1);
+    delete w;
+  }
+  delete comm;
+}
 } // namespace
 
 collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int rank,
@@ -31,6 +72,16 @@ collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int 
     return collInvalidArgument;
   }
   *out = nullptr;
+  const Env &env = Env::get();
+  if (!env.error.empty()) {
+    setInitError("rank " + std::to_string(rank) + ": " + env.error);
+    return collInvalidArgument;
+  }
+  if (nranks > kMaxRanks) {
+    setInitError("collCommInitRank: " + std::to_string(nranks) + " ranks; at most " +
+                 std::to_string(kMaxRanks) + " can form a communicator");
+    return collInvalidArgument;
+  }
   UniqueIdData data;
   memcpy(&data, id.internal, sizeof data);
   auto comm = std::make_unique<collComm>();
@@ -38,7 +89,6 @@ collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int 
   comm->nranks = nranks;
   comm->transport = std::make_unique<PeerTransports>();
   std::string error;
-  const Env &env = Env::get();
   collResult_t r = comm->bootstrap.connect(data, rank, nranks, env.timeoutSeconds, error);
   if (r == collSuccess)
     r = comm->transport->connect(comm->bootstrap, rank, nranks, self, env.transport,
@@ -50,6 +100,7 @@ collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int 
   if (env.debug)
     fprintf(stderr, "collc INFO rank %d of %d on %s: %s\n", rank, nranks, self.host.c_str(),
             comm->transport->describe().c_str());
+  remember(comm.get());
   *out = comm.release();
   return collSuccess;
 }
@@ -156,26 +207,22 @@ collResult_t collCommInitEnv(collComm_t *out) {
 collResult_t collCommDestroy(collComm_t comm) {
   if (!comm)
     return collInvalidArgument;
-  collrt::releaseGpu(comm); // first: its kernels use the FIFOs
-  for (auto &[alg, setup] : comm->setups) {
-    comm->transport->release(setup.window);
-    if (!setup.staged.base.empty())
-      comm->transport->release(setup.staged);
-  }
-  if (comm->symmetricBytes)
-    comm->transport->release(comm->symmetric);
-  for (collWindow *w : comm->windows) {
-    collrt::unbindWindow(w);
-    comm->transport->unshare(w->window);
-    delete w;
-  }
-  delete comm;
+  if (!forget(comm, "collCommDestroy"))
+    return collInvalidUsage;
+  destroy(comm);
   return collSuccess;
 }
 
 collResult_t collCommAbort(collComm_t comm) {
   if (!comm)
     return collInvalidArgument;
+  {
+    std::lock_guard<std::mutex> lock(liveLock);
+    if (!live.count(comm)) {
+      setInitError("collCommAbort: the communicator was destroyed or aborted already");
+      return collInvalidUsage;
+    }
+  }
   // Threadblocks of a running launch read the flag while they wait.
   __atomic_store_n(&comm->abortFlag, 1, __ATOMIC_RELEASE);
   {

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 using namespace collrt;
@@ -522,12 +523,20 @@ collResult_t runThreadblocks(const LaunchCall &c, const AlgorithmSetup &setup,
     args.push_back(a);
   }
   std::vector<std::thread> blocks;
-  for (size_t i = 1; i < args.size(); ++i)
-    blocks.emplace_back(plan->hostKernel, &args[i]);
-  if (!args.empty())
+  std::string noThread;
+  try {
+    for (size_t i = 1; i < args.size(); ++i)
+      blocks.emplace_back(plan->hostKernel, &args[i]);
+  } catch (const std::system_error &e) {
+    // The blocks started wait for those that could not, until the timeout.
+    noThread = std::string("cannot start a threadblock's thread: ") + e.what();
+  }
+  if (!args.empty() && noThread.empty())
     plan->hostKernel(&args[0]);
   for (std::thread &t : blocks)
     t.join();
+  if (!noThread.empty())
+    return comm->fail(collSystemError, noThread);
   if (__atomic_load_n(&comm->abortFlag, __ATOMIC_ACQUIRE))
     return comm->fail(collAborted, "the communicator was aborted");
   if (error)

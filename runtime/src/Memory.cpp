@@ -38,6 +38,13 @@ bool collrt::findAllocation(const void *p, size_t bytes, Allocation &out) {
   return true;
 }
 
+void collrt::holdAllocation(const void *base, int windows) {
+  std::lock_guard<std::mutex> hold(lock);
+  auto found = allocations().find(reinterpret_cast<uintptr_t>(base));
+  if (found != allocations().end())
+    found->second.windows += windows;
+}
+
 extern "C" {
 
 collResult_t collMemAlloc(void **ptr, size_t size) {
@@ -68,6 +75,8 @@ collResult_t collMemFree(void *ptr) {
     auto found = allocations().find(reinterpret_cast<uintptr_t>(ptr));
     if (found == allocations().end())
       return collInvalidArgument;
+    if (found->second.windows > 0) // a peer may still map it
+      return collInvalidUsage;
     a = found->second;
     allocations().erase(found);
   }

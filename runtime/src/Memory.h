@@ -23,10 +23,15 @@ struct Allocation {
   int fd = -1;                           // owned by the allocation: dup it to keep it
   uint64_t handle = 0;                   // the backend's (a CUDA allocation handle)
   const MemoryBackend *memory = nullptr; // null: host memory
+  int windows = 0;                       // registered windows on it: collMemFree refuses then
 };
 
 /// The collMemAlloc allocation that holds all of [p, p + bytes), if any.
 bool findAllocation(const void *p, size_t bytes, Allocation &out);
+
+/// Counts a window registered on the allocation at `base` (+1) or released
+/// (-1).
+void holdAllocation(const void *base, int windows);
 
 } // namespace collrt
 

@@ -141,6 +141,8 @@ collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size, co
     comm->transport->unshare(w);
     return r;
   }
+  made->allocation = mine.base;
+  holdAllocation(mine.base, 1);
   *win = made.get();
   comm->windows.push_back(made.release());
   return collSuccess;
@@ -159,6 +161,7 @@ collResult_t collCommWindowDeregister(collComm_t comm, collWindow_t win) {
   collResult_t r = comm->bootstrap.barrier(error);
   unbindWindow(win);
   comm->transport->unshare(win->window);
+  holdAllocation(win->allocation, -1);
   comm->windows.erase(found);
   delete win;
   return r ? comm->fail(r, error) : collSuccess;

@@ -20,8 +20,9 @@
 #include <vector>
 
 struct collWindow {
-  collrt::Window window; // each rank's whole allocation, as mapped here
-  char *buff = nullptr;  // what this rank registered
+  collrt::Window window;      // each rank's whole allocation, as mapped here
+  char *buff = nullptr;       // what this rank registered
+  char *allocation = nullptr; // the collMemAlloc allocation that holds it
   size_t bytes = 0;
   // GPU memory: the multicast object bound over every rank's allocation,
   // where the group has NVLink multicast (GpuLaunch.h's bindWindow).

@@ -14,6 +14,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 using namespace collrt;
@@ -36,7 +37,7 @@ void serveRoot(int listener, Secret secret, double timeout) {
   auto admit = [&](int fd, const std::string &bytes) {
     RootHello h;
     memcpy(&h, bytes.data(), sizeof h);
-    if (!sameSecret(h.secret, secret.data()) || h.nranks < 1 ||
+    if (!sameSecret(h.secret, secret.data()) || h.nranks < 1 || h.nranks > kMaxRanks ||
         (nranks >= 0 && h.nranks != nranks) || h.rank < 0 || h.rank >= h.nranks ||
         (nranks >= 0 && peers[h.rank] >= 0))
       return false;
@@ -70,6 +71,18 @@ void serveRoot(int listener, Secret secret, double timeout) {
   for (int fd : peers)
     if (fd >= 0)
       close(fd);
+}
+
+/// Serves the root on a thread of its own, or says why the system gave none.
+collResult_t startRoot(int listener, const Secret &secret, double timeout, std::string &error) {
+  try {
+    std::thread(serveRoot, listener, secret, timeout).detach();
+    return collSuccess;
+  } catch (const std::system_error &e) {
+    close(listener);
+    error = std::string("cannot start the bootstrap root's thread: ") + e.what();
+    return collSystemError;
+  }
 }
 
 } // namespace
@@ -116,8 +129,7 @@ collResult_t collrt::startBootstrapRoot(UniqueIdData &id, std::string &error) {
   id.port = bound.sin_port;
   Secret secret;
   memcpy(secret.data(), id.secret, kSecretBytes);
-  std::thread(serveRoot, listener, secret, env.timeoutSeconds).detach();
-  return collSuccess;
+  return startRoot(listener, secret, env.timeoutSeconds, error);
 }
 
 collResult_t collrt::startBootstrapRootAt(const UniqueIdData &id, std::string &error) {
@@ -126,8 +138,7 @@ collResult_t collrt::startBootstrapRootAt(const UniqueIdData &id, std::string &e
     return collSystemError;
   Secret secret;
   memcpy(secret.data(), id.secret, kSecretBytes);
-  std::thread(serveRoot, listener, secret, Env::get().timeoutSeconds).detach();
-  return collSuccess;
+  return startRoot(listener, secret, Env::get().timeoutSeconds, error);
 }
 
 Bootstrap::~Bootstrap() {

@@ -28,6 +28,10 @@
 
 namespace collrt {
 
+/// The most ranks of one communicator: the root keeps a descriptor per
+/// rank, and a larger count would only allocate for ranks that never come.
+constexpr int kMaxRanks = 1 << 20;
+
 /// 256 bits: far beyond guessing, and still small in a 128-byte id.
 constexpr size_t kSecretBytes = 32;
 

@@ -1,7 +1,9 @@
 //===- Env.h - The runtime's environment knobs, read in one place ---------===//
 //
-//   COLL_DEBUG=INFO        say which plan each launch picks and why
-//   COLL_TIMEOUT=60        seconds any wait may last before it fails
+//   COLL_DEBUG=INFO        say which plan each launch picks and why (INFO or
+//                          TRACE, any case; WARN and VERSION say nothing)
+//   COLL_TIMEOUT=60        seconds any wait may last before it fails, more
+//                          than 0 and at most kMaxTimeoutSeconds
 //   COLL_SIMPLE_SLOT=524288, COLL_LL_SLOT=65536, COLL_LL128_SLOT=614400
 //                          bytes of one FIFO slot on the wire, per protocol
 //   COLL_TRANSPORT=        unset: each pair of ranks gets the first transport
@@ -41,9 +43,14 @@
 #define COLLRT_ENV_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace collrt {
+
+/// The longest COLL_TIMEOUT: about 11.6 days, far inside what a deadline of
+/// steady_clock (int64 nanoseconds, 292 years) can hold.
+constexpr double kMaxTimeoutSeconds = 1e6;
 
 struct Env {
   bool debug = false;
@@ -58,8 +65,14 @@ struct Env {
   bool direct = false;
   bool nvls = true;
   bool gdr = true;
+  /// Why a knob was refused (the first one), empty if none was: the
+  /// communicator's init then fails with it rather than guess a value.
+  std::string error;
 
+  /// The process's knobs, read once.
   static const Env &get();
+  /// The knobs `lookup` gives (getenv's contract: null where unset).
+  static Env read(const std::function<const char *(const char *)> &lookup);
 };
 
 } // namespace collrt

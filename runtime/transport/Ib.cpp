@@ -400,9 +400,7 @@ public:
         error = "ib: " + (all[rank].empty() ? "rank " + std::to_string(p) + ": " + all[p] : why);
         return ok ? collRemoteError : collSystemError;
       }
-    if (wire)
-      start(std::move(wire));
-    return collSuccess;
+    return wire ? start(std::move(wire), error) : collSuccess;
   }
 };
 

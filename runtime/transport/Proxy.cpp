@@ -8,13 +8,20 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 #include <unistd.h>
 
 using namespace collrt;
 
-void Proxy::start(Wire &w) {
+collResult_t Proxy::start(Wire &w, std::string &error) {
   attached = &w;
-  thread = std::thread([this, &w] { run(w); });
+  try {
+    thread = std::thread([this, &w] { run(w); });
+  } catch (const std::system_error &e) {
+    error = std::string("cannot start the proxy thread: ") + e.what();
+    return collSystemError;
+  }
+  return collSuccess;
 }
 
 void Proxy::stop() {
@@ -226,9 +233,9 @@ ProxyTransport::~ProxyTransport() {
   wire.reset(); // closes it
 }
 
-void ProxyTransport::start(std::unique_ptr<Wire> connected) {
+collResult_t ProxyTransport::start(std::unique_ptr<Wire> connected, std::string &error) {
   wire = std::move(connected);
-  proxy.start(*wire);
+  return proxy.start(*wire, error);
 }
 
 namespace {

@@ -82,8 +82,9 @@ public:
   Proxy(const Proxy &) = delete;
   Proxy &operator=(const Proxy &) = delete;
 
-  /// Starts the thread over `wire`, which must outlive stop().
-  void start(Wire &wire);
+  /// Starts the thread over `wire`, which must outlive stop(); fails where
+  /// the system has no thread to give.
+  collResult_t start(Wire &wire, std::string &error);
   /// The wire it was started over; null before.
   Wire *wireOf() const { return attached; }
   /// Ships what the threadblocks published before it was called, for at
@@ -178,7 +179,7 @@ public:
   bool copiesSteps() const override;
 
 protected:
-  void start(std::unique_ptr<Wire> connected);
+  collResult_t start(std::unique_ptr<Wire> connected, std::string &error);
 
   Bootstrap &boot;
   int rank;

@@ -226,8 +226,7 @@ public:
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       }
-    start(makeSocketWire(rank, fds));
-    return collSuccess;
+    return start(makeSocketWire(rank, fds), error);
   }
 };
 

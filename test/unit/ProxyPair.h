@@ -77,8 +77,8 @@ struct Pair {
     }
     // Senders put once the wire is theirs.
     if (puts != Puts::kNone) {
-      proxy[0].start(*this->link.end[0]);
-      proxy[1].start(*this->link.end[1]);
+      EXPECT_EQ(proxy[0].start(*this->link.end[0], error), collSuccess) << error;
+      EXPECT_EQ(proxy[1].start(*this->link.end[1], error), collSuccess) << error;
       uint64_t key = 0;
       const Region part{window.base[1], window.size[1], -1, 0};
       EXPECT_TRUE(this->link.end[1]->expose(window.slots.base ? window.slots : part,
@@ -100,8 +100,8 @@ struct Pair {
           << error;
     }
     if (puts == Puts::kNone) {
-      proxy[0].start(*this->link.end[0]);
-      proxy[1].start(*this->link.end[1]);
+      EXPECT_EQ(proxy[0].start(*this->link.end[0], error), collSuccess) << error;
+      EXPECT_EQ(proxy[1].start(*this->link.end[1], error), collSuccess) << error;
     }
   }
   ~Pair() {

@@ -152,6 +152,28 @@ TEST(Bootstrap, RejectsARankOutOfRange) {
   EXPECT_NE(std::string(collGetLastError(nullptr)).find("rank 2 of 2"), std::string::npos);
 }
 
+TEST(Bootstrap, RefusesMoreRanksThanTheLimitBeforeAllocating) {
+  collUniqueId id;
+  ASSERT_EQ(collGetUniqueId(&id), collSuccess);
+  collComm_t comm = nullptr;
+  EXPECT_EQ(collCommInitRank(&comm, 1 << 30, id, 0), collInvalidArgument);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_NE(std::string(collGetLastError(nullptr)).find("at most 1048576"), std::string::npos)
+      << collGetLastError(nullptr);
+}
+
+TEST(Comm, DestroyAfterAbortIsAnErrorNotACrash) {
+  std::vector<collComm_t> comms = initComms(1);
+  ASSERT_EQ(comms.size(), 1u);
+  ASSERT_NE(comms[0], nullptr);
+  EXPECT_EQ(collCommAbort(comms[0]), collSuccess);
+  EXPECT_EQ(collCommDestroy(comms[0]), collInvalidUsage);
+  EXPECT_NE(std::string(collGetLastError(nullptr)).find("destroyed or aborted already"),
+            std::string::npos);
+  EXPECT_EQ(collCommAbort(comms[0]), collInvalidUsage);
+  comms.clear();
+}
+
 //===----------------------------------------------------------------------===//
 // Shared-memory windows
 //===----------------------------------------------------------------------===//

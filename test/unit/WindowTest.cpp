@@ -80,6 +80,8 @@ TEST(Windows, EveryRankMapsEveryRanksBuffer) {
       EXPECT_EQ(theirs[0], 'a' + q);
       EXPECT_EQ(theirs[4095], 'a' + q);
     }
+    // Peers map the memory: it stays until the window is deregistered.
+    EXPECT_EQ(collMemFree(memory), collInvalidUsage);
     EXPECT_EQ(collCommWindowDeregister(comm, win), collSuccess) << collGetLastError(comm);
     EXPECT_EQ(collrt::placeOf(comm, buff, 1).id, -1);
     EXPECT_EQ(collrt::peerAddress(comm, (r + 1) % kRanks, {at.id, 0}), nullptr);
