@@ -55,3 +55,30 @@ void ChunkAttr::print(AsmPrinter &printer) const {
   printBody(printer);
   printer << '>';
 }
+
+//===----------------------------------------------------------------------===//
+// LaunchAttr
+//===----------------------------------------------------------------------===//
+
+Attribute LaunchAttr::parse(AsmParser &parser, Type) {
+  SmallVector<LaunchRange> ranges;
+  auto range = [&]() -> ParseResult {
+    LaunchRange r;
+    if (parser.parseInteger(r.minBytes) || parser.parseColon() || parser.parseInteger(r.replicas) ||
+        parser.parseKeyword("x") || parser.parseInteger(r.threads))
+      return failure();
+    ranges.push_back(r);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::LessGreater, range))
+    return {};
+  return LaunchAttr::get(parser.getContext(), ranges);
+}
+
+void LaunchAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  llvm::interleaveComma(getRanges(), printer, [&](const LaunchRange &r) {
+    printer << r.minBytes << ": " << r.replicas << " x " << r.threads;
+  });
+  printer << '>';
+}

@@ -32,13 +32,13 @@ def Coll_ChunkListAttr : ConfinedAttr<TypedArrayAttrBase<Coll_ChunkAttr, "chunks
 // A field of the steps of a run in a shared threadblock function (see
 // coll.shape): the chunk index (or, for `peer`, the rank) that the k-th step
 // of the run on rank r names, as (a*r + b*k + c) mod m. `role` says which
-// operand: src, dst, direct, peer. `count` chunks each, or `?` (kTableCount):
+// operand (Coll_FieldRole). `count` chunks each, or `?` (kTableCount):
 // as many as the table says, after the field's index, per step (the
 // threadblocks of a shape may move chunk ranges of different lengths).
 def Coll_AffineFieldAttr : AttrDef<Coll_Dialect, "AffineField"> {
   let mnemonic = "affine";
   let summary = "an operand that is an affine function of the rank and the step";
-  let parameters = (ins StringRefParameter<>:$role, StringRefParameter<>:$buffer,
+  let parameters = (ins EnumParameter<Coll_FieldRole>:$role, StringRefParameter<>:$buffer,
                         "int64_t":$count, "int64_t":$a, "int64_t":$b, "int64_t":$c,
                         "int64_t":$m);
   let assemblyFormat = [{
@@ -51,9 +51,20 @@ def Coll_AffineFieldAttr : AttrDef<Coll_Dialect, "AffineField"> {
 def Coll_TableFieldAttr : AttrDef<Coll_Dialect, "TableField"> {
   let mnemonic = "table";
   let summary = "an operand read from the threadblock's table";
-  let parameters = (ins StringRefParameter<>:$role, StringRefParameter<>:$buffer,
+  let parameters = (ins EnumParameter<Coll_FieldRole>:$role, StringRefParameter<>:$buffer,
                         "int64_t":$count);
   let assemblyFormat = "`<` $role $buffer `x` custom<ChunkCount>($count) `>`";
+}
+
+// How the runtime launches a plan, by message size: from `min_bytes` per
+// rank on (up to the next range's), `replicas` copies of every threadblock,
+// each on a share of the loops and on connections of its own, with
+// `threads` threads each. Written `<0: 1 x 64, 8192: 2 x 512>`.
+def Coll_LaunchAttr : AttrDef<Coll_Dialect, "Launch"> {
+  let mnemonic = "launch";
+  let summary = "launch shapes of a plan by message size";
+  let parameters = (ins ArrayRefParameter<"::coll::LaunchRange", "ranges by size">:$ranges);
+  let hasCustomAssemblyFormat = 1;
 }
 
 // Ids and channels count from 0; depths (FIFO slots, pipeline pieces) from 1.

@@ -57,10 +57,41 @@ def Coll_Protocol : I32EnumAttr<"Protocol", "a wire protocol", [
   let cppNamespace = "::coll";
 }
 
+// The kinds of step of a plan: each is the mnemonic of its step op, which
+// `coll.run` names.
+def Coll_RunKind : I32EnumAttr<"RunKind", "the kind of step a run repeats", [
+    I32EnumAttrCase<"send", 0>,
+    I32EnumAttrCase<"recv", 1>,
+    I32EnumAttrCase<"recv_copy_send", 2>,
+    I32EnumAttrCase<"recv_reduce_send", 3>,
+    I32EnumAttrCase<"recv_reduce_copy", 4>,
+    I32EnumAttrCase<"recv_reduce_copy_send", 5>,
+    I32EnumAttrCase<"local_copy", 6>,
+    I32EnumAttrCase<"local_reduce", 7>,
+    I32EnumAttrCase<"multimem_ld_reduce", 8>,
+    I32EnumAttrCase<"multimem_st", 9>,
+    I32EnumAttrCase<"read_reduce", 10>,
+    I32EnumAttrCase<"put", 11>,
+    I32EnumAttrCase<"get", 12>]> {
+  let cppNamespace = "::coll";
+}
+
+// What an operand of a step is, in the order a primitive takes them: the
+// peer (of `get`), the chunks read, the chunk written, the direct
+// destination in the receiver's buffers.
+def Coll_FieldRole : I32EnumAttr<"FieldRole", "the role of a step's operand", [
+    I32EnumAttrCase<"peer", 0>,
+    I32EnumAttrCase<"src", 1>,
+    I32EnumAttrCase<"dst", 2>,
+    I32EnumAttrCase<"direct", 3>]> {
+  let cppNamespace = "::coll";
+}
+
 // Integer-backed enums: ops print them as keywords (`allreduce`, `LL`) and
 // the generic form as integers, so both forms round-trip.
 defvar Coll_CollectiveAttr = Coll_Collective;
 defvar Coll_ProtocolAttr = Coll_Protocol;
+defvar Coll_RunKindAttr = Coll_RunKind;
 
 class Coll_Op<string mnemonic, list<Trait> traits = []>
     : Op<Coll_Dialect, mnemonic, traits>;

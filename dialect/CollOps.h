@@ -12,6 +12,20 @@
 
 #include "dialect/CollEnums.h.inc"
 
+namespace coll {
+/// One range of a #coll.launch: from `minBytes` per rank on, `replicas`
+/// copies of each threadblock of `threads` threads.
+struct LaunchRange {
+  int64_t minBytes, replicas, threads;
+  bool operator==(const LaunchRange &o) const {
+    return minBytes == o.minBytes && replicas == o.replicas && threads == o.threads;
+  }
+};
+inline llvm::hash_code hash_value(const LaunchRange &r) {
+  return llvm::hash_combine(r.minBytes, r.replicas, r.threads);
+}
+} // namespace coll
+
 #define GET_ATTRDEF_CLASSES
 #include "dialect/CollAttrs.h.inc"
 
@@ -61,7 +75,8 @@ std::optional<TransferChunks> transferChunks(mlir::Operation *op);
 /// `buffer` from `value`, or for role `peer` (a get's) the rank `value`.
 /// Roles: `peer`, `src` (each chunk read), `dst` (written), `direct`.
 struct StepField {
-  llvm::StringRef role, buffer;
+  FieldRole role;
+  llvm::StringRef buffer;
   int64_t count, value;
 };
 /// A step's fields in the order the primitive takes them. With

@@ -21,22 +21,22 @@ std::optional<int64_t> PlanOp::getBufferSize(StringRef name) {
 
 SmallVector<StepField, 4> coll::stepFields(StepOpInterface step, bool directSlot) {
   SmallVector<StepField, 4> fields;
-  auto chunk = [&](StringRef role, ChunkAttr c) {
+  auto chunk = [&](FieldRole role, ChunkAttr c) {
     fields.push_back({role, c.getBuffer().getValue(), c.getCount(), c.getIndex()});
   };
   if (auto get = llvm::dyn_cast<GetOp>(step.getOperation()))
-    fields.push_back({"peer", "", 0, get.getSrc().getRank()});
+    fields.push_back({FieldRole::peer, "", 0, get.getSrc().getRank()});
   for (ChunkAttr c : step.getReadChunks())
-    chunk("src", c);
+    chunk(FieldRole::src, c);
   if (ChunkAttr written = step.getWrittenChunk())
-    chunk("dst", written);
+    chunk(FieldRole::dst, written);
   if (ChunkAttr direct = step.getDirectDstAttr()) {
-    chunk("direct", direct);
+    chunk(FieldRole::direct, direct);
   } else if (directSlot && step.sends()) {
     ChunkAttr natural = step.getWrittenChunk();
     if (!natural)
       natural = step.getReadChunks().front();
-    fields.push_back({"direct", "", natural.getCount(), natural.getIndex()});
+    fields.push_back({FieldRole::direct, "", natural.getCount(), natural.getIndex()});
   }
   return fields;
 }
@@ -46,9 +46,41 @@ bool coll::runHasDirect(RunOp run) {
   if (fields.empty())
     return false;
   if (auto f = llvm::dyn_cast<AffineFieldAttr>(fields.back()))
-    return f.getRole() == "direct";
+    return f.getRole() == FieldRole::direct;
   auto t = llvm::dyn_cast<TableFieldAttr>(fields.back());
-  return t && t.getRole() == "direct";
+  return t && t.getRole() == FieldRole::direct;
+}
+
+/// Whether steps of this kind send over their threadblock's connection.
+static bool sends(RunKind kind) {
+  return kind == RunKind::send || kind == RunKind::recv_copy_send ||
+         kind == RunKind::recv_reduce_send || kind == RunKind::recv_reduce_copy_send;
+}
+
+LogicalResult RunOp::verify() {
+  int64_t previous = -1;
+  for (Attribute attr : getFields()) {
+    FieldRole role;
+    if (auto affine = llvm::dyn_cast<AffineFieldAttr>(attr)) {
+      role = affine.getRole();
+      if (affine.getM() < 1)
+        return emitOpError("affine field must have a modulus of at least 1");
+    } else if (auto table = llvm::dyn_cast<TableFieldAttr>(attr)) {
+      role = table.getRole();
+    } else {
+      return emitOpError("fields must be #coll.affine or #coll.table");
+    }
+    int64_t order = int64_t(role);
+    if (order < previous || (order == previous && role != FieldRole::src))
+      return emitOpError("fields must be the peer, sources, destination and direct destination, "
+                         "in this order and each but the sources at most once");
+    previous = order;
+    if (role == FieldRole::peer && getStep() != RunKind::get)
+      return emitOpError("only get steps name a peer");
+    if (role == FieldRole::direct && !sends(getStep()))
+      return emitOpError("only sending steps name a direct destination");
+  }
+  return success();
 }
 
 /// Whether a threadblock's steps are exactly what its shape's runs make on
@@ -65,10 +97,10 @@ static LogicalResult verifyShapeMatches(ThreadblockOp tb, ShapeOp shape, int64_t
       SmallVector<StepField, 4> fields = stepFields(step, directSlot);
       auto mismatch = [&](StringRef what) {
         return step->emitOpError("does not match step ")
-               << k << " of run '" << run.getStep() << "' of shape " << shape.getId() << ": "
-               << what;
+               << k << " of run '" << stringifyRunKind(run.getStep()) << "' of shape "
+               << shape.getId() << ": " << what;
       };
-      if (step->getName().stripDialect() != run.getStep())
+      if (step->getName().stripDialect() != stringifyRunKind(run.getStep()))
         return mismatch("another kind of step");
       if (!run.getTableWaits() && int64_t(step.getDepRefs().size()) != int64_t(run.getWaits()))
         return mismatch("another number of deps");
@@ -79,7 +111,7 @@ static LogicalResult verifyShapeMatches(ThreadblockOp tb, ShapeOp shape, int64_t
         return mismatch("the run names a direct destination, which this step of a threadblock "
                         "with a direct connection does not have");
       for (auto [field, attr] : llvm::zip(fields, run.getFields())) {
-        bool standIn = field.role == "direct" && field.buffer.empty();
+        bool standIn = field.role == FieldRole::direct && field.buffer.empty();
         if (auto affine = llvm::dyn_cast<AffineFieldAttr>(attr)) {
           if (field.role != affine.getRole() || (!standIn && field.buffer != affine.getBuffer()) ||
               (affine.getCount() != kTableCount && field.count != affine.getCount()))
@@ -87,15 +119,12 @@ static LogicalResult verifyShapeMatches(ThreadblockOp tb, ShapeOp shape, int64_t
           int64_t m = affine.getM();
           if (m < 1 ||
               (affine.getA() * rank + affine.getB() * k + affine.getC()) % m != field.value)
-            return mismatch("the " + field.role.str() +
-                            " operand is not what its affine "
-                            "function gives");
+            return mismatch("the " + stringifyFieldRole(field.role).str() +
+                            " operand is not what its affine function gives");
         } else if (auto table = llvm::dyn_cast<TableFieldAttr>(attr)) {
           if (field.role != table.getRole() || (!standIn && field.buffer != table.getBuffer()) ||
               (table.getCount() != kTableCount && field.count != table.getCount()))
             return mismatch("another operand");
-        } else {
-          return run.emitOpError("fields must be #coll.affine or #coll.table");
         }
       }
     }
@@ -128,14 +157,15 @@ LogicalResult PlanOp::verifyRegions() {
 constexpr int64_t kMaxReplicas = 32, kMaxThreads = 512;
 
 LogicalResult PlanOp::verifyLaunch() {
-  std::optional<ArrayRef<int64_t>> launch = getLaunch();
-  if (!launch)
+  LaunchAttr attr = getLaunchAttr();
+  if (!attr)
     return success();
-  if (launch->empty() || launch->size() % 3)
-    return emitOpError("launch must be triples of min_bytes, replicas, threads");
-  for (size_t i = 0; i < launch->size(); i += 3) {
-    int64_t from = (*launch)[i], replicas = (*launch)[i + 1], threads = (*launch)[i + 2];
-    if (i ? from <= (*launch)[i - 3] : from != int64_t(getMinBytes().value_or(0)))
+  ArrayRef<LaunchRange> launch = attr.getRanges();
+  if (launch.empty())
+    return emitOpError("launch must have at least one range");
+  for (size_t i = 0; i < launch.size(); ++i) {
+    auto [from, replicas, threads] = launch[i];
+    if (i ? from <= launch[i - 1].minBytes : from != int64_t(getMinBytes().value_or(0)))
       return emitOpError("launch sizes must start at the plan's min_bytes and increase");
     if (getMaxBytes() && from >= int64_t(*getMaxBytes()))
       return emitOpError("launch size ") << from << " is past the plan's max_bytes";
@@ -218,7 +248,8 @@ LogicalResult RankOp::verifyRegions() {
 
 LogicalResult ThreadblockOp::verify() {
   int64_t rank = (*this)->getParentOfType<RankOp>().getRank();
-  int64_t ranks = (*this)->getParentOfType<PlanOp>().getRanks();
+  auto plan = (*this)->getParentOfType<PlanOp>();
+  int64_t ranks = plan.getRanks();
   for (auto [what, peer] : {std::pair{"recv", getRecvAttr()}, {"send", getSendAttr()}}) {
     if (!peer)
       continue;

@@ -29,10 +29,13 @@ def Coll_PlanOp : Coll_Op<"plan", [
     set by `coll-select-protocol`; the variants of one algorithm share one
     entry point), `rank_map` the physical GPU of each logical rank (set by
     `coll-map-ranks`). `topology` and `fifo_depth` come from the algorithm
-    and are printed in the attribute dictionary. `launch` (set by
-    `coll-choose-channels`) lists, by size, how the runtime launches the
-    plan: triples `min_bytes, replicas, threads`, where each replica runs
-    every threadblock on a share of the loops, on connections of its own.
+    and are printed in the attribute dictionary. `protocol` (what the variant
+    runs: its threadblocks' protocol, or the one it was chosen for where
+    `@protocol` gives its threadblocks several)
+    and `slots` (the FIFO slots of each connection) are set by
+    `coll-select-protocol`; `launch` (set by `coll-choose-channels`)
+    says, by size, how the runtime launches the plan (#coll.launch). `why`
+    (set by `collc tune`) says why the tuner chose this plan for its sizes.
 
     ```mlir
     coll.plan @ring_LL : allreduce ranks(2) chunks(2) inplace bytes[0, 65536) algorithm("ring") {
@@ -60,13 +63,17 @@ def Coll_PlanOp : Coll_Op<"plan", [
                        OptionalAttr<StrAttr>:$algorithm,
                        OptionalAttr<StrAttr>:$topology,
                        OptionalAttr<Coll_DepthAttr>:$fifo_depth,
-                       OptionalAttr<DenseI64ArrayAttr>:$launch);
+                       OptionalAttr<Coll_ProtocolAttr>:$protocol,
+                       OptionalAttr<Coll_DepthAttr>:$slots,
+                       OptionalAttr<Coll_LaunchAttr>:$launch,
+                       OptionalAttr<StrAttr>:$why);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $collective `ranks` `(` $ranks `)` `chunks` `(` $chunks `)`
     (`root` `(` $root^ `)`)? (`inplace` $inplace^)? (`scratch` $scratch^)?
     (`rank_map` $rank_map^)? (`bytes` `[` $min_bytes^ `,` $max_bytes `)`)?
-    (`algorithm` `(` $algorithm^ `)`)? (`launch` $launch^)? attr-dict-with-keyword $body
+    (`algorithm` `(` $algorithm^ `)`)? (`protocol` `(` $protocol^ `)`)?
+    (`slots` `(` $slots^ `)`)? (`launch` $launch^)? attr-dict-with-keyword $body
   }];
   // Plans are made (by coll-to-rank-streams) before they are variants of
   // an algorithm.
@@ -78,7 +85,8 @@ def Coll_PlanOp : Coll_Op<"plan", [
       "::mlir::IntegerAttr":$max_bytes), [{
     build($_builder, $_state, sym_name, collective, ranks, chunks, root, inplace,
           scratch, rank_map, min_bytes, max_bytes, ::mlir::StringAttr(),
-          ::mlir::StringAttr(), ::mlir::IntegerAttr(), ::mlir::DenseI64ArrayAttr());
+          ::mlir::StringAttr(), ::mlir::IntegerAttr(), ProtocolAttr(), ::mlir::IntegerAttr(),
+          LaunchAttr(), ::mlir::StringAttr());
   }]>];
   let hasVerifier = 1;
   // Threadblocks with a shape are what it makes.
@@ -116,7 +124,7 @@ def Coll_ShapeOp : Coll_Op<"shape", [
 
     ```mlir
     coll.shape 0 {
-      coll.run "recv_reduce_send" x 6 [#coll.affine<"src" "in" [(1 * r + 7 * k + 6) mod 8] x 1>]
+      coll.run recv_reduce_send x 6 [#coll.affine<src "in"[(1 * r + 7 * k + 6) mod 8] x 1>]
     }
     ```
   }];
@@ -128,18 +136,20 @@ def Coll_ShapeOp : Coll_Op<"shape", [
 def Coll_RunOp : Coll_Op<"run", [HasParent<"ShapeOp">]> {
   let summary = "consecutive steps of one kind in a shape";
   let description = [{
-    `count` steps `step` (an op name without the dialect), with one field
-    per operand (`#coll.affine` or `#coll.table`) and `waits` deps each,
-    which the table holds. With `table_waits`, the number of deps differs
-    between the shape's threadblocks, and the table holds it before each
-    step's deps.
+    `count` steps of kind `step` (the step op's mnemonic), with one field
+    per operand (`#coll.affine` or `#coll.table`), in the order of their
+    roles (peer, sources, destination, direct destination), and `waits`
+    deps each, which the table holds. With `table_waits`, the number of
+    deps differs between the shape's threadblocks, and the table holds it
+    before each step's deps.
   }];
-  let arguments = (ins StrAttr:$step, Coll_DepthAttr:$count, ArrayAttr:$fields,
+  let arguments = (ins Coll_RunKindAttr:$step, Coll_DepthAttr:$count, ArrayAttr:$fields,
                        DefaultValuedAttr<Coll_IndexAttr, "0">:$waits,
                        UnitAttr:$table_waits);
   let assemblyFormat = [{
     $step `x` $count $fields (`waits` `(` $waits^ `)`)? (`table_waits` $table_waits^)? attr-dict
   }];
+  let hasVerifier = 1;
 }
 
 def Coll_ThreadblockOp : Coll_Op<"threadblock", [

@@ -127,15 +127,15 @@ struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChoos
 
     int64_t lo = plan.getMinBytes().value_or(0);
     int64_t hi = plan.getMaxBytes().value_or(INT64_MAX);
-    SmallVector<int64_t> launch;
+    SmallVector<LaunchRange> launch;
     for (size_t i = states.size(); i-- > 0;) {
       const State &s = states[i];
       int64_t next = i ? states[i - 1].from : INT64_MAX;
       if (next <= lo || s.from >= hi)
         continue;
-      launch.append({std::max(s.from, lo), s.replicas, s.threads});
+      launch.push_back({std::max(s.from, lo), s.replicas, s.threads});
     }
-    plan.setLaunch(launch);
+    plan.setLaunchAttr(LaunchAttr::get(&getContext(), launch));
     return success();
   }
 };

@@ -44,7 +44,7 @@ struct Run {
 /// threadblocks' counts, deps and direct destinations may differ.
 struct Signature {
   OperationName name;
-  SmallVector<std::tuple<StringRef, StringRef, int64_t>, 4> fields; // role, buffer, count
+  SmallVector<std::tuple<FieldRole, StringRef, int64_t>, 4> fields; // role, buffer, count
   size_t deps = 0;
 
   Signature(StepOpInterface step, ArrayRef<StepField> stepFields) : name(step->getName()) {
@@ -58,14 +58,15 @@ struct Signature {
   }
   /// The direct destination's buffer: "" for a stand-in or none.
   StringRef direct() const {
-    return !fields.empty() && std::get<0>(fields.back()) == "direct" ? std::get<1>(fields.back())
-                                                                     : "";
+    return !fields.empty() && std::get<0>(fields.back()) == FieldRole::direct
+               ? std::get<1>(fields.back())
+               : "";
   }
   std::string key(bool withDirect) const {
     std::string sig = name.stripDialect().str();
     for (auto [role, buffer, count] : fields)
-      if (role != "direct" || withDirect)
-        sig += "|" + role.str() + ":" + buffer.str();
+      if (role != FieldRole::direct || withDirect)
+        sig += "|" + stringifyFieldRole(role).str() + ":" + buffer.str();
     return sig;
   }
 };
@@ -223,7 +224,7 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
         bool tableWaits = !same([&, r = r](const Member &m) { return m.signatures[r].deps; });
         SmallVector<Attribute> attrs;
         for (auto [f, field] : llvm::enumerate(fields)) {
-          if (field.role == "direct") {
+          if (field.role == FieldRole::direct) {
             if (direct.empty())
               continue;
             field.buffer = direct;
@@ -233,8 +234,8 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
           })
                                ? field.count
                                : kTableCount;
-          int64_t m = field.role == "peer" ? int64_t(plan.getRanks())
-                                           : plan.getBufferSize(field.buffer).value_or(0);
+          int64_t m = field.role == FieldRole::peer ? int64_t(plan.getRanks())
+                                                    : plan.getBufferSize(field.buffer).value_or(0);
           auto value = [&, r = r, f = f, stride](size_t i, size_t k) {
             const Member &member = members[i];
             return member.values[member.runs[r].values + k * stride + f];
@@ -245,9 +246,10 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
           else
             attrs.push_back(TableFieldAttr::get(&getContext(), field.role, field.buffer, chunks));
         }
-        RunOp::create(inShape, step.getLoc(), step->getName().stripDialect(), count,
-                      inShape.getArrayAttr(attrs), tableWaits ? 0 : step.getDepRefs().size(),
-                      tableWaits);
+        // Every step op's mnemonic is a RunKind.
+        RunKind kind = *symbolizeRunKind(step->getName().stripDialect());
+        RunOp::create(inShape, step.getLoc(), kind, count, inShape.getArrayAttr(attrs),
+                      tableWaits ? 0 : step.getDepRefs().size(), tableWaits);
       }
       for (Member &member : members)
         member.tb.setShape(id);

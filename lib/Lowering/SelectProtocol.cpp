@@ -12,6 +12,7 @@
 #include "lib/Lowering/Passes.h"
 #include "lib/Lowering/PlanTopology.h"
 #include "lib/Topology/CostModel.h"
+#include "runtime/device/collc/abi.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -25,6 +26,28 @@ namespace coll {
 
 using namespace mlir;
 using namespace coll;
+
+/// What a variant for protocol `p` runs: its threadblocks' protocol where
+/// `@protocol` gave them all one, `p` otherwise.
+static Protocol planProtocol(PlanOp plan, Protocol p) {
+  std::optional<Protocol> only;
+  for (auto rank : plan.getBody().getOps<RankOp>())
+    for (auto tb : rank.getBody().getOps<ThreadblockOp>()) {
+      if (only && tb.getProtocol() != only)
+        return p;
+      only = tb.getProtocol();
+    }
+  return only.value_or(p);
+}
+
+/// The FIFO slots of each of a plan's connections: NCCL's eight, and one
+/// more than the pieces a pipelined plan injects before it forwards any.
+static int64_t fifoSlots(PlanOp plan) {
+  int64_t slots = collc::kMinSlots;
+  if (std::optional<uint64_t> depth = plan.getFifoDepth())
+    slots = std::max<int64_t>(slots, int64_t(*depth) + 1);
+  return slots;
+}
 
 namespace {
 
@@ -274,6 +297,8 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
       variant.setMaxBytesAttr(builder.getI64IntegerAttr(hi));
       if (failed(applyProtocol(variant, p)))
         return failure();
+      variant.setProtocol(planProtocol(variant, p));
+      variant.setSlotsAttr(builder.getI64IntegerAttr(fifoSlots(variant)));
       if (direct)
         markDirect(variant, *topo, map);
       pairDirect(variant);

@@ -45,14 +45,12 @@ llvm::Expected<SimPlan> coll::buildSimPlan(PlanOp plan) {
     sim.minBytes = *lo;
   if (auto hi = plan.getMaxBytes())
     sim.maxBytes = *hi;
-  // The runtime's rule (the emitter's PlanShape): a pipelined plan injects
-  // fifo_depth pieces before it forwards any.
-  if (std::optional<uint64_t> depth = plan.getFifoDepth())
-    sim.slots = std::max<int64_t>(sim.slots, int64_t(*depth) + 1);
-  if (std::optional<llvm::ArrayRef<int64_t>> launch = plan.getLaunch())
-    for (size_t i = 0; i + 2 < launch->size(); i += 3)
-      sim.launches.push_back({(*launch)[i], std::max<int64_t>(1, (*launch)[i + 1]),
-                              std::max<int64_t>(1, (*launch)[i + 2])});
+  // What coll-select-protocol recorded for the runtime.
+  if (std::optional<uint64_t> slots = plan.getSlots())
+    sim.slots = int64_t(*slots);
+  if (coll::LaunchAttr launch = plan.getLaunchAttr())
+    for (const coll::LaunchRange &r : launch.getRanges())
+      sim.launches.push_back({r.minBytes, r.replicas, r.threads});
   if (auto map = plan.getRankMapAttr())
     sim.gpus.assign(map.asArrayRef().begin(), map.asArrayRef().end());
   else

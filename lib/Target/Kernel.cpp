@@ -54,8 +54,6 @@ struct PlanShape {
   SmallVector<int64_t> steps;                                  // per entry
   int64_t widest = 1;                                          // chunks of the widest step
   SmallVector<std::string> scratchNames;
-  int64_t slots = collc::kMinSlots;
-
   explicit PlanShape(PlanOp plan) {
     for (auto rank : plan.getBody().getOps<RankOp>())
       for (auto tb : rank.getBody().getOps<ThreadblockOp>()) {
@@ -71,9 +69,6 @@ struct PlanShape {
     if (auto scratch = plan.getScratchAttr())
       for (NamedAttribute e : scratch)
         scratchNames.push_back(e.getName().str());
-    // A pipelined plan injects fifo_depth pieces before it forwards any.
-    if (std::optional<uint64_t> depth = plan.getFifoDepth())
-      slots = std::max<int64_t>(slots, *depth + 1);
   }
 };
 
@@ -104,23 +99,37 @@ private:
   std::string source;
 };
 
-/// The callee of each step kind.
-StringRef callee(StringRef step) {
-  return llvm::StringSwitch<StringRef>(step)
-      .Case("send", "send")
-      .Case("recv", "recv")
-      .Case("recv_copy_send", "recvCopySend")
-      .Case("recv_reduce_send", "recvReduceSend")
-      .Case("recv_reduce_copy", "recvReduceCopy")
-      .Case("recv_reduce_copy_send", "recvReduceCopySend")
-      .Case("local_copy", "copy")
-      .Case("local_reduce", "reduce")
-      .Case("multimem_ld_reduce", "multimemLdReduce")
-      .Case("multimem_st", "multimemSt")
-      .Case("read_reduce", "readReduce")
-      .Case("put", "put")
-      .Case("get", "get")
-      .Default("");
+/// The device primitive of each step kind.
+StringRef callee(RunKind step) {
+  switch (step) {
+  case RunKind::send:
+    return "send";
+  case RunKind::recv:
+    return "recv";
+  case RunKind::recv_copy_send:
+    return "recvCopySend";
+  case RunKind::recv_reduce_send:
+    return "recvReduceSend";
+  case RunKind::recv_reduce_copy:
+    return "recvReduceCopy";
+  case RunKind::recv_reduce_copy_send:
+    return "recvReduceCopySend";
+  case RunKind::local_copy:
+    return "copy";
+  case RunKind::local_reduce:
+    return "reduce";
+  case RunKind::multimem_ld_reduce:
+    return "multimemLdReduce";
+  case RunKind::multimem_st:
+    return "multimemSt";
+  case RunKind::read_reduce:
+    return "readReduce";
+  case RunKind::put:
+    return "put";
+  case RunKind::get:
+    return "get";
+  }
+  llvm_unreachable("a step kind without a primitive");
 }
 
 /// `a*r + b*k + c` mod m as C++ over `r` (the rank) and `k` (the step in
@@ -155,11 +164,12 @@ std::string ref(StringRef buffer, const std::string &index, const std::string &c
 /// What a step of a run names, as (role, C++ text): affine operands as
 /// expressions, the others from the table at `t[offset]` on, each followed
 /// there by its count where that is the table's.
-SmallVector<std::pair<StringRef, std::string>> operands(RunOp run, int64_t ranks, int64_t &offset) {
-  SmallVector<std::pair<StringRef, std::string>> out;
+SmallVector<std::pair<FieldRole, std::string>> operands(RunOp run, int64_t ranks, int64_t &offset) {
+  SmallVector<std::pair<FieldRole, std::string>> out;
   auto next = [&] { return "t[" + std::to_string(offset++) + "]"; };
   for (Attribute attr : run.getFields()) {
-    StringRef role, buffer;
+    FieldRole role;
+    StringRef buffer;
     int64_t count;
     std::string index;
     if (auto f = llvm::dyn_cast<AffineFieldAttr>(attr)) {
@@ -170,7 +180,7 @@ SmallVector<std::pair<StringRef, std::string>> operands(RunOp run, int64_t ranks
       role = t.getRole(), buffer = t.getBuffer(), count = t.getCount();
       index = next();
     }
-    if (role == "peer") {
+    if (role == FieldRole::peer) {
       out.push_back({role, index});
       continue;
     }
@@ -185,8 +195,6 @@ SmallVector<std::pair<StringRef, std::string>> operands(RunOp run, int64_t ranks
 LogicalResult printOperation(KernelEmitter &e, RunOp run, int64_t ranks) {
   raw_indented_ostream &os = e.ostream();
   StringRef fn = callee(run.getStep());
-  if (fn.empty())
-    return run.emitOpError("names step '") << run.getStep() << "', which cannot be emitted";
   int64_t offset = 0;
   SmallVector<std::string> waits;
   // A number of deps that differs between threadblocks comes first, and the
@@ -198,17 +206,18 @@ LogicalResult printOperation(KernelEmitter &e, RunOp run, int64_t ranks) {
         llvm::formatv("b.wait(t[{0}], t[{1}], t[{2}]);", offset, offset + 1, offset + 2));
   auto args = operands(run, ranks, offset);
   std::string call = ("b." + fn + "(").str();
-  bool reduce = run.getStep() == "local_reduce";
+  bool reduce = run.getStep() == RunKind::local_reduce;
   bool first = true;
   for (auto [i, arg] : llvm::enumerate(args)) {
     auto [role, text] = arg;
-    bool firstSrc = role == "src" && (i == 0 || args[i - 1].first != "src");
-    bool lastSrc = role == "src" && (i + 1 == args.size() || args[i + 1].first != "src");
+    bool src = role == FieldRole::src;
+    bool firstSrc = src && (i == 0 || args[i - 1].first != FieldRole::src);
+    bool lastSrc = src && (i + 1 == args.size() || args[i + 1].first != FieldRole::src);
     call += first ? "" : ", ";
     first = false;
     if (reduce && firstSrc)
       call += "{";
-    call += role == "direct" ? "direct(" + text + ")" : text;
+    call += role == FieldRole::direct ? "direct(" + text + ")" : text;
     if (reduce && lastSrc)
       call += "}";
   }
@@ -299,7 +308,7 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
   if (auto scratch = plan.getScratchAttr(); scratch && scratch.size() > collc::kMaxScratch)
     return plan.emitError("at most ") << collc::kMaxScratch << " scratch buffers can be emitted";
   // Waits name steps by their position.
-  if (failed(verifyStepsNumbered(plan)))
+  if (failed(verifyStepsNumbered(plan)) || failed(verifyProtocolSelected(plan)))
     return failure();
   PlanShape shape(plan);
   e.shape = &shape;
@@ -371,14 +380,13 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
     }
   }
   os << "};\n";
-  if (std::optional<ArrayRef<int64_t>> launch = plan.getLaunch()) {
+  if (LaunchAttr launch = plan.getLaunchAttr()) {
     os << "const LaunchShape launches[] = {\n";
     {
       ContinuationScope elements(os);
       os << "// from bytes per rank, replicas, threads\n";
-      for (size_t i = 0; i < launch->size(); i += 3)
-        os << "{" << (*launch)[i] << "LL, " << (*launch)[i + 1] << ", " << (*launch)[i + 2]
-           << "},\n";
+      for (const LaunchRange &r : launch.getRanges())
+        os << "{" << r.minBytes << "LL, " << r.replicas << ", " << r.threads << "},\n";
     }
     os << "};\n";
   }
@@ -400,18 +408,18 @@ void printPlanDesc(raw_indented_ostream &os, PlanOp plan) {
     os << llvm::cast<IntegerAttr>(plan.getScratchAttr().get(n)).getInt();
   });
   os << "}, " << shape.scratchNames.size() << ", " << plan.getMinBytes().value_or(0) << "LL, "
-     << plan.getMaxBytes().value_or(INT64_MAX) << "LL, collc::" << abiName(planProtocol(plan))
-     << ", " << shape.slots << ", " << shape.widest << ",\n " << shape.threadblocks.size() << ", "
-     << ns << "::threadblocks, COLLC_HOST_FN(" << ns << "::kernel), COLLC_CUDA_FN(" << ns
+     << plan.getMaxBytes().value_or(INT64_MAX) << "LL, collc::" << abiName(*plan.getProtocol())
+     << ", " << *plan.getSlots() << ", " << shape.widest << ",\n " << shape.threadblocks.size()
+     << ", " << ns << "::threadblocks, COLLC_HOST_FN(" << ns << "::kernel), COLLC_CUDA_FN(" << ns
      << "::kernel),\n "
      << (CollDialect::of(plan.getContext())->getMovesChunksAttrHelper().isAttrPresent(plan) ? 1 : 0)
      << ", ";
-  if (std::optional<ArrayRef<int64_t>> launch = plan.getLaunch())
-    os << launch->size() / 3 << ", " << ns << "::launches, ";
+  if (LaunchAttr launch = plan.getLaunchAttr())
+    os << launch.getRanges().size() << ", " << ns << "::launches, ";
   else
     os << "0, nullptr, ";
-  if (auto why = plan->getAttrOfType<StringAttr>(kWhyAttr))
-    os << "\n " << cString(why.getValue()) << "},\n";
+  if (std::optional<StringRef> why = plan.getWhy())
+    os << "\n " << cString(*why) << "},\n";
   else
     os << "nullptr},\n";
 }

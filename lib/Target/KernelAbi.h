@@ -74,13 +74,12 @@ inline llvm::StringRef algorithmOf(PlanOp plan) {
   return plan.getAlgorithm().value_or(plan.getSymName());
 }
 
-/// The protocol the runtime sizes the plan's FIFOs for: its threadblocks'.
-inline Protocol planProtocol(PlanOp plan) {
-  for (auto rank : plan.getBody().getOps<RankOp>())
-    for (auto tb : rank.getBody().getOps<ThreadblockOp>())
-      if (tb.getProtocol())
-        return *tb.getProtocol();
-  return Protocol::Simple;
+/// Whether the plan says what its tables need and only passes decide: its
+/// protocol and the FIFO slots of its connections.
+inline mlir::LogicalResult verifyProtocolSelected(PlanOp plan) {
+  if (plan.getProtocol() && plan.getSlots())
+    return mlir::success();
+  return plan.emitOpError("has no protocol or FIFO slots; coll-select-protocol records them");
 }
 
 /// `name` as a C identifier.
@@ -108,10 +107,6 @@ inline std::string cString(llvm::StringRef text) {
   }
   return out + "\"";
 }
-
-/// A plan's note of why it runs at its sizes (collc tune's winner and
-/// margin); the runtime prints it under COLL_DEBUG.
-constexpr llvm::StringLiteral kWhyAttr = "why";
 
 /// The plans of `module`, one group per algorithm; coll-select-protocol
 /// leaves an algorithm's variants adjacent, in increasing size ranges.

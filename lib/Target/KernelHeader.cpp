@@ -31,9 +31,12 @@ LogicalResult coll::writeKernelHeader(ModuleOp module, StringRef source, raw_ost
        << first.getRanks() << " ranks, " << first.getChunks() << " chunks per unit"
        << (first.getInplace() ? ", in place" : "") << ".\n";
     for (PlanOp plan : plans)
+      if (failed(verifyProtocolSelected(plan)))
+        return failure();
+    for (PlanOp plan : plans)
       os << " * " << plan.getSymName() << ": [" << plan.getMinBytes().value_or(0) << ", "
          << plan.getMaxBytes().value_or(INT64_MAX) << ") bytes per rank, "
-         << stringifyProtocol(planProtocol(plan)) << ".\n";
+         << stringifyProtocol(*plan.getProtocol()) << ".\n";
     os << " */\n";
     printEntryPoint(os, cIdent(alg), ";\n");
   }

@@ -776,7 +776,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildLibrary(Tuner &tuner, llvm::ArrayRef<
     plan.setAlgorithmAttr(b.getStringAttr(name));
     plan.setMinBytesAttr(b.getI64IntegerAttr(r.minBytes));
     plan.setMaxBytesAttr(b.getI64IntegerAttr(r.maxBytes));
-    plan->setAttr(coll::kWhyAttr, b.getStringAttr(why(candidates, r, rows[k], sizes, topology)));
+    plan.setWhy(why(candidates, r, rows[k], sizes, topology));
   }
   return library;
 }

@@ -16,9 +16,9 @@
 // A chunk of 1 x 64 x 64 bytes is worth 128 threads; 16 replicas need
 // 16 x 512 x 64 bytes.
 // CHECK-LABEL: coll.plan @simple :
-// CHECK-SAME: launch [0, 1, 64, 8192, 1, 128, 16384, 1, 256, 32768, 1, 512, 65536, 2, 512, 131072, 4, 512, 262144, 8, 512, 524288, 16, 512] {
+// CHECK-SAME: launch <0: 1 x 64, 8192: 1 x 128, 16384: 1 x 256, 32768: 1 x 512, 65536: 2 x 512, 131072: 4 x 512, 262144: 8 x 512, 524288: 16 x 512> {
 // ONE-LABEL: coll.plan @simple :
-// ONE-SAME: launch [0, 1, 64, 8192, 1, 128, 16384, 1, 256, 32768, 1, 512] {
+// ONE-SAME: launch <0: 1 x 64, 8192: 1 x 128, 16384: 1 x 256, 32768: 1 x 512> {
 coll.plan @simple : allgather ranks(2) chunks(1) {
   coll.rank 0 {
     coll.threadblock 0 recv(1) send(1) channel(0) protocol(Simple) {
@@ -45,7 +45,7 @@ coll.plan @simple : allgather ranks(2) chunks(1) {
 // LL's threshold is 8 bytes a thread; a table is cut to the plan's range,
 // and 4 chunks per buffer make every step 4 times smaller.
 // CHECK-LABEL: coll.plan @ll :
-// CHECK-SAME: bytes[10000, 300000) algorithm("ll") launch [10000, 1, 256, 16384, 1, 512, 32768, 2, 512, 65536, 4, 512, 131072, 8, 512, 262144, 16, 512] {
+// CHECK-SAME: bytes[10000, 300000) algorithm("ll") launch <10000: 1 x 256, 16384: 1 x 512, 32768: 2 x 512, 65536: 4 x 512, 131072: 8 x 512, 262144: 16 x 512> {
 coll.plan @ll : allgather ranks(2) chunks(4) bytes[10000, 300000) algorithm("ll") {
   coll.rank 0 {
     coll.threadblock 0 recv(1) send(1) channel(0) protocol(LL) {
@@ -71,7 +71,7 @@ coll.plan @ll : allgather ranks(2) chunks(4) bytes[10000, 300000) algorithm("ll"
 
 // Over the network a NIC of 50 GB/s needs two threadblocks.
 // CHECK-LABEL: coll.plan @twonodes :
-// CHECK-SAME: launch [0, 1, 64, 8192, 1, 128, 16384, 1, 256, 32768, 1, 512, 65536, 2, 512] attributes
+// CHECK-SAME: launch <0: 1 x 64, 8192: 1 x 128, 16384: 1 x 256, 32768: 1 x 512, 65536: 2 x 512> attributes
 coll.plan @twonodes : allgather ranks(2) chunks(1) rank_map [0, 8] attributes {topology = "hgx-h100:nodes=2"} {
   coll.rank 0 {
     coll.threadblock 0 recv(1) send(1) channel(0) protocol(Simple) {
@@ -98,7 +98,7 @@ coll.plan @twonodes : allgather ranks(2) chunks(1) rank_map [0, 8] attributes {t
 // Steps on other ranks' buffers: one replica at every size (an all-to-all
 // input holds a chunk per rank).
 // CHECK-LABEL: coll.plan @peers :
-// CHECK-SAME: launch [0, 1, 64, 16384, 1, 128, 32768, 1, 256, 65536, 1, 512] {
+// CHECK-SAME: launch <0: 1 x 64, 16384: 1 x 128, 32768: 1 x 256, 65536: 1 x 512> {
 coll.plan @peers : alltoall ranks(2) chunks(1) {
   coll.rank 0 {
     coll.threadblock 0 channel(0) protocol(Simple) {

@@ -24,7 +24,7 @@
 // rank 0 (entry 1) waits for step 0, then step 1 of entry 0 (2 steps).
 // CUDA-LABEL: namespace gaps {
 // CUDA:       const int64_t t1[] = {0, 0, 2, 0, 1, 2};
-coll.plan @gaps : allreduce ranks(2) chunks(2) {
+coll.plan @gaps : allreduce ranks(2) chunks(2) protocol(Simple) slots(8) {
   coll.rank 0 {
     coll.threadblock 0 send(1) channel(0) {
       coll.send in[0][0] id(2)

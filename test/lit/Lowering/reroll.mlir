@@ -9,11 +9,11 @@
 // A 3-rank ring: one shape; chunk indices fall by one per step, mod 3.
 // CHECK-LABEL: coll.plan @ring
 // CHECK-NEXT:    coll.shape 0 {
-// CHECK-NEXT:      coll.run "send" x 1 [#coll.affine<"src" "in"[(1 * r + 0 * k + 2) mod 3] x 1>]
-// CHECK-NEXT:      coll.run "recv_reduce_send" x 1 [#coll.affine<"src" "in"[(1 * r + 0 * k + 1) mod 3] x 1>]
-// CHECK-NEXT:      coll.run "recv_reduce_copy_send" x 1 [#coll.affine<"src" "in"[(1 * r + 0 * k + 0) mod 3] x 1>, #coll.affine<"dst" "in"[(1 * r + 0 * k + 0) mod 3] x 1>]
-// CHECK-NEXT:      coll.run "recv_copy_send" x 1 [#coll.affine<"dst" "in"[(1 * r + 0 * k + 2) mod 3] x 1>]
-// CHECK-NEXT:      coll.run "recv" x 1 [#coll.affine<"dst" "in"[(1 * r + 0 * k + 1) mod 3] x 1>]
+// CHECK-NEXT:      coll.run send x 1 [#coll.affine<src "in"[(1 * r + 0 * k + 2) mod 3] x 1>]
+// CHECK-NEXT:      coll.run recv_reduce_send x 1 [#coll.affine<src "in"[(1 * r + 0 * k + 1) mod 3] x 1>]
+// CHECK-NEXT:      coll.run recv_reduce_copy_send x 1 [#coll.affine<src "in"[(1 * r + 0 * k + 0) mod 3] x 1>, #coll.affine<dst "in"[(1 * r + 0 * k + 0) mod 3] x 1>]
+// CHECK-NEXT:      coll.run recv_copy_send x 1 [#coll.affine<dst "in"[(1 * r + 0 * k + 2) mod 3] x 1>]
+// CHECK-NEXT:      coll.run recv x 1 [#coll.affine<dst "in"[(1 * r + 0 * k + 1) mod 3] x 1>]
 // CHECK-NEXT:    }
 // CHECK-NOT:     coll.shape
 // CHECK:         coll.threadblock 0 recv(2) send(1) channel(0) shape(0) {
@@ -56,10 +56,10 @@ coll.plan @ring : allreduce ranks(3) chunks(3) inplace {
 // Waits are table entries. Different runs make different shapes.
 // CHECK-LABEL: coll.plan @irregular
 // CHECK-NEXT:    coll.shape 0 {
-// CHECK-NEXT:      coll.run "send" x 3 [#coll.table<"src" "t" x 1>]
+// CHECK-NEXT:      coll.run send x 3 [#coll.table<src "t" x 1>]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    coll.shape 1 {
-// CHECK-NEXT:      coll.run "local_copy" x 1 [#coll.affine<"src" "in"[(0 * r + 0 * k + 0) mod 2] x 1>, #coll.affine<"dst" "out"[(0 * r + 0 * k + 0) mod 4] x 1>] waits(1)
+// CHECK-NEXT:      coll.run local_copy x 1 [#coll.affine<src "in"[(0 * r + 0 * k + 0) mod 2] x 1>, #coll.affine<dst "out"[(0 * r + 0 * k + 0) mod 4] x 1>] waits(1)
 // CHECK-NEXT:    }
 // CHECK:         coll.threadblock 0 send(1) channel(0) shape(0) {
 // CHECK:         coll.threadblock 1 channel(0) shape(1) {
@@ -83,7 +83,7 @@ coll.plan @irregular : allgather ranks(2) chunks(2) scratch {t = 4 : i64} {
 // which the affine function of the others' `out` indices also gives).
 // CHECK-LABEL: coll.plan @standin
 // CHECK-NEXT:    coll.shape 0 {
-// CHECK-NEXT:      coll.run "send" x 1 [#coll.affine<"src" "in"[(0 * r + 0 * k + 0) mod 1] x 1>, #coll.affine<"direct" "out"[(0 * r + 0 * k + 0) mod 3] x 1>]
+// CHECK-NEXT:      coll.run send x 1 [#coll.affine<src "in"[(0 * r + 0 * k + 0) mod 1] x 1>, #coll.affine<direct "out"[(0 * r + 0 * k + 0) mod 3] x 1>]
 // CHECK-NEXT:    }
 // CHECK-NOT:     coll.shape
 // CHECK:         coll.threadblock 0 send(1) channel(0) protocol(Simple) direct_send shape(0) {
@@ -108,10 +108,10 @@ coll.plan @standin : allgather ranks(3) chunks(1) {
 // shapes apart.
 // CHECK-LABEL: coll.plan @apart
 // CHECK-NEXT:    coll.shape 0 {
-// CHECK-NEXT:      coll.run "send" x 1 [#coll.affine<"src" "in"[(0 * r + 0 * k + 0) mod 1] x 1>, #coll.affine<"direct" "out"[(0 * r + 0 * k + 0) mod 3] x 1>]
+// CHECK-NEXT:      coll.run send x 1 [#coll.affine<src "in"[(0 * r + 0 * k + 0) mod 1] x 1>, #coll.affine<direct "out"[(0 * r + 0 * k + 0) mod 3] x 1>]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    coll.shape 1 {
-// CHECK-NEXT:      coll.run "send" x 1 [#coll.affine<"src" "in"[(0 * r + 0 * k + 0) mod 1] x 1>]
+// CHECK-NEXT:      coll.run send x 1 [#coll.affine<src "in"[(0 * r + 0 * k + 0) mod 1] x 1>]
 // CHECK-NEXT:    }
 // CHECK-NOT:     coll.shape
 // CHECK:         coll.threadblock 0 send(1) channel(0) protocol(Simple) direct_send shape(0) {

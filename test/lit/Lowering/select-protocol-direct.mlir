@@ -12,7 +12,7 @@
 // RUN: collc-opt %s --coll-select-protocol='topology=pcie-8 protocol=Simple' | FileCheck %s --check-prefix=FIFO --implicit-check-not=direct
 // RUN: collc-opt %s --coll-select-protocol='topology=hgx-h100 protocol=Simple direct=false' | FileCheck %s --check-prefix=FIFO --implicit-check-not=direct
 
-// CHECK-LABEL: coll.plan @ring_Simple : allreduce ranks(3) chunks(3) inplace bytes[0, {{[0-9]+}}) algorithm("ring") {
+// CHECK-LABEL: coll.plan @ring_Simple : allreduce ranks(3) chunks(3) inplace bytes[0, {{[0-9]+}}) algorithm("ring") protocol(Simple) slots(8) {
 // CHECK-NEXT: coll.rank 0 {
 // CHECK-NEXT: coll.threadblock 0 recv(2) send(1) channel(0) protocol(Simple) direct_recv direct_send {
 // CHECK-NEXT: coll.send in[0][2]{{$}}
@@ -28,7 +28,7 @@
 // CHECK-NEXT: coll.recv_copy_send -> in[2][1] direct(in[0][1]){{$}}
 // CHECK-NEXT: coll.recv -> in[2][0]{{$}}
 
-// FIFO: coll.plan @ring_{{[A-Za-z0-9]+}} : allreduce ranks(3) chunks(3) inplace bytes[0, {{[0-9]+}}) algorithm("ring") {
+// FIFO: coll.plan @ring_{{[A-Za-z0-9]+}} : allreduce ranks(3) chunks(3) inplace bytes[0, {{[0-9]+}}) algorithm("ring") protocol({{[A-Za-z0-9]+}}) slots(8) {
 
 module {
   coll.plan @ring : allreduce ranks(3) chunks(3) inplace {

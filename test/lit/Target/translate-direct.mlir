@@ -8,7 +8,7 @@
 // RUN: collc-opt --coll-verify-plan --coll-reroll %s | collc-translate --coll-to-cuda | FileCheck %s --check-prefix=ROUNDTRIP
 
 module {
-  coll.plan @small : allreduce ranks(2) chunks(2) inplace bytes[0, 65536) algorithm("ring") {
+  coll.plan @small : allreduce ranks(2) chunks(2) inplace bytes[0, 65536) algorithm("ring") protocol(LL) slots(8) {
     coll.rank 0 {
       coll.threadblock 0 recv(1) send(1) channel(0) protocol(LL) {
         coll.send in[0][1]
@@ -24,7 +24,7 @@ module {
       }
     }
   }
-  coll.plan @large : allreduce ranks(2) chunks(2) inplace bytes[65536, 4611686018427387904) algorithm("ring") launch [65536, 2, 512, 1048576, 4, 512] {
+  coll.plan @large : allreduce ranks(2) chunks(2) inplace bytes[65536, 4611686018427387904) algorithm("ring") protocol(Simple) slots(8) launch <65536: 2 x 512, 1048576: 4 x 512> {
     coll.rank 0 {
       coll.threadblock 0 recv(1) send(1) channel(0) protocol(Simple) direct_recv direct_send {
         coll.send in[0][1] loc("ring_allreduce.coll":9:5)

@@ -1,6 +1,7 @@
 // What the kernels cannot express is an error of the translation, reported
 // at the op: more scratch buffers than abi.h's kMaxScratch, a module
-// without plans, steps whose ids are not their positions.
+// without plans, steps whose ids are not their positions, a plan whose
+// protocol and FIFO slots no pass recorded.
 // RUN: collc-translate --coll-to-cuda %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 // RUN: not collc-translate --coll-to-cuda %s -split-input-file -allow-unregistered-dialect 2>&1 | FileCheck %s
 // RUN: not collc-translate --coll-to-header %s -split-input-file -allow-unregistered-dialect 2>&1 | FileCheck %s --check-prefix=HEADER
@@ -30,12 +31,27 @@ module {
 // The emitters count steps: ids must be positions (coll-number-steps).
 // CHECK: error: 'coll.send' op has id 3 at position 1 of its threadblock; number the steps (coll-number-steps) first
 module {
-  coll.plan @gaps : allreduce ranks(2) chunks(2) {
+  coll.plan @gaps : allreduce ranks(2) chunks(2) protocol(Simple) slots(8) {
     coll.rank 0 {
       coll.threadblock 0 send(1) channel(0) {
         coll.send in[0][0]
         // expected-error @+1 {{'coll.send' op has id 3 at position 1 of its threadblock; number the steps (coll-number-steps) first}}
         coll.send in[0][1] id(3)
+      }
+    }
+  }
+}
+
+// -----
+
+// CHECK: error: 'coll.plan' op has no protocol or FIFO slots; coll-select-protocol records them
+// HEADER: error: 'coll.plan' op has no protocol or FIFO slots; coll-select-protocol records them
+module {
+  // expected-error @+1 {{'coll.plan' op has no protocol or FIFO slots; coll-select-protocol records them}}
+  coll.plan @unselected : allreduce ranks(2) chunks(2) {
+    coll.rank 0 {
+      coll.threadblock 0 channel(0) {
+        coll.local_copy in[0][0] -> in[0][1]
       }
     }
   }

@@ -4,7 +4,7 @@
 // RUN: collc-opt --coll-reroll %s -mlir-print-debuginfo | collc-translate --coll-to-cuda | FileCheck %s --strict-whitespace --match-full-lines
 
 module {
-  coll.plan @twoshot_LL : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("twoshot") {
+  coll.plan @twoshot_LL : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("twoshot") protocol(LL) slots(8) {
     coll.rank 0 {
       coll.threadblock 0 channel(0) protocol(LL) {
         coll.multimem_ld_reduce in[0][0] -> red[0][0]
@@ -18,7 +18,7 @@ module {
       }
     }
   }
-  coll.plan @windows_Simple : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("windows") {
+  coll.plan @windows_Simple : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("windows") protocol(Simple) slots(8) {
     coll.rank 0 {
       coll.threadblock 0 channel(0) protocol(Simple) {
         coll.read_reduce in[0][0] -> red[0][0]

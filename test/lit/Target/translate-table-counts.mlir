@@ -8,14 +8,14 @@
 // RUN: collc-opt --coll-reroll %s -mlir-print-debuginfo | collc-translate --coll-to-cuda | FileCheck %s --strict-whitespace --match-full-lines
 
 // SHAPE:      coll.shape 0 {
-// SHAPE-NEXT:   coll.run "send" x 1 [#coll.affine<"src" "in"[(1 * r + 0 * k + 0) mod 4] x ?>] table_waits
-// SHAPE-NEXT:   coll.run "send" x 3 [#coll.table<"src" "in" x ?>]
+// SHAPE-NEXT:   coll.run send x 1 [#coll.affine<src "in"[(1 * r + 0 * k + 0) mod 4] x ?>] table_waits
+// SHAPE-NEXT:   coll.run send x 3 [#coll.table<src "in" x ?>]
 // SHAPE-NEXT: }
 // SHAPE-NEXT: coll.shape 1 {
-// SHAPE-NEXT:   coll.run "local_copy" x 1
+// SHAPE-NEXT:   coll.run local_copy x 1
 // SHAPE-NOT:  coll.shape
 module {
-  coll.plan @p : allreduce ranks(2) chunks(4) inplace scratch {s = 1 : i64} {
+  coll.plan @p : allreduce ranks(2) chunks(4) inplace scratch {s = 1 : i64} protocol(Simple) slots(8) {
     coll.rank 0 {
       coll.threadblock 0 send(1) channel(0) {
         coll.send in[0][0:2]

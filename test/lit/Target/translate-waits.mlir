@@ -10,7 +10,7 @@
 // UNSHAPED: error: 'coll.threadblock' op has no shape; run coll-reroll first
 
 module {
-  coll.plan @twoshot_Simple : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("twoshot") {
+  coll.plan @twoshot_Simple : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("twoshot") protocol(Simple) slots(8) {
     coll.rank 0 {
       coll.threadblock 0 channel(0) protocol(Simple) {
         coll.local_copy in[0][0] -> red[0][0]
@@ -38,7 +38,7 @@ module {
       }
     }
   }
-  coll.plan @sum : reduce ranks(2) chunks(2) root(1) scratch {acc = 2 : i64, tmp = 1 : i64} attributes {coll.moves_chunks, fifo_depth = 9 : i64} {
+  coll.plan @sum : reduce ranks(2) chunks(2) root(1) scratch {acc = 2 : i64, tmp = 1 : i64} protocol(LL) slots(10) attributes {coll.moves_chunks, fifo_depth = 9 : i64} {
     coll.rank 0 {
       coll.threadblock 0 send(1) channel(0) protocol(LL) {
         coll.send in[0][0:2]
