@@ -33,8 +33,8 @@ TEST(Env, TimeoutIsSecondsWithinTheMaximum) {
   // Each of these once became 60 without a word, or overflowed a deadline.
   for (const char *bad : {"abc", "-5", "0", "nan", "inf", "1e7", "9.3e9", "5s", "3 "}) {
     Env e = readOf({{"COLL_TIMEOUT", bad}});
-    EXPECT_EQ(e.error,
-              std::string("COLL_TIMEOUT='") + bad + "': expected seconds, more than 0 and at most 1000000")
+    EXPECT_EQ(e.error, std::string("COLL_TIMEOUT='") + bad +
+                           "': expected seconds, more than 0 and at most 1000000")
         << bad;
   }
 }
@@ -54,7 +54,8 @@ TEST(Env, IntegersOutOfRangeAreRefused) {
   EXPECT_EQ(readOf({{"COLL_LL_SLOT", "4096"}}).llSlot, 4096);
   EXPECT_EQ(readOf({{"COLL_LL_SLOT", "12"}}).error,
             "COLL_LL_SLOT='12': expected an integer from 256 to 268435456");
-  EXPECT_EQ(readOf({{"COLL_NVLS", "yes"}}).error, "COLL_NVLS='yes': expected an integer from 0 to 1");
+  EXPECT_EQ(readOf({{"COLL_NVLS", "yes"}}).error,
+            "COLL_NVLS='yes': expected an integer from 0 to 1");
   // The first refusal is the one reported.
   EXPECT_EQ(readOf({{"COLL_TIMEOUT", "x"}, {"COLL_NVLS", "2"}}).error.rfind("COLL_TIMEOUT", 0), 0u);
 }
