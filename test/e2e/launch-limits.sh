@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # collc-launch fails with a message and an exit status, never an abort:
 # a run larger than the memory available is refused before any rank
-# starts, and a rank that cannot allocate its buffers says so.
+# starts, a rank that cannot allocate its buffers says so, and a
+# COLLC_PARENT_PID left over from another program is named.
 # Usage: launch-limits.sh COLLC LAUNCH CXX RUNTIME_INCLUDE DEVICE_INCLUDE LIBDIR EXAMPLES
 set -uo pipefail
 collc=$1 launch=$2 cxx=$3 include=$4 device=$5 libdir=$6 examples=$7
@@ -29,6 +30,10 @@ if (ulimit -v 307200 && failed=0 &&
 else
   failed=$((failed + 1))
 fi
+
+COLLC_PARENT_PID=999999999 expect 1 \
+  "collc-launch: COLLC_PARENT_PID=999999999, but this process's parent is" \
+  ring_allreduce ring --count 10
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]
