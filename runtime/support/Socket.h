@@ -10,6 +10,8 @@
 #ifndef COLLRT_SOCKET_H
 #define COLLRT_SOCKET_H
 
+#include "collrt.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -37,11 +39,13 @@ bool takeFrame(const std::string &from, size_t &at, std::string &frame);
 /// Accepts connections on `listener` (TCP or Unix) until `done()`, reading
 /// the first `helloBytes` of every one at once, so that a connection that
 /// says nothing holds up none of the others. `admit` gets each complete
-/// hello and keeps the descriptor (true) or has it closed (false). False if
-/// `timeout` passes without a connection kept; the wait restarts at each.
-bool admitConnections(int listener, size_t helloBytes, double timeout,
-                      const std::function<bool(int fd, const std::string &hello)> &admit,
-                      const std::function<bool()> &done, std::string &error);
+/// hello and keeps the descriptor (true) or has it closed (false).
+/// collTimeout if `timeout` passes without a connection kept (the wait
+/// restarts at each); collSystemError if this process cannot take one, as
+/// when it is out of file descriptors, which waiting would not mend.
+collResult_t admitConnections(int listener, size_t helloBytes, double timeout,
+                              const std::function<bool(int fd, const std::string &hello)> &admit,
+                              const std::function<bool()> &done, std::string &error);
 
 /// An abstract-namespace Unix socket (no file on disk).
 int listenUnix(const std::string &name, std::string &error);
