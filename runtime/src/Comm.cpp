@@ -126,6 +126,9 @@ collResult_t collrt::initFromVars(collComm_t *out,
     setInitError("collCommInitEnv: " + error);
     return r;
   }
+  static std::once_flag warned; // once per process, not per communicator
+  if (!meet.warning.empty())
+    std::call_once(warned, [&] { fprintf(stderr, "collrt: warning: %s\n", meet.warning.c_str()); });
   collUniqueId id{};
   memcpy(id.internal, &meet.id, sizeof meet.id);
   return initComm(out, meet.nranks, id, meet.rank, self);

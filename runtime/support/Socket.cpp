@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ifaddrs.h>
+#include <mutex>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -110,6 +111,17 @@ bool collrt::localAddress(const std::string &addr, const std::string &ifname, ui
       error = "COLL_BOOTSTRAP_ADDR '" + addr + "' is not an IPv4 address";
       return false;
     }
+    // Allowed, but never silently: every interface then takes connections.
+    // Said once, as every communicator and connection reads the knob.
+    static std::once_flag said;
+    if (a.s_addr == htonl(INADDR_ANY))
+      std::call_once(said, [&] {
+        fprintf(stderr,
+                "collrt: warning: COLL_BOOTSTRAP_ADDR=%s listens on every interface, so any "
+                "host that reaches this one can connect (each connection must still present "
+                "the secret); name this host's address on the job's network instead\n",
+                addr.c_str());
+      });
     out = a.s_addr;
     return true;
   }

@@ -20,7 +20,8 @@
 namespace collrt {
 
 /// The IPv4 address (network order) this process listens on and publishes:
-/// that of interface `ifname` when it is not empty, else `addr`, dotted.
+/// that of interface `ifname` when it is not empty, else `addr`, dotted. The
+/// wildcard address 0.0.0.0 is accepted with a warning on stderr, once.
 bool localAddress(const std::string &addr, const std::string &ifname, uint32_t &out,
                   std::string &error);
 /// Listens on `addr` (network order) only, at `port` (host order) or, for

@@ -309,6 +309,21 @@ TEST(Socket, AdmittingOutOfDescriptorsFailsAtOnce) {
   close(listener);
 }
 
+// 0.0.0.0 listens on every interface: allowed, but said on stderr, once.
+TEST(Socket, WildcardAddressWarnsOnce) {
+  uint32_t addr = 1;
+  std::string error;
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(collrt::localAddress("0.0.0.0", "", addr, error)) << error;
+  EXPECT_TRUE(collrt::localAddress("0.0.0.0", "", addr, error)) << error;
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(addr, htonl(INADDR_ANY));
+  const std::string warning = "collrt: warning: COLL_BOOTSTRAP_ADDR=0.0.0.0 listens on every "
+                              "interface";
+  EXPECT_EQ(said.find(warning), 0u) << said;
+  EXPECT_EQ(said.find(warning, 1), std::string::npos) << said;
+}
+
 TEST(Socket, RootAdmitsOnlyRanksWithTheSecret) {
   collrt::UniqueIdData id{};
   std::string error;
