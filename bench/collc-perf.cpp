@@ -807,9 +807,11 @@ std::string jobToken() {
 }
 
 bool writeIdFile(const std::string &path, const std::string &contents) {
-  // The id holds the communicator's secret: only this user may read it.
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // The id holds the communicator's secret: only this user may read it,
+  // and a file someone made beforehand must never receive it. mkostemp
+  // makes a new file (O_CREAT | O_EXCL) of mode 0600 under a random name.
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = mkostemp(tmp.data(), O_CLOEXEC);
   FILE *f = fd < 0 ? nullptr : fdopen(fd, "w");
   if (!f) {
     if (fd >= 0)
@@ -904,7 +906,9 @@ int mpiMain(Options o, int rank, int size) {
     return 1;
   }
   std::string mine = o.idFile + ".rank" + std::to_string(rank);
-  int fd = open(mine.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  // Never through a link that someone else left under the name.
+  int fd =
+      open(mine.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     fprintf(stderr, "collc-perf: rank %d: cannot write %s: %s\n", rank, mine.c_str(),
             strerror(errno));

@@ -235,6 +235,15 @@ struct CollSelectProtocolPass : coll::impl::CollSelectProtocolPassBase<CollSelec
       if (p == Protocol::LL128 && !allNVLink) {
         if (!forced)
           continue;
+        if (topology.empty() && !plan.getTopology())
+          // Not given one, the plan gets hgx-h100 nodes enough for its
+          // ranks: say so rather than name a topology the user never gave.
+          return plan.emitError()
+                 << "LL128 needs NVLink on every connection, but the plan's " << plan.getRanks()
+                 << " ranks span " << topo->nodes << " nodes of " << topo->gpusPerNode
+                 << " GPUs, which the network joins (without --topology, collc assumes "
+                 << topo->name << " nodes); force LL or Simple, or give a --topology whose "
+                 << "NVLink reaches every rank";
         return plan.emitError() << "LL128 needs NVLink on every connection, and " << topo->name
                                 << " gives this plan others";
       }

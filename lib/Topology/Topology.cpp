@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -135,14 +136,18 @@ public:
           llvm::createStringError(llvm::inconvertibleErrorCode(), "at " + path + ": " + message);
   }
 
+  /// A finite number of at least `min`, or above it where `above` (a
+  /// bandwidth must be, since transfer times divide by it).
   double number(const Object *o, llvm::StringRef key, llvm::StringRef path, double dflt,
-                double min = 0) {
+                double min = 0, bool above = false) {
     const llvm::json::Value *v = o ? o->get(key) : nullptr;
     if (!v)
       return dflt;
     std::optional<double> d = v->getAsNumber();
-    if (!d || !std::isfinite(*d) || *d < min) {
-      fail((path + "." + key).str(), llvm::formatv("expected a finite number >= {0}", min));
+    if (!d || !std::isfinite(*d) || *d < min || (above && *d == min)) {
+      // %g: formatv's default of two decimals showed a minimum of 1e-3 as 0.00.
+      fail((path + "." + key).str(), llvm::formatv("expected a finite number {0} {1}",
+                                                   above ? ">" : ">=", llvm::format("%g", min)));
       return dflt;
     }
     return *d;
@@ -187,7 +192,7 @@ public:
   void link(const Object *o, llvm::StringRef key, LinkParams &params) {
     std::string path = ("$." + key).str();
     const Object *l = object(o, key, "$");
-    params.bandwidthGBps = number(l, "bandwidth", path, params.bandwidthGBps, 1e-9);
+    params.bandwidthGBps = number(l, "bandwidth", path, params.bandwidthGBps, 0, /*above=*/true);
     if (const Object *lat = object(l, "latency", path)) {
       keys(lat, path + ".latency", kProtocolKeys);
       for (int p = 0; p < kNumProtocols; ++p)
@@ -314,7 +319,8 @@ void readProtocols(Reader &r, const Object *root, Topology &t) {
     r.keys(po, path, kEfficiencyKeys);
     t.efficiency[p] = r.number(po, "efficiency", path, t.efficiency[p], 1e-3);
     t.baseLatencyUs[p] = r.number(po, "baseLatency", path, t.baseLatencyUs[p]);
-    t.maxBandwidthGBps[p] = r.number(po, "maxBandwidth", path, t.maxBandwidthGBps[p], 1e-9);
+    t.maxBandwidthGBps[p] =
+        r.number(po, "maxBandwidth", path, t.maxBandwidthGBps[p], 0, /*above=*/true);
   }
 }
 

@@ -67,8 +67,9 @@ typedef struct collComm *collComm_t;
 typedef void *collStream_t; /* a cudaStream_t on the GPU; ignored by the host emulation */
 
 const char *collGetErrorString(collResult_t result);
-/* The message of the last failure on this communicator (or of the last
- * failed collCommInitRank when comm is NULL). */
+/* The message of the last failure on this communicator; with comm NULL,
+ * that of the last failed call that had no communicator to keep it (init,
+ * memory, or any call given a NULL comm). Every failure sets its own. */
 const char *collGetLastError(collComm_t comm);
 
 /* Starts the bootstrap root in this process; share the id with every rank. */

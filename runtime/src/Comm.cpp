@@ -64,9 +64,18 @@ void destroy(collComm *comm) {
 }
 } // namespace
 
+collResult_t collrt::refuse(collComm_t comm, collResult_t r, const std::string &message) {
+  if (comm)
+    return comm->fail(r, message);
+  setInitError(message);
+  return r;
+}
+
 collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int rank,
                               const PeerInfo &self) {
-  if (!out || nranks < 1 || rank < 0 || rank >= nranks) {
+  if (!out)
+    return refuse(nullptr, collInvalidArgument, "collCommInitRank: comm is NULL");
+  if (nranks < 1 || rank < 0 || rank >= nranks) {
     setInitError("collCommInitRank: need 0 <= rank < nranks, got rank " + std::to_string(rank) +
                  " of " + std::to_string(nranks));
     return collInvalidArgument;
@@ -117,6 +126,9 @@ collResult_t collrt::initFromVars(collComm_t *out,
     setInitError("collCommInitEnv: " + error);
     return r;
   }
+  static std::once_flag warned; // once per process, not per communicator
+  if (!meet.warning.empty())
+    std::call_once(warned, [&] { fprintf(stderr, "collrt: warning: %s\n", meet.warning.c_str()); });
   collUniqueId id{};
   memcpy(id.internal, &meet.id, sizeof meet.id);
   return initComm(out, meet.nranks, id, meet.rank, self);
@@ -183,7 +195,7 @@ size_t collTypeSize(collDataType_t t) {
 
 collResult_t collGetUniqueId(collUniqueId *id) {
   if (!id)
-    return collInvalidArgument;
+    return refuse(nullptr, collInvalidArgument, "collGetUniqueId: id is NULL");
   UniqueIdData data{};
   std::string error;
   collResult_t r = startBootstrapRoot(data, error);
@@ -206,7 +218,7 @@ collResult_t collCommInitEnv(collComm_t *out) {
 
 collResult_t collCommDestroy(collComm_t comm) {
   if (!comm)
-    return collInvalidArgument;
+    return refuse(nullptr, collInvalidArgument, "collCommDestroy: comm is NULL");
   if (!forget(comm, "collCommDestroy"))
     return collInvalidUsage;
   destroy(comm);
@@ -215,7 +227,7 @@ collResult_t collCommDestroy(collComm_t comm) {
 
 collResult_t collCommAbort(collComm_t comm) {
   if (!comm)
-    return collInvalidArgument;
+    return refuse(nullptr, collInvalidArgument, "collCommAbort: comm is NULL");
   {
     std::lock_guard<std::mutex> lock(liveLock);
     if (!live.count(comm)) {
@@ -234,14 +246,16 @@ collResult_t collCommAbort(collComm_t comm) {
 
 collResult_t collCommCount(collComm_t comm, int *count) {
   if (!comm || !count)
-    return collInvalidArgument;
+    return refuse(comm, collInvalidArgument,
+                  std::string("collCommCount: ") + (comm ? "count" : "comm") + " is NULL");
   *count = comm->nranks;
   return collSuccess;
 }
 
 collResult_t collCommUserRank(collComm_t comm, int *rank) {
   if (!comm || !rank)
-    return collInvalidArgument;
+    return refuse(comm, collInvalidArgument,
+                  std::string("collCommUserRank: ") + (comm ? "rank" : "comm") + " is NULL");
   *rank = comm->rank;
   return collSuccess;
 }

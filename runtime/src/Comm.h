@@ -59,6 +59,10 @@ struct collComm {
 namespace collrt {
 /// collCommInitRank for a rank that tells its peers `self`.
 collResult_t initComm(collComm_t *out, int nranks, collUniqueId id, int rank, const PeerInfo &self);
+/// Fails with `r`, leaving `message` where collGetLastError(comm) finds it:
+/// on `comm`, or where collGetLastError(NULL) does when there is none, so
+/// that no refusal leaves the text of an earlier failure in place.
+collResult_t refuse(collComm_t comm, collResult_t r, const std::string &message);
 /// collCommInitEnv with the variables `get` reads (EnvRendezvous.h).
 collResult_t initFromVars(collComm_t *out, const std::function<const char *(const char *)> &get,
                           const PeerInfo &self);

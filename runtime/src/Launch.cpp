@@ -38,6 +38,11 @@ const char *collectiveName(int32_t c) {
                                 "alltoall",  "broadcast",     "reduce"};
   return c >= 0 && c < 6 ? names[c] : "?";
 }
+const char *entryName(int32_t c) {
+  static const char *names[] = {"collAllReduce", "collReduceScatter", "collAllGather",
+                                "collAlltoAll",  "collBroadcast",     "collReduce"};
+  return c >= 0 && c < 6 ? names[c] : "?";
+}
 const char *protocolName(int32_t p) {
   return p == collc::kLL ? "LL" : p == collc::kLL128 ? "LL128" : "Simple";
 }
@@ -583,7 +588,8 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
                                    void *recvbuff, size_t count, collDataType_t datatype,
                                    collRedOp_t op, collStream_t stream) {
   if (!comm || !algorithm)
-    return collInvalidArgument;
+    return refuse(comm, collInvalidArgument,
+                  std::string("collLaunch: ") + (comm ? "algorithm" : "comm") + " is NULL");
   std::lock_guard<std::mutex> running(comm->launching);
   if (__atomic_load_n(&comm->abortFlag, __ATOMIC_ACQUIRE))
     return comm->fail(collAborted, "the communicator was aborted");
@@ -611,7 +617,9 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
 
 extern "C" collResult_t collRegisterAlgorithm(collComm_t comm, const void *algorithm) {
   if (!comm || !algorithm)
-    return collInvalidArgument;
+    return refuse(comm, collInvalidArgument,
+                  std::string("collRegisterAlgorithm: ") + (comm ? "algorithm" : "comm") +
+                      " is NULL");
   comm->registered.push_back(static_cast<const AlgorithmDesc *>(algorithm));
   return collSuccess;
 }
@@ -620,7 +628,7 @@ namespace {
 collResult_t dispatch(collComm_t comm, int32_t coll, int root, const void *send, void *recv,
                       size_t count, collDataType_t type, collRedOp_t op, collStream_t stream) {
   if (!comm)
-    return collInvalidArgument;
+    return refuse(nullptr, collInvalidArgument, std::string(entryName(coll)) + ": comm is NULL");
   for (const AlgorithmDesc *alg : comm->registered) {
     const PlanDesc &first = alg->plans[0];
     if (alg->numPlans < 1 || first.collective != coll || first.ranks != comm->nranks ||

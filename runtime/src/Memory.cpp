@@ -1,5 +1,6 @@
 //===- Memory.cpp - collMemAlloc and collMemFree ---------------------------===//
 #include "src/Memory.h"
+#include "src/Comm.h"
 
 #include "collrt.h"
 #include "transport/MemoryBackend.h"
@@ -49,16 +50,18 @@ extern "C" {
 
 collResult_t collMemAlloc(void **ptr, size_t size) {
   if (!ptr || !size)
-    return collInvalidArgument;
+    return refuse(nullptr, collInvalidArgument,
+                  std::string("collMemAlloc: ") + (ptr ? "a size of 0" : "ptr is NULL"));
   *ptr = nullptr;
   if (size > (size_t(1) << 48))
-    return collInvalidArgument;
+    return refuse(nullptr, collInvalidArgument,
+                  "collMemAlloc: " + std::to_string(size) + " bytes; at most 2^48");
   const MemoryBackend *gpu = currentGpuMemory();
   Region region;
   std::string error;
   if (collResult_t r = gpu ? gpu->allocate(multicastBytes(size), region, error)
                            : hostMemory().allocate(size, region, error))
-    return r;
+    return refuse(nullptr, r, "collMemAlloc: " + error);
   std::lock_guard<std::mutex> hold(lock);
   allocations()[reinterpret_cast<uintptr_t>(region.base)] = {region.base, region.size, region.fd,
                                                              region.handle, gpu};
@@ -74,9 +77,11 @@ collResult_t collMemFree(void *ptr) {
     std::lock_guard<std::mutex> hold(lock);
     auto found = allocations().find(reinterpret_cast<uintptr_t>(ptr));
     if (found == allocations().end())
-      return collInvalidArgument;
+      return refuse(nullptr, collInvalidArgument,
+                    "collMemFree: the pointer is not one that collMemAlloc returned");
     if (found->second.windows > 0) // a peer may still map it
-      return collInvalidUsage;
+      return refuse(nullptr, collInvalidUsage,
+                    "collMemFree: the memory is in a registered window; deregister it first");
     a = found->second;
     allocations().erase(found);
   }

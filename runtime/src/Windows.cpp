@@ -90,7 +90,8 @@ extern "C" {
 
 collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size, collWindow_t *win) {
   if (!comm || !win)
-    return collInvalidArgument;
+    return refuse(comm, collInvalidArgument,
+                  std::string("collCommWindowRegister: ") + (comm ? "win" : "comm") + " is NULL");
   *win = nullptr;
   std::lock_guard<std::mutex> running(comm->launching);
   // Every rank learns why any rank cannot register, so that all fail alike.
@@ -150,7 +151,8 @@ collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size, co
 
 collResult_t collCommWindowDeregister(collComm_t comm, collWindow_t win) {
   if (!comm || !win)
-    return collInvalidArgument;
+    return refuse(comm, collInvalidArgument,
+                  std::string("collCommWindowDeregister: ") + (comm ? "win" : "comm") + " is NULL");
   std::lock_guard<std::mutex> running(comm->launching);
   auto found = std::find(comm->windows.begin(), comm->windows.end(), win);
   if (found == comm->windows.end())

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <system_error>
 #include <thread>
@@ -49,9 +50,13 @@ void serveRoot(int listener, Secret secret, double timeout) {
     ++arrived;
     return true;
   };
-  admitConnections(
-      listener, sizeof(RootHello), timeout, admit, [&] { return nranks > 0 && arrived == nranks; },
-      ignored);
+  std::string why;
+  if (admitConnections(
+          listener, sizeof(RootHello), timeout, admit,
+          [&] { return nranks > 0 && arrived == nranks; }, why) == collSystemError)
+    // The ranks only see their connections close: say why here, where the
+    // root runs (out of file descriptors, as a rank may be).
+    fprintf(stderr, "collrt: the bootstrap root stops: %s\n", why.c_str());
   close(listener);
   bool ok = nranks > 0 && arrived == nranks;
   // Rounds: one frame from every rank, then every frame to every rank. The

@@ -31,7 +31,8 @@
 //   COLL_BOOTSTRAP_ADDR=127.0.0.1
 //                          the IPv4 address that the bootstrap root and the
 //                          socket transport listen on, the only one, and
-//                          publish to the other ranks
+//                          publish to the other ranks (0.0.0.0, every
+//                          interface, is allowed with a warning)
 //   COLL_SOCKET_IFNAME=    unset; else the network interface (eth0, ib0) whose
 //                          IPv4 address they use instead of COLL_BOOTSTRAP_ADDR
 //

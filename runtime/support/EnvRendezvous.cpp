@@ -81,6 +81,11 @@ collResult_t collrt::rendezvousFromVars(const Lookup &get, Rendezvous &out, std:
   std::string group = std::string(host) + ":" + std::to_string(port) + ":" + std::to_string(world) +
                       ":" + (run ? run : "");
   std::string seed = secret ? secret : group;
+  out.warning.clear();
+  if (!secret)
+    out.warning = "COLL_SECRET is unset, so the group's secret comes from MASTER_ADDR, "
+                  "MASTER_PORT, WORLD_SIZE and TORCHELASTIC_RUN_ID, which anyone who knows them "
+                  "can compute; set COLL_SECRET to the same random string on every rank";
   id.magic = fnv(group, 0);
   for (size_t i = 0; i < kSecretBytes; i += 8) {
     uint64_t word = fnv(seed, i + 1);

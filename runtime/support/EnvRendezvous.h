@@ -6,7 +6,8 @@
 // be passed around. The root listens on MASTER_PORT + 1, since torch's own
 // store takes MASTER_PORT; COLL_BOOTSTRAP_PORT picks another. The secret
 // comes from COLL_SECRET where it is set, else from the variables, which
-// names the group but, like torch's store, trusts the network.
+// names the group but, like torch's store, trusts the network: anyone who
+// knows them can compute it, so collCommInitEnv then warns.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_ENVRENDEZVOUS_H
@@ -25,6 +26,9 @@ using Lookup = std::function<const char *(const char *)>;
 struct Rendezvous {
   int rank = 0, nranks = 0;
   UniqueIdData id{};
+  /// Why the group is less private than a unique id's would be; empty if
+  /// it is not.
+  std::string warning;
 };
 
 /// The rank, group size and unique id that `get` describes, or an error

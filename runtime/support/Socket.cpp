@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <cstring>
 #include <ifaddrs.h>
+#include <mutex>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <thread>
@@ -24,7 +26,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string sysError(const char *what) { return std::string(what) + ": " + strerror(errno); }
+/// "accept: Too many open files", and what to do where the process or the
+/// system ran out of descriptors, which no peer is to blame for.
+std::string sysError(const char *what) {
+  const int e = errno;
+  std::string text = std::string(what) + ": " + strerror(e);
+  rlimit limit{};
+  if (e == EMFILE && getrlimit(RLIMIT_NOFILE, &limit) == 0)
+    text += " (out of file descriptors: this process may open " + std::to_string(limit.rlim_cur) +
+            "; raise ulimit -n)";
+  else if (e == ENFILE)
+    text += " (out of file descriptors: the system's table of open files is full)";
+  errno = e;
+  return text;
+}
 
 // Milliseconds to the deadline for poll(), -1 without a timeout; false (and
 // the reason in `error`) once the deadline has passed.
@@ -96,6 +111,17 @@ bool collrt::localAddress(const std::string &addr, const std::string &ifname, ui
       error = "COLL_BOOTSTRAP_ADDR '" + addr + "' is not an IPv4 address";
       return false;
     }
+    // Allowed, but never silently: every interface then takes connections.
+    // Said once, as every communicator and connection reads the knob.
+    static std::once_flag said;
+    if (a.s_addr == htonl(INADDR_ANY))
+      std::call_once(said, [&] {
+        fprintf(stderr,
+                "collrt: warning: COLL_BOOTSTRAP_ADDR=%s listens on every interface, so any "
+                "host that reaches this one can connect (each connection must still present "
+                "the secret); name this host's address on the job's network instead\n",
+                addr.c_str());
+      });
     out = a.s_addr;
     return true;
   }
@@ -235,9 +261,9 @@ bool collrt::takeFrame(const std::string &from, size_t &at, std::string &frame) 
   return true;
 }
 
-bool collrt::admitConnections(int listener, size_t helloBytes, double timeout,
-                              const std::function<bool(int, const std::string &)> &admit,
-                              const std::function<bool()> &done, std::string &error) {
+collResult_t collrt::admitConnections(int listener, size_t helloBytes, double timeout,
+                                      const std::function<bool(int, const std::string &)> &admit,
+                                      const std::function<bool()> &done, std::string &error) {
   // Silent connections beyond this many make room for new ones, oldest first.
   const size_t kMaxPending = 256;
   struct Pending {
@@ -248,11 +274,11 @@ bool collrt::admitConnections(int listener, size_t helloBytes, double timeout,
   std::vector<pollfd> fds;
   auto restart = [&] { return Clock::now() + std::chrono::duration<double>(timeout); };
   auto deadline = restart();
-  bool ok = true;
-  while (ok && !done()) {
+  collResult_t result = collSuccess;
+  while (result == collSuccess && !done()) {
     int ms;
     if (!pollWindow(deadline, timeout, ms, error)) {
-      ok = false;
+      result = collTimeout;
       break;
     }
     fds.assign(1, pollfd{listener, POLLIN, 0});
@@ -261,7 +287,7 @@ bool collrt::admitConnections(int listener, size_t helloBytes, double timeout,
     if (poll(fds.data(), fds.size(), ms) < 0) {
       if (errno != EINTR) {
         error = sysError("poll");
-        ok = false;
+        result = collSystemError;
       }
       continue;
     }
@@ -287,6 +313,12 @@ bool collrt::admitConnections(int listener, size_t helloBytes, double timeout,
     }
     if ((fds[0].revents & POLLIN) && !done()) {
       int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      // The connection stays queued, so poll() would report it again at
+      // once until the deadline: stop, saying why.
+      if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+        error = sysError("accept");
+        result = collSystemError;
+      }
       if (fd >= 0) {
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); // fails on Unix sockets
@@ -300,7 +332,7 @@ bool collrt::admitConnections(int listener, size_t helloBytes, double timeout,
   }
   for (const Pending &p : pending)
     close(p.fd);
-  return ok;
+  return result;
 }
 
 int collrt::listenUnix(const std::string &name, std::string &error) {

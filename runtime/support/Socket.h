@@ -10,6 +10,8 @@
 #ifndef COLLRT_SOCKET_H
 #define COLLRT_SOCKET_H
 
+#include "collrt.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -18,7 +20,8 @@
 namespace collrt {
 
 /// The IPv4 address (network order) this process listens on and publishes:
-/// that of interface `ifname` when it is not empty, else `addr`, dotted.
+/// that of interface `ifname` when it is not empty, else `addr`, dotted. The
+/// wildcard address 0.0.0.0 is accepted with a warning on stderr, once.
 bool localAddress(const std::string &addr, const std::string &ifname, uint32_t &out,
                   std::string &error);
 /// Listens on `addr` (network order) only, at `port` (host order) or, for
@@ -37,11 +40,13 @@ bool takeFrame(const std::string &from, size_t &at, std::string &frame);
 /// Accepts connections on `listener` (TCP or Unix) until `done()`, reading
 /// the first `helloBytes` of every one at once, so that a connection that
 /// says nothing holds up none of the others. `admit` gets each complete
-/// hello and keeps the descriptor (true) or has it closed (false). False if
-/// `timeout` passes without a connection kept; the wait restarts at each.
-bool admitConnections(int listener, size_t helloBytes, double timeout,
-                      const std::function<bool(int fd, const std::string &hello)> &admit,
-                      const std::function<bool()> &done, std::string &error);
+/// hello and keeps the descriptor (true) or has it closed (false).
+/// collTimeout if `timeout` passes without a connection kept (the wait
+/// restarts at each); collSystemError if this process cannot take one, as
+/// when it is out of file descriptors, which waiting would not mend.
+collResult_t admitConnections(int listener, size_t helloBytes, double timeout,
+                              const std::function<bool(int fd, const std::string &hello)> &admit,
+                              const std::function<bool()> &done, std::string &error);
 
 /// An abstract-namespace Unix socket (no file on disk).
 int listenUnix(const std::string &name, std::string &error);

@@ -64,11 +64,15 @@ public:
       ++arrived;
       return true;
     };
-    if (res == collSuccess && !admitConnections(
-                                  listener, sizeof(PeerHello), timeout, admit,
-                                  [&] { return arrived == expected; }, error)) {
-      error = "shm: a peer did not connect (" + error + ")";
-      res = collRemoteError;
+    if (res == collSuccess) {
+      res = admitConnections(
+          listener, sizeof(PeerHello), timeout, admit, [&] { return arrived == expected; }, error);
+      if (res == collTimeout) {
+        error = "shm: a peer did not connect (" + error + ")";
+        res = collRemoteError;
+      } else if (res != collSuccess) {
+        error = "shm: " + error;
+      }
     }
     close(listener);
     return res;

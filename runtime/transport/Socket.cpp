@@ -208,11 +208,15 @@ public:
       ++arrived;
       return true;
     };
-    if (r == collSuccess &&
-        !admitConnections(
-            listener, sizeof(PeerHello), timeout, admit, [&] { return arrived == below; }, error)) {
-      error = "socket: a peer did not connect (" + error + ")";
-      r = collRemoteError;
+    if (r == collSuccess) {
+      r = admitConnections(
+          listener, sizeof(PeerHello), timeout, admit, [&] { return arrived == below; }, error);
+      if (r == collTimeout) {
+        error = "socket: a peer did not connect (" + error + ")";
+        r = collRemoteError;
+      } else if (r != collSuccess) {
+        error = "socket: " + error;
+      }
     }
     close(listener);
     if (r != collSuccess) {

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Faults during `collc run`: a rank stopped, a rank killed (while running and
-during setup), the launcher killed, collc killed, collc interrupted, and a
-temporary directory that is full or missing. Each case checks the exit
-status, the message (which must name the right rank), the time bound, and
-that no process, temporary file or /dev/shm entry is left behind.
+"""Faults during `collc run`: a rank stopped, every rank stopped, a rank
+killed (while running and during setup), the launcher killed, collc killed,
+collc interrupted, and a temporary directory that is full or missing. Each
+case checks the exit status, the message (which must name the right rank),
+the time bound, and that no process, temporary file or /dev/shm entry is left behind.
 
 usage: faults.py COLLC EXAMPLES_DIR
 """
@@ -116,6 +116,23 @@ def case_signal_rank(case, sig, rank, status, message, at_once=False):
         finish(case, proc, tmp, shm, since, bound, status, message)
 
 
+def case_stop_every_rank():
+    """With every rank stopped none times out or ends: the launcher's own
+    deadline must end the launch and name them all."""
+    case = "stop every rank"
+    print(case)
+    with tempfile.TemporaryDirectory() as tmp:
+        shm = set(os.listdir("/dev/shm"))
+        proc = start(tmp)
+        pids = [wait_for(lambda r=r: rank_pid(tmp, r), 60, 0.01) for r in range(4)]
+        check(case, all(pids), "the ranks never started")
+        time.sleep(0.5)
+        since = time.monotonic()
+        for pid in filter(None, pids):
+            os.kill(pid, signal.SIGSTOP)
+        finish(case, proc, tmp, shm, since, TIMEOUT + GRACE, 1, "ranks 0, 1, 2, 3 are stopped")
+
+
 def case_signal_tool(case, which, sig, status, message, clean_tmp=True):
     """Sends `sig` to collc itself, its launcher, or the whole process group."""
     print(case)
@@ -169,6 +186,7 @@ def case_missing_tmpdir():
 
 
 case_signal_rank("stop rank 1", signal.SIGSTOP, 1, 1, "rank 1 is stopped")
+case_stop_every_rank()
 case_signal_rank("kill rank 1", signal.SIGKILL, 1, 1, "rank 1 killed by signal 9")
 case_signal_rank("kill rank 2 during setup", signal.SIGKILL, 2, 1, "rank 2 killed by signal 9",
                  at_once=True)

@@ -24,3 +24,15 @@ if "$perf" "$work/ring_allreduce.so" --algorithm ring --ranks 4 -b 1K -e 1000000
 fi
 grep -q 'collc-perf: -e 1000000000000000 needs about .* GiB .* more than the .* GiB available' \
   "$work/big.txt" || { cat "$work/big.txt"; exit 1; }
+# Under mpirun, rank 0 writes the id, which holds the communicator's secret,
+# to a file it makes itself (O_EXCL, mode 0600): one that someone made
+# beforehand, under the name it once picked (PATH.tmp.<pid>), gets nothing.
+# Alone of 4 ranks, rank 0 then fails within COLL_TIMEOUT.
+: >"$work/spy"
+if OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4 COLL_TIMEOUT=1 bash -c \
+    'ln "$1" "$2.tmp.$$" && shift 2 && exec "$@"' _ "$work/spy" "$work/id" \
+    "$perf" "$work/ring_allreduce.so" --algorithm ring -b 1K -e 1K --id-file "$work/id" \
+    >"$work/mpi.txt" 2>&1; then
+  echo "rank 0 ran without the other ranks"; cat "$work/mpi.txt"; exit 1
+fi
+[ ! -s "$work/spy" ] || { echo "a file made beforehand received the id"; exit 1; }

@@ -107,6 +107,20 @@ TEST(EnvRendezvous, EveryRankComputesTheSameId) {
   EXPECT_EQ(ntohs(s.id.port), 4000);
 }
 
+// A secret computed from the variables is one anyone who knows them can
+// compute too: that is said, unless COLL_SECRET gives one.
+TEST(EnvRendezvous, WarnsOfASecretFromPublicValues) {
+  collrt::Rendezvous meet;
+  std::string error;
+  Vars vars = torchrun(1, 4, 29500);
+  ASSERT_EQ(collrt::rendezvousFromVars(lookup(vars), meet, error), collSuccess) << error;
+  EXPECT_EQ(meet.warning.rfind("COLL_SECRET is unset, so the group's secret comes from", 0), 0u)
+      << meet.warning;
+  vars["COLL_SECRET"] = "4f1c9a";
+  ASSERT_EQ(collrt::rendezvousFromVars(lookup(vars), meet, error), collSuccess) << error;
+  EXPECT_EQ(meet.warning, "");
+}
+
 TEST(EnvRendezvous, BadVariablesNameThemselves) {
   struct Case {
     const char *var, *value, *message;

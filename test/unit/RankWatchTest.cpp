@@ -9,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <csignal>
+#include <cstdlib>
+#include <thread>
 #include <unistd.h>
 
 using collc_launch::RankWatch;
@@ -60,4 +63,44 @@ TEST(RankWatch, NamesNoRankWhenEveryOneExits) {
   EXPECT_FALSE(watch.next(record));
   EXPECT_EQ(watch.problem(), "");
   EXPECT_EQ(watch.exitOf(1), "exited with status 0");
+}
+
+// With every rank stopped none ends or fails, so no deadline that starts at
+// a rank's end or failure ever comes: the launch must still end and name
+// them. A watchdog kills them after 30 s, so that without that deadline the
+// test fails rather than hangs.
+TEST(RankWatch, EndsWhenEveryRankIsStopped) {
+  setenv("COLL_TIMEOUT", "0.5", 1);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  // They keep their end of the pipe open, as ranks do until they exit.
+  auto stoppedRank = [&] {
+    pid_t pid = fork();
+    if (pid == 0) {
+      raise(SIGSTOP);
+      _exit(0);
+    }
+    return pid;
+  };
+  pid_t a = stoppedRank(), b = stoppedRank();
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  close(fds[1]);
+  std::atomic<bool> ended{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 300 && !ended; ++i)
+      usleep(100000);
+    if (!ended) {
+      kill(a, SIGKILL);
+      kill(b, SIGKILL);
+    }
+  });
+  RankWatch watch({a, b}, fds[0], 8);
+  char record[8];
+  EXPECT_FALSE(watch.next(record));
+  ended = true;
+  watchdog.join();
+  unsetenv("COLL_TIMEOUT");
+  EXPECT_EQ(watch.problem(), "ranks 0, 1 are stopped (SIGSTOP or a debugger) and did not finish: "
+                             "stopped for 3.5 s (COLL_TIMEOUT + 3 s)");
 }

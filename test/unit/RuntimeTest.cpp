@@ -174,6 +174,55 @@ TEST(Comm, DestroyAfterAbortIsAnErrorNotACrash) {
   comms.clear();
 }
 
+// Each refusal leaves its own message, never the text of an earlier failure.
+TEST(Comm, EveryRefusalSaysWhy) {
+  auto lastIs = [](collComm_t comm, const std::string &want) {
+    std::string got = collGetLastError(comm);
+    EXPECT_EQ(got, want);
+  };
+  collUniqueId id;
+  ASSERT_EQ(collGetUniqueId(&id), collSuccess);
+  collComm_t none = nullptr;
+  int n = 0;
+  ASSERT_EQ(collCommInitRank(&none, 2, id, 2), collInvalidArgument); // an earlier failure
+  EXPECT_EQ(collCommCount(nullptr, &n), collInvalidArgument);
+  lastIs(nullptr, "collCommCount: comm is NULL");
+  EXPECT_EQ(collCommDestroy(nullptr), collInvalidArgument);
+  lastIs(nullptr, "collCommDestroy: comm is NULL");
+  EXPECT_EQ(collCommAbort(nullptr), collInvalidArgument);
+  lastIs(nullptr, "collCommAbort: comm is NULL");
+  EXPECT_EQ(collGetUniqueId(nullptr), collInvalidArgument);
+  lastIs(nullptr, "collGetUniqueId: id is NULL");
+  EXPECT_EQ(collCommInitRank(nullptr, 1, id, 0), collInvalidArgument);
+  lastIs(nullptr, "collCommInitRank: comm is NULL");
+  EXPECT_EQ(collAllReduce(&n, &n, 1, collInt32, collSum, nullptr, nullptr), collInvalidArgument);
+  lastIs(nullptr, "collAllReduce: comm is NULL");
+  EXPECT_EQ(collMemAlloc(nullptr, 8), collInvalidArgument);
+  lastIs(nullptr, "collMemAlloc: ptr is NULL");
+  void *p = nullptr;
+  EXPECT_EQ(collMemAlloc(&p, 0), collInvalidArgument);
+  lastIs(nullptr, "collMemAlloc: a size of 0");
+  EXPECT_EQ(collMemFree(&n), collInvalidArgument);
+  lastIs(nullptr, "collMemFree: the pointer is not one that collMemAlloc returned");
+
+  std::vector<collComm_t> comms = initComms(1);
+  ASSERT_EQ(comms.size(), 1u);
+  ASSERT_NE(comms[0], nullptr);
+  collComm_t comm = comms[0];
+  EXPECT_EQ(collAllReduce(&n, &n, 1, collInt32, collSum, comm, nullptr), collInvalidUsage);
+  EXPECT_EQ(collLaunch(comm, nullptr, &n, &n, 1, collInt32, collSum, nullptr), collInvalidArgument);
+  lastIs(comm, "collLaunch: algorithm is NULL");
+  EXPECT_EQ(collCommUserRank(comm, nullptr), collInvalidArgument);
+  lastIs(comm, "collCommUserRank: rank is NULL");
+  EXPECT_EQ(collRegisterAlgorithm(comm, nullptr), collInvalidArgument);
+  lastIs(comm, "collRegisterAlgorithm: algorithm is NULL");
+  EXPECT_EQ(collCommWindowRegister(comm, &n, sizeof n, nullptr), collInvalidArgument);
+  lastIs(comm, "collCommWindowRegister: win is NULL");
+  EXPECT_EQ(collCommWindowDeregister(comm, nullptr), collInvalidArgument);
+  lastIs(comm, "collCommWindowDeregister: win is NULL");
+  destroy(comms);
+}
+
 //===----------------------------------------------------------------------===//
 // Shared-memory windows
 //===----------------------------------------------------------------------===//

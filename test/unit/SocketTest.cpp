@@ -21,13 +21,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <future>
 #include <memory>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
@@ -272,6 +275,53 @@ TEST(Socket, LocalAddressComesFromTheAddressOrTheInterface) {
   EXPECT_NE(error.find("COLL_BOOTSTRAP_ADDR"), std::string::npos) << error;
   EXPECT_FALSE(collrt::localAddress("127.0.0.1", "no-such-if9", addr, error));
   EXPECT_NE(error.find("COLL_SOCKET_IFNAME 'no-such-if9'"), std::string::npos) << error;
+}
+
+// Out of descriptors, accept() fails and the connection stays queued: the
+// wait ends at once with that reason, instead of polling until the deadline
+// and blaming a peer.
+TEST(Socket, AdmittingOutOfDescriptorsFailsAtOnce) {
+  std::string error;
+  int listener = collrt::listenTcp(loopback(), error);
+  ASSERT_GE(listener, 0) << error;
+  sockaddr_in a{};
+  socklen_t len = sizeof a;
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr *>(&a), &len), 0);
+  int client = collrt::connectTcp(loopback(), a.sin_port, 5, error);
+  ASSERT_GE(client, 0) << error;
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = std::min<rlim_t>(saved.rlim_cur, 256);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> filler;
+  for (int fd; (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;)
+    filler.push_back(fd);
+  collResult_t r = collrt::admitConnections(
+      listener, 8, 3, [](int, const std::string &) { return true; }, [] { return false; }, error);
+  for (int fd : filler)
+    close(fd);
+  setrlimit(RLIMIT_NOFILE, &saved);
+  EXPECT_EQ(r, collSystemError);
+  EXPECT_EQ(error, "accept: Too many open files (out of file descriptors: this process may open " +
+                       std::to_string(low.rlim_cur) + "; raise ulimit -n)");
+  close(client);
+  close(listener);
+}
+
+// 0.0.0.0 listens on every interface: allowed, but said on stderr, once.
+TEST(Socket, WildcardAddressWarnsOnce) {
+  uint32_t addr = 1;
+  std::string error;
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(collrt::localAddress("0.0.0.0", "", addr, error)) << error;
+  EXPECT_TRUE(collrt::localAddress("0.0.0.0", "", addr, error)) << error;
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(addr, htonl(INADDR_ANY));
+  const std::string warning = "collrt: warning: COLL_BOOTSTRAP_ADDR=0.0.0.0 listens on every "
+                              "interface";
+  EXPECT_EQ(said.find(warning), 0u) << said;
+  EXPECT_EQ(said.find(warning, 1), std::string::npos) << said;
 }
 
 TEST(Socket, RootAdmitsOnlyRanksWithTheSecret) {

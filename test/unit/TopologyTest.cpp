@@ -52,6 +52,24 @@ TEST(Topology, JsonErrorsNamePositionOrPath) {
             "at $.gpusPerNode: expected an integer in 1 .. 1024");
 }
 
+// A bandwidth must be above 0 (transfer times divide by it), and the
+// message says so; minima print as given, not rounded to two decimals.
+TEST(Topology, JsonMinimaReadAsTheyAre) {
+  auto errorOf = [](llvm::StringRef json) {
+    llvm::Expected<Topology> t = parseTopology(json);
+    return t ? std::string("accepted") : llvm::toString(t.takeError());
+  };
+  EXPECT_EQ(errorOf(R"({"nvlink": {"bandwidth": 0}})"),
+            "at $.nvlink.bandwidth: expected a finite number > 0");
+  EXPECT_EQ(errorOf(R"({"protocols": {"LL": {"maxBandwidth": 0}}})"),
+            "at $.protocols.LL.maxBandwidth: expected a finite number > 0");
+  EXPECT_EQ(errorOf(R"({"protocols": {"LL": {"efficiency": 0}}})"),
+            "at $.protocols.LL.efficiency: expected a finite number >= 0.001");
+  EXPECT_EQ(errorOf(R"({"network": {"oversubscription": 0.5}})"),
+            "at $.network.oversubscription: expected a finite number >= 1");
+  EXPECT_EQ(errorOf(R"({"nvlink": {"bandwidth": 1e-6}})"), "accepted");
+}
+
 TEST(Topology, JsonGpuListDescribesScrambledNumbering) {
   llvm::Expected<Topology> t = parseTopology(
       R"({"nodes": 2, "gpusPerNode": 2, "gpus": [{"node": 0, "local": 0},

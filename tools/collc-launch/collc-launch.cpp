@@ -12,14 +12,18 @@
 
 #include "Graph.h"
 #include "ranks/Expected.h"
+#include "ranks/Memory.h"
 #include "ranks/Names.h"
 #include "ranks/Spawn.h"
 #include "ranks/Watch.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -421,7 +425,19 @@ int child(const Options &o) {
     snprintf(rep.message, sizeof rep.message, "rank %d: %s: %s", o.child, collGetErrorString(r),
              collGetLastError(nullptr));
   } else {
-    dispatchType(o.dtype, [&](auto tag) { runRank<decltype(tag)>(o, alg, comm, rep); });
+    // The parent checked the memory a run needs, but other processes may
+    // take it meanwhile: a failed allocation is this rank's failure.
+    try {
+      dispatchType(o.dtype, [&](auto tag) { runRank<decltype(tag)>(o, alg, comm, rep); });
+    } catch (const std::bad_alloc &) {
+      rep.ok = 0;
+      snprintf(rep.message, sizeof rep.message, "rank %d: out of memory for --count %lld", o.child,
+               (long long)o.count);
+    } catch (const std::length_error &) {
+      rep.ok = 0;
+      snprintf(rep.message, sizeof rep.message, "rank %d: --count %lld is too large", o.child,
+               (long long)o.count);
+    }
     collCommDestroy(comm);
   }
   if (write(o.report, &rep, sizeof rep) != ssize_t(sizeof rep))
@@ -470,6 +486,30 @@ std::string launchOnce(const Options &o, int argc, char **argv, double &slowest)
   return failure;
 }
 
+/// Why the ranks' buffers (those of RankRun) and the runtime's scratch do
+/// not fit in the memory available; empty if they do. In doubles: the
+/// element counts of a request can exceed int64_t.
+std::string checkMemory(const Options &o, const collc::PlanDesc &plan) {
+  double size = 0;
+  dispatchType(o.dtype, [&](auto t) { size = sizeof t; });
+  const double R = o.ranks, E = double(o.count);
+  const double in = double(inUnits(plan.collective, o.ranks)) * E;
+  const double out = double(outUnits(plan.collective, o.ranks)) * E;
+  double scratch = 0;
+  for (int i = 0; i < plan.numScratch && i < collc::kMaxScratch; ++i)
+    scratch += double(plan.scratchChunks[i]) * std::ceil(E / std::max(plan.chunks, 1));
+  // Input and output (one buffer in place), the reference and which of its
+  // elements are checked, and scratch.
+  const double buffers = o.inplace ? std::max(in, out) : in + out;
+  const double perRank = (buffers + out + scratch) * size + out;
+  const double need = R * perRank, available = availableMemory();
+  if (need <= available)
+    return "";
+  return "the run needs about " + showBytes(need) + " of memory (" + std::to_string(o.ranks) +
+         " ranks x " + showBytes(perRank) + " of buffers for --count " + std::to_string(o.count) +
+         "), more than the " + showBytes(available) + " available";
+}
+
 int parent(const Options &o, int argc, char **argv) {
   std::string error;
   const collc::AlgorithmDesc *alg = loadAlgorithm(o.kernel, o.algorithm, error);
@@ -484,6 +524,10 @@ int parent(const Options &o, int argc, char **argv) {
   if (!dispatchType(o.dtype, [](auto) {})) {
     fprintf(stderr, "collc-launch: %s needs a GPU; the host emulation has no fp8\n",
             typeNames[o.dtype]);
+    return 2;
+  }
+  if (std::string why = checkMemory(o, plan); !why.empty()) {
+    fprintf(stderr, "collc-launch: %s\n", why.c_str());
     return 2;
   }
   // Ranks inherit the environment, where the runtime reads its knobs.

@@ -10,18 +10,18 @@
 
 #include "dialect/CollOps.h"
 
+#include "ranks/Memory.h"
 #include "ranks/Names.h"
 #include "support/Env.h"
 #include "support/FifoLayout.h"
 
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
 #include <cstdlib>
-#include <unistd.h>
 
 using namespace mlir;
+using collc_launch::showBytes;
 
 namespace {
 
@@ -30,17 +30,6 @@ constexpr double kRuntimeMaxBytes = double(int64_t(1) << 40); // collLaunch's li
 
 llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-std::string showBytes(double bytes) {
-  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 6) {
-    bytes /= 1024;
-    ++u;
-  }
-  return u ? llvm::formatv("{0:f1} {1}", bytes, units[u]).str()
-           : llvm::formatv("{0} bytes", int64_t(bytes)).str();
 }
 
 int64_t elementBytes(collDataType_t t) {
@@ -77,41 +66,6 @@ int64_t slotBytesOf(coll::ProtocolAttr protocol) {
   if (p == coll::Protocol::LL128)
     return knob("COLL_LL128_SLOT", defaults.ll128Slot);
   return knob("COLL_SIMPLE_SLOT", defaults.simpleSlot);
-}
-
-/// A value of `key` in /proc/meminfo-style text, in bytes.
-std::optional<double> memInfo(llvm::StringRef text, llvm::StringRef key) {
-  llvm::SmallVector<llvm::StringRef> lines;
-  text.split(lines, '\n');
-  for (llvm::StringRef line : lines) {
-    auto [name, value] = line.split(':');
-    uint64_t kib;
-    if (name == key && !value.trim().split(' ').first.getAsInteger(10, kib))
-      return double(kib) * 1024;
-  }
-  return std::nullopt;
-}
-
-std::optional<double> readNumber(const char *path) {
-  auto file = llvm::MemoryBuffer::getFileAsStream(path);
-  uint64_t n;
-  if (!file || (*file)->getBuffer().trim().getAsInteger(10, n))
-    return std::nullopt;
-  return double(n);
-}
-
-/// Memory this process's children may still take: what the kernel calls
-/// available, less where a cgroup (a container) allows less.
-double availableBytes() {
-  double available = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
-  if (auto file = llvm::MemoryBuffer::getFileAsStream("/proc/meminfo"))
-    if (std::optional<double> a = memInfo((*file)->getBuffer(), "MemAvailable"))
-      available = *a;
-  std::optional<double> max = readNumber("/sys/fs/cgroup/memory.max");
-  std::optional<double> used = readNumber("/sys/fs/cgroup/memory.current");
-  if (max && used)
-    available = std::min(available, std::max(0.0, *max - *used));
-  return available;
 }
 
 } // namespace
@@ -179,7 +133,7 @@ llvm::Error collc::checkRunMemory(ModuleOp module, const RunRequest &request) {
                                           slotBytesOf(tb.getProtocolAttr())));
     });
   }
-  double need = R * perRank + fifos, available = availableBytes();
+  double need = R * perRank + fifos, available = collc_launch::availableMemory();
   if (need > available)
     return fail(llvm::formatv("the run needs about {0} of memory ({1} ranks x {2} of buffers "
                               "for --count {3}, {4} of FIFOs), more than the {5} available",

@@ -205,8 +205,16 @@ inline void dieWithParent() {
   if (!parent)
     return;
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != pid_t(atoll(parent)))
-    _exit(1); // it is gone already
+  const pid_t now = getppid();
+  if (now == pid_t(atoll(parent)))
+    return;
+  // That program is gone already, or the variable was left over from
+  // another one (an exported shell variable): never fail without a word.
+  fprintf(stderr,
+          "collc-launch: COLLC_PARENT_PID=%s, but this process's parent is %d: the program "
+          "that started it has ended, or the variable is stale (unset it)\n",
+          parent, int(now));
+  _exit(1);
 }
 
 } // namespace collc_launch

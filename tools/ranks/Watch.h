@@ -5,12 +5,16 @@
 // stopped. After a rank reports failure the rest get a grace period; after
 // a rank finishes, the rest get the runtime's timeout (COLL_TIMEOUT, within
 // which every wait of theirs ends) and the grace period. Then the ones
-// still running are killed, and a stopped one is named. So a launch always
-// ends, and its ranks never outlive it as zombies.
+// still running are killed, and a stopped one is named. A rank that stays
+// stopped for that long ends the launch too, whatever the others do: with
+// every rank stopped, none would ever end or fail. So a launch always ends,
+// and its ranks never outlive it as zombies.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_RANKS_WATCH_H
 #define COLLC_RANKS_WATCH_H
+
+#include "support/Env.h"
 
 #include <cerrno>
 #include <chrono>
@@ -27,11 +31,10 @@
 
 namespace collc_launch {
 
-/// COLL_TIMEOUT as the runtime reads it: seconds any wait of a rank may last.
+/// COLL_TIMEOUT as the runtime reads it: seconds any wait of a rank may last
+/// (the default where the value is refused, as the ranks then fail at once).
 inline double rankTimeout() {
-  const char *t = getenv("COLL_TIMEOUT");
-  double s = t ? strtod(t, nullptr) : 0;
-  return s > 0 ? s : 60;
+  return collrt::Env::read([](const char *name) { return getenv(name); }).timeoutSeconds;
 }
 
 /// "killed by signal 9 (Killed)" or "exited with status 3".
@@ -62,7 +65,8 @@ public:
 
   RankWatch(std::vector<pid_t> pids, int reports, size_t recordSize)
       : pids(std::move(pids)), status(this->pids.size(), -1), done(this->pids.size(), false),
-        reports(reports), recordSize(recordSize), timeout(rankTimeout()) {
+        stoppedSince(this->pids.size()), reports(reports), recordSize(recordSize),
+        timeout(rankTimeout()) {
     fcntl(reports, F_SETFL, fcntl(reports, F_GETFL) | O_NONBLOCK);
   }
   RankWatch(const RankWatch &) = delete;
@@ -86,15 +90,17 @@ public:
       reap();
       if (!why.empty())
         continue;
-      if (eof) { // every rank closed its end: they are exiting
-        // A rank killed by a signal closes its end before it can be
-        // reaped: name it here too.
-        waitAll(/*naming=*/true);
-        continue;
-      }
-      checkDeadline();
+      checkStopped();
+      if (!over)
+        checkDeadline();
       if (over)
         continue;
+      if (eof) { // every rank closed its end: they are exiting
+        // reap() names one a signal killed, which closes its end before it
+        // can be reaped; never blocking, as one may stop on its way out.
+        usleep(10000);
+        continue;
+      }
       pollfd p{reports, POLLIN, 0};
       if (poll(&p, 1, 100) > 0) {
         char buffer[1 << 14];
@@ -165,18 +171,15 @@ private:
     return true;
   }
 
-  /// Reaps every rank; with `naming`, names one a signal killed (not one
-  /// that stopAll killed).
-  void waitAll(bool naming = false) {
+  /// Reaps every rank.
+  void waitAll() {
     for (size_t r = 0; r < pids.size(); ++r)
       while (status[r] < 0) {
         int s = 0;
         pid_t got = waitpid(pids[r], &s, 0);
-        if (got == pids[r]) {
+        if (got == pids[r])
           status[r] = s;
-          if (naming)
-            blame(r);
-        } else if (got < 0 && errno != EINTR)
+        else if (got < 0 && errno != EINTR)
           status[r] = 0;
       }
   }
@@ -210,16 +213,51 @@ private:
     stopAll();
   }
 
+  // A rank seen stopped for the runtime's timeout and the grace period, the
+  // longest any wait of its peers lasts, ends the launch whether or not they
+  // noticed. Sampled once a second: /proc is read per rank.
+  void checkStopped() {
+    const Clock::time_point now = Clock::now();
+    if (now - lastSample < std::chrono::seconds(1))
+      return;
+    lastSample = now;
+    const auto allowed = std::chrono::duration<double>(timeout + kGraceSeconds);
+    bool expired = false;
+    std::string stopped;
+    int count = 0;
+    for (size_t r = 0; r < pids.size(); ++r) {
+      if (status[r] >= 0 || done[r] || !isStopped(pids[r])) {
+        stoppedSince[r] = Clock::time_point{};
+        continue;
+      }
+      if (stoppedSince[r] == Clock::time_point{})
+        stoppedSince[r] = now;
+      expired |= now - stoppedSince[r] >= allowed;
+      stopped += (stopped.empty() ? "" : ", ") + std::to_string(r);
+      ++count;
+    }
+    if (!expired)
+      return;
+    char limit[32];
+    snprintf(limit, sizeof limit, "%g", timeout + kGraceSeconds);
+    why = (count > 1 ? "ranks " + stopped + " are" : "rank " + stopped + " is") +
+          " stopped (SIGSTOP or a debugger) and did not finish: stopped for " + limit +
+          " s (COLL_TIMEOUT + 3 s)";
+    over = true;
+    stopAll();
+  }
+
   static constexpr double kGraceSeconds = 3;
   std::vector<pid_t> pids;
   std::vector<int> status; // waitpid's, or -1 while running
   std::vector<bool> done;
+  std::vector<Clock::time_point> stoppedSince; // while seen stopped
   int reports;
   size_t recordSize;
   double timeout;
   std::string inbox, why;
   bool eof = false, over = false;
-  Clock::time_point failedAt{}, finishedAt{};
+  Clock::time_point failedAt{}, finishedAt{}, lastSample{};
 };
 
 } // namespace collc_launch
