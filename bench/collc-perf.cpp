@@ -31,6 +31,7 @@
 #include "collrt.h"
 
 #include "ranks/Expected.h"
+#include "ranks/Memory.h"
 #include "ranks/Names.h"
 #include "ranks/Spawn.h"
 #include "ranks/Watch.h"
@@ -690,34 +691,23 @@ int child(const Options &o) {
   return 1;
 }
 
-/// Bytes of memory the kernel says are available now, or -1.
-int64_t availableMemory() {
-  FILE *f = fopen("/proc/meminfo", "r");
-  if (!f)
-    return -1;
-  char line[256];
-  long long kib = -1;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
-      break;
-  fclose(f);
-  return kib < 0 ? -1 : int64_t(kib) * 1024;
-}
-
 /// Every rank holds its send and receive buffers at the largest size, and
-/// with validation the expected result too; refuses (printing why) what
-/// would not fit, before any rank starts.
-bool fitsInMemory(const Options &o, const Setup &s) {
-  const int64_t largest = s.rows.empty() ? 0 : s.rows.back().bytes;
-  const int64_t buffers = o.check ? 3 : 2;
-  const int64_t available = availableMemory();
-  if (available < 0 || largest <= available / buffers / o.ranks)
+/// with validation the expected result too, and the runtime its FIFOs;
+/// refuses (printing why) what would not fit, before any rank starts.
+bool fitsInMemory(const Options &o, const Setup &s, const collc::AlgorithmDesc &alg) {
+  const double largest = s.rows.empty() ? 0 : double(s.rows.back().bytes);
+  const int buffers = o.check ? 3 : 2;
+  const double fifos = collc_launch::fifoMemory(alg);
+  const double need = largest * buffers * o.ranks + fifos;
+  const double available = collc_launch::availableMemory();
+  if (need <= available)
     return true;
   fprintf(stderr,
-          "collc-perf: -e %lld needs about %.1f GiB (%d ranks x %lld buffers of %.1f MiB), "
-          "more than the %.1f GiB available\n",
-          (long long)o.maxBytes, double(largest) * buffers * o.ranks / (1 << 30), o.ranks,
-          (long long)buffers, double(largest) / (1 << 20), double(available) / (1 << 30));
+          "collc-perf: -e %lld needs about %s (%d ranks x %d buffers of %s, %s of FIFOs), "
+          "more than the %s available\n",
+          (long long)o.maxBytes, collc_launch::showBytes(need).c_str(), o.ranks, buffers,
+          collc_launch::showBytes(largest).c_str(), collc_launch::showBytes(fifos).c_str(),
+          collc_launch::showBytes(available).c_str());
   return false;
 }
 
@@ -731,7 +721,7 @@ int launcher(const Options &o, int argc, char **argv) {
   if (!compatible(o, alg))
     return 2;
   Setup s = makeSetup(o, alg->plans[0]);
-  if (!fitsInMemory(o, s))
+  if (!fitsInMemory(o, s, *alg))
     return 2;
   int from = -1; // the ranks' reports
   std::vector<pid_t> pids = spawnRanks(argc, argv, o.ranks, from, error);

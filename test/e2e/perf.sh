@@ -22,7 +22,7 @@ if "$perf" "$work/ring_allreduce.so" --algorithm ring --ranks 4 -b 1K -e 1000000
     -f 32 >"$work/big.txt" 2>&1; then
   echo "collc-perf accepted -e 1e15"; exit 1
 fi
-grep -q 'collc-perf: -e 1000000000000000 needs about .* GiB .* more than the .* GiB available' \
+grep -q 'collc-perf: -e 1000000000000000 needs about .*iB (4 ranks x 3 buffers of .*iB, .*iB of FIFOs), more than the .*iB available' \
   "$work/big.txt" || { cat "$work/big.txt"; exit 1; }
 # Under mpirun, rank 0 writes the id, which holds the communicator's secret,
 # to a file it makes itself (O_EXCL, mode 0600): one that someone made

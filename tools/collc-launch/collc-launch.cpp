@@ -486,10 +486,11 @@ std::string launchOnce(const Options &o, int argc, char **argv, double &slowest)
   return failure;
 }
 
-/// Why the ranks' buffers (those of RankRun) and the runtime's scratch do
-/// not fit in the memory available; empty if they do. In doubles: the
-/// element counts of a request can exceed int64_t.
-std::string checkMemory(const Options &o, const collc::PlanDesc &plan) {
+/// Why the ranks' buffers (those of RankRun), the runtime's scratch and
+/// FIFOs do not fit in the memory available; empty if they do. In doubles:
+/// the element counts of a request can exceed int64_t.
+std::string checkMemory(const Options &o, const collc::AlgorithmDesc &alg) {
+  const collc::PlanDesc &plan = alg.plans[0];
   double size = 0;
   dispatchType(o.dtype, [&](auto t) { size = sizeof t; });
   const double R = o.ranks, E = double(o.count);
@@ -502,12 +503,14 @@ std::string checkMemory(const Options &o, const collc::PlanDesc &plan) {
   // elements are checked, and scratch.
   const double buffers = o.inplace ? std::max(in, out) : in + out;
   const double perRank = (buffers + out + scratch) * size + out;
-  const double need = R * perRank, available = availableMemory();
+  const double fifos = fifoMemory(alg);
+  const double need = R * perRank + fifos, available = availableMemory();
   if (need <= available)
     return "";
   return "the run needs about " + showBytes(need) + " of memory (" + std::to_string(o.ranks) +
          " ranks x " + showBytes(perRank) + " of buffers for --count " + std::to_string(o.count) +
-         "), more than the " + showBytes(available) + " available";
+         ", " + showBytes(fifos) + " of FIFOs), more than the " + showBytes(available) +
+         " available";
 }
 
 int parent(const Options &o, int argc, char **argv) {
@@ -526,7 +529,7 @@ int parent(const Options &o, int argc, char **argv) {
             typeNames[o.dtype]);
     return 2;
   }
-  if (std::string why = checkMemory(o, plan); !why.empty()) {
+  if (std::string why = checkMemory(o, *alg); !why.empty()) {
     fprintf(stderr, "collc-launch: %s\n", why.c_str());
     return 2;
   }

@@ -123,14 +123,18 @@ llvm::Error collc::checkRunMemory(ModuleOp module, const RunRequest &request) {
     });
     launch += scratch + (peerSteps ? (in + out) * E * es + scratch : 0);
     perRank = std::max(perRank, launch);
-    // Every variant's FIFOs are made at the first launch.
-    int64_t slots = 8;
-    if (std::optional<uint64_t> depth = plan.getFifoDepth())
-      slots = std::max<int64_t>(slots, *depth + 1);
+    // Every variant's FIFOs are made at the first launch, one for each
+    // replica of a receiving threadblock at the most replicas the plan runs.
+    int64_t slots = 8, replicas = 1;
+    if (std::optional<uint64_t> n = plan.getSlots())
+      slots = int64_t(std::min<uint64_t>(*n, INT32_MAX));
+    if (coll::LaunchAttr launch = plan.getLaunchAttr())
+      for (const coll::LaunchRange &r : launch.getRanges())
+        replicas = std::max(replicas, r.replicas);
     plan.walk([&](coll::ThreadblockOp tb) {
       if (tb.getRecv())
-        fifos += double(collrt::fifoBytes(int32_t(std::min<int64_t>(slots, INT32_MAX)),
-                                          slotBytesOf(tb.getProtocolAttr())));
+        fifos += double(replicas) *
+                 double(collrt::fifoBytes(int32_t(slots), slotBytesOf(tb.getProtocolAttr())));
     });
   }
   double need = R * perRank + fifos, available = collc_launch::availableMemory();
