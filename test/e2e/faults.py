@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Faults during `collc run`: a rank stopped, every rank stopped, a rank
 killed (while running and during setup), the launcher killed, collc killed,
-collc interrupted, and a temporary directory that is full or missing. Each
-case checks the exit status, the message (which must name the right rank),
-the time bound, and that no process, temporary file or /dev/shm entry is left behind.
+collc interrupted (also while it compiles), and a temporary directory that
+is full, missing or noexec. Each case checks the exit status, the message
+(which must name the right rank), the time bound, and that no process,
+temporary file or /dev/shm entry is left behind.
 
 usage: faults.py COLLC EXAMPLES_DIR
 """
@@ -153,9 +154,48 @@ def case_signal_tool(case, which, sig, status, message, clean_tmp=True):
             os.unlink(os.path.join(tmp, f))
 
 
+def case_interrupt_compiler(case, which):
+    """Interrupts collc while the host compiler runs: every process the
+    compiler started (cc1plus, as) ends too, and leaves no file behind."""
+    print(case)
+    with tempfile.TemporaryDirectory() as tmp:
+        shm = set(os.listdir("/dev/shm"))
+        proc = start(tmp)
+        cc1 = lambda: any("cc1plus" in cmd[0] for _, cmd in processes_under(tmp))
+        check(case, wait_for(cc1, 60, 0.001), "the compiler never started")
+        since = time.monotonic()
+        if which == "collc":
+            os.kill(proc.pid, signal.SIGINT)
+        else:  # Ctrl-C: the compiler is in a process group of its own
+            os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=GRACE + 30)
+        # collc returns only once the compiler's processes have ended
+        check(case, not cc1(), f"the compiler outlives collc: {processes_under(tmp)}")
+        finish(case, proc, tmp, shm, since, GRACE, 130, "collc run: interrupted")
+
+
+def case_noexec_tmpdir():
+    """A TMPDIR mounted noexec, from which no library can be loaded: collc
+    run says so before it compiles."""
+    case = "noexec TMPDIR"
+    print(case)
+    with tempfile.TemporaryDirectory() as tmp:
+        script = (f'mount -t tmpfs -o noexec tmpfs "{tmp}" && '
+                  f'TMPDIR="{tmp}" "{COLLC}" run "{EXAMPLES}/ring_allreduce.coll" --ranks 4; '
+                  f'status=$?; ls -A "{tmp}"; exit $status')
+        r = subprocess.run(["unshare", "-r", "-m", "sh", "-c", script], capture_output=True,
+                           text=True, timeout=120)
+        out = r.stdout + r.stderr
+        print(f"  exit {r.returncode}: {out.strip().splitlines()[-1:]}")
+        check(case, r.returncode == 1, f"exit status {r.returncode}, expected 1")
+        check(case, f"the temporary directory {tmp} is on a file system mounted noexec" in out,
+              f"unclear message: {out.strip()}")
+        check(case, "collc-run" not in r.stdout, f"files left: {r.stdout.strip()}")
+
+
 def case_full_tmpdir(size):
-    """A TMPDIR on a tiny tmpfs, in a mount namespace of its own: with 8 KiB
-    collc cannot write the kernel source, with 64 KiB the compiler fails."""
+    """A TMPDIR on a tiny tmpfs, in a mount namespace of its own: with 4 KiB
+    collc cannot write the kernel source, with 16 KiB the compiler fails."""
     case = f"full TMPDIR ({size})"
     print(case)
     with tempfile.TemporaryDirectory() as tmp:
@@ -196,8 +236,11 @@ case_signal_tool("kill collc", "collc", signal.SIGKILL, -signal.SIGKILL, None, c
 case_signal_tool("interrupt collc", "collc", signal.SIGINT, 130, "collc run: interrupted")
 case_signal_tool("terminate collc", "collc", signal.SIGTERM, 130, "collc run: interrupted")
 case_signal_tool("Ctrl-C", "group", signal.SIGINT, 130, "collc run: interrupted")
-case_full_tmpdir("8k")
-case_full_tmpdir("64k")
+case_interrupt_compiler("interrupt collc while it compiles", "collc")
+case_interrupt_compiler("Ctrl-C while collc compiles", "group")
+case_noexec_tmpdir()
+case_full_tmpdir("4k")
+case_full_tmpdir("16k")
 case_missing_tmpdir()
 
 print(f"{len(failures)} checks failed" if failures else "every fault case passed")

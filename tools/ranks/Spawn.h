@@ -26,6 +26,7 @@
 #include <string>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -108,6 +109,11 @@ inline const collc::AlgorithmDesc *loadAlgorithm(const std::string &kernel, cons
   void *lib = dlopen(kernel.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     error = dlerror();
+    // The loader's own words ("failed to map segment") do not say why.
+    struct statvfs mount;
+    if (!statvfs(kernel.c_str(), &mount) && (mount.f_flag & ST_NOEXEC))
+      error += " (its file system is mounted noexec: put the library, or TMPDIR for collc "
+               "run, on one that allows executables)";
     return nullptr;
   }
   std::string symbol = "collc_algorithm_" + name;
