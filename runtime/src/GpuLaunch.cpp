@@ -366,9 +366,8 @@ collResult_t adopt(collComm *comm, GpuState &s, CUstream stream, GraphMemory &ow
   cuuint64_t id;
   CUgraph graph = nullptr;
   const CUgraphNode *deps = nullptr;
-  const CUgraphEdgeData *edges = nullptr;
   size_t numDeps = 0;
-  COLLRT_CU(cuStreamGetCaptureInfo, (stream, &status, &id, &graph, &deps, &edges, &numDeps));
+  COLLRT_CU(cuStreamGetCaptureInfo_v2, (stream, &status, &id, &graph, &deps, &numDeps));
   auto *ticket = new GraphTicket{s.reclaim, ++s.lastGraph};
   CUuserObject object;
   if (CUresult r = cu.cuUserObjectCreate(&object, ticket, &graphDestroyed, 1,

@@ -13,8 +13,13 @@
 
 #include <string>
 
-// Every call, by the name <cuda.h> gives it (cuMemsetD8 is cuMemsetD8_v2
-// there, and so in libcuda's symbol table).
+// Every call collrt makes. Each is resolved with cuGetProcAddress at the ABI
+// of kCudaAbi (CUDA 12.0), as NCCL resolves its calls, never by symbol
+// name: the driver then hands out the version of each call that matches
+// these prototypes, whichever toolkit collrt was built with and however
+// new the driver is. The prototypes of these calls are the same in 12.0's
+// <cuda.h> and 13's; cuStreamGetCaptureInfo, which is not, has its own
+// field below.
 // clang-format off
 #define COLLRT_CUDA_CALLS(X)           \
   X(cuInit)                            \
@@ -51,15 +56,15 @@
   X(cuEventSynchronize)                \
   X(cuEventDestroy)                    \
   X(cuStreamIsCapturing)               \
-  X(cuStreamGetCaptureInfo)            \
   X(cuThreadExchangeStreamCaptureMode) \
   X(cuUserObjectCreate)                \
   X(cuUserObjectRelease)               \
   X(cuGraphRetainUserObject)
 // clang-format on
 
-// Calls that older drivers lack: null there, and collrt does without them
-// (NVLink multicast came with CUDA 12.1, dma-buf export with 11.7).
+// Calls that older drivers lack, resolved at kCudaOptionalAbi (CUDA 12.1):
+// null there, and collrt does without them (NVLink multicast came with
+// CUDA 12.1, dma-buf export with 11.7).
 // clang-format off
 #define COLLRT_CUDA_OPTIONAL_CALLS(X) \
   X(cuMulticastGetGranularity)        \
@@ -73,11 +78,18 @@
 
 namespace collrt {
 
+constexpr int kCudaAbi = 12000, kCudaOptionalAbi = 12010;
+
 struct CudaApi {
 #define COLLRT_CUDA_FIELD(name) decltype(&::name) name = nullptr;
   COLLRT_CUDA_CALLS(COLLRT_CUDA_FIELD)
   COLLRT_CUDA_OPTIONAL_CALLS(COLLRT_CUDA_FIELD)
 #undef COLLRT_CUDA_FIELD
+  /// cuStreamGetCaptureInfo as CUDA 12.0 defines it (its _v2): CUDA 12.3
+  /// added edge data (_v3), which 13's <cuda.h> makes the default and which
+  /// drivers before 12.3 lack.
+  CUresult (*cuStreamGetCaptureInfo_v2)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
+                                        const CUgraphNode **, size_t *) = nullptr;
 
   /// The calling thread's device; false, saying why, where it has no
   /// CUDA context.

@@ -15,9 +15,6 @@ const CudaApi *collrt::loadCudaDriver(const std::string &, std::string &error) {
 #else
 #include "support/CudaApi.h"
 
-#define COLLRT_STR(x) #x
-#define COLLRT_SYMBOL(x) COLLRT_STR(x) // the name after <cuda.h>'s renaming
-
 const CudaApi *collrt::loadCudaDriver(const std::string &path, std::string &error) {
   const std::string file = path.empty() ? "libcuda.so.1" : path;
   void *lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -27,22 +24,46 @@ const CudaApi *collrt::loadCudaDriver(const std::string &path, std::string &erro
             "): no NVIDIA driver is installed, or it is not on the library path";
     return nullptr;
   }
+  // The one call looked up by name; CUDA 12.0 gave it its present form.
+  using GetProc =
+      CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+  auto getProc = reinterpret_cast<GetProc>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (!getProc) {
+    error = "the CUDA driver " + file +
+            " has no cuGetProcAddress_v2 (a driver for CUDA 12 or later is needed)";
+    dlclose(lib);
+    return nullptr;
+  }
   auto *api = new CudaApi;
   const char *missing = nullptr;
+  bool stub = false; // the toolkit's stub answers every lookup so
+  auto resolve = [&](const char *name, void **fn, int abi, bool required) {
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    CUresult r = getProc(name, fn, abi, CU_GET_PROC_ADDRESS_DEFAULT, &found);
+    if (r != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS)
+      *fn = nullptr;
+    stub |= r == CUDA_ERROR_STUB_LIBRARY;
+    if (!*fn && required && !missing)
+      missing = name;
+  };
+  // #name is the call's name as written in the list, before <cuda.h> renames
+  // it (cuMemsetD8, not cuMemsetD8_v2): the name cuGetProcAddress takes.
 #define COLLRT_CUDA_RESOLVE(name)                                                                  \
-  api->name = reinterpret_cast<decltype(api->name)>(dlsym(lib, COLLRT_SYMBOL(name)));              \
-  if (!api->name && !missing)                                                                      \
-    missing = COLLRT_SYMBOL(name);
+  resolve(#name, reinterpret_cast<void **>(&api->name), kCudaAbi, true);
   COLLRT_CUDA_CALLS(COLLRT_CUDA_RESOLVE)
 #undef COLLRT_CUDA_RESOLVE
+  resolve("cuStreamGetCaptureInfo", reinterpret_cast<void **>(&api->cuStreamGetCaptureInfo_v2),
+          kCudaAbi, true);
 #define COLLRT_CUDA_OPTIONAL(name)                                                                 \
-  api->name = reinterpret_cast<decltype(api->name)>(dlsym(lib, COLLRT_SYMBOL(name)));
+  resolve(#name, reinterpret_cast<void **>(&api->name), kCudaOptionalAbi, false);
   COLLRT_CUDA_OPTIONAL_CALLS(COLLRT_CUDA_OPTIONAL)
 #undef COLLRT_CUDA_OPTIONAL
-  if (missing) {
+  if (stub) {
+    error = file + " is the CUDA toolkit's stub library, not a driver "
+                   "(cuGetProcAddress: CUDA_ERROR_STUB_LIBRARY)";
+  } else if (missing) {
     error = "the CUDA driver " + file + " has no " + missing +
-            " (a driver for CUDA 12 or "
-            "later is needed)";
+            " for CUDA 12.0's interface (a driver for CUDA 12 or later is needed)";
   } else if (CUresult r = api->cuInit(0)) {
     error = r == CUDA_ERROR_STUB_LIBRARY
                 ? file + " is the CUDA toolkit's stub library, not a driver "

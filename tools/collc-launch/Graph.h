@@ -26,16 +26,22 @@ public:
       error = std::string("--graph: cannot load the CUDA driver: ") + dlerror();
       return false;
     }
-    // The names <cuda.h> gives these calls in CUDA 12 and 13.
-    return find(lib, "cuStreamCreate", streamCreate, error) &&
-           find(lib, "cuStreamDestroy_v2", streamDestroy, error) &&
-           find(lib, "cuStreamSynchronize", streamSynchronize, error) &&
-           find(lib, "cuStreamBeginCapture_v2", beginCapture, error) &&
-           find(lib, "cuStreamEndCapture", endCapture, error) &&
-           find(lib, "cuGraphInstantiateWithFlags", instantiate, error) &&
-           find(lib, "cuGraphLaunch", graphLaunch, error) &&
-           find(lib, "cuGraphExecDestroy", execDestroy, error) &&
-           find(lib, "cuGraphDestroy", graphDestroy, error);
+    // As collrt does: every call through cuGetProcAddress, at CUDA 12.0's
+    // interface, whose prototypes these are.
+    getProc = reinterpret_cast<GetProc>(dlsym(lib, "cuGetProcAddress_v2"));
+    if (!getProc) {
+      error = "--graph: the CUDA driver has no cuGetProcAddress_v2 (CUDA 12 or later)";
+      return false;
+    }
+    return find("cuStreamCreate", streamCreate, error) &&
+           find("cuStreamDestroy", streamDestroy, error) &&
+           find("cuStreamSynchronize", streamSynchronize, error) &&
+           find("cuStreamBeginCapture", beginCapture, error) &&
+           find("cuStreamEndCapture", endCapture, error) &&
+           find("cuGraphInstantiateWithFlags", instantiate, error) &&
+           find("cuGraphLaunch", graphLaunch, error) &&
+           find("cuGraphExecDestroy", execDestroy, error) &&
+           find("cuGraphDestroy", graphDestroy, error);
   }
 
   // Each returns CUDA's result: 0 for success.
@@ -50,8 +56,15 @@ public:
   int (*graphDestroy)(void *graph) = nullptr;
 
 private:
-  template <class F> static bool find(void *lib, const char *name, F &f, std::string &error) {
-    f = reinterpret_cast<F>(dlsym(lib, name));
+  using GetProc = int (*)(const char *symbol, void **fn, int cudaVersion, unsigned long long flags,
+                          int *status);
+  GetProc getProc = nullptr;
+
+  template <class F> bool find(const char *name, F &f, std::string &error) {
+    void *fn = nullptr;
+    int status = -1;
+    f = getProc(name, &fn, 12000, 0, &status) == 0 && status == 0 ? reinterpret_cast<F>(fn)
+                                                                  : nullptr;
     if (!f)
       error = std::string("--graph: the CUDA driver has no ") + name;
     return f != nullptr;

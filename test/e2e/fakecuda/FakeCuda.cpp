@@ -9,6 +9,11 @@
 // FAKE_CUDA_FAIL=NAME makes the call NAME fail with out-of-memory, so that
 // tests see how collrt reports a failing call.
 //
+// As a real driver is used, the calls are found through cuGetProcAddress,
+// the only one exported (with FakeGpu.h's hooks), which gives each call's
+// version as of the CUDA version asked; FAKE_CUDA_VERSION (as 12020) makes
+// the fake an older driver, without the calls that came later.
+//
 // FAKE_CUDA_MULTICAST=1 gives the device NVLink multicast. A multicast
 // object is a memfd too, whose first page counts the devices added; as in
 // CUDA, binding memory to it or mapping it waits until all have been (and
@@ -33,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 #include <cuda.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -161,8 +167,17 @@ void enqueue(CUstream s, std::function<void()> op) {
   }
   op();
 }
+// The driver version the fake claims: FAKE_CUDA_VERSION (as 12020), else
+// that of the headers it is built with.
+int driverVersion() {
+  const char *v = getenv("FAKE_CUDA_VERSION");
+  return v && *v ? atoi(v) : CUDA_VERSION;
+}
 } // namespace
 
+// Only cuGetProcAddress and the hooks of FakeGpu.h are exported, so that
+// every other call must be found as collrt finds it on a real driver.
+#pragma GCC visibility push(hidden)
 extern "C" {
 
 CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
@@ -173,7 +188,7 @@ CUresult cuGetErrorName(CUresult r, const char **name) {
   return CUDA_SUCCESS;
 }
 CUresult cuDriverGetVersion(int *v) {
-  *v = CUDA_VERSION;
+  *v = driverVersion();
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetCount(int *n) {
@@ -498,6 +513,11 @@ CUresult cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus *status, cuuin
     *numDeps = 0;
   return CUDA_SUCCESS;
 }
+// cuStreamGetCaptureInfo as CUDA 12.0 to 12.2 define it: no edge data.
+CUresult streamGetCaptureInfoV2(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                CUgraph *graph, const CUgraphNode **deps, size_t *numDeps) {
+  return cuStreamGetCaptureInfo(s, status, id, graph, deps, nullptr, numDeps);
+}
 CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
   CUstreamCaptureMode old = threadMode;
   threadMode = *mode;
@@ -524,7 +544,7 @@ CUresult cuGraphRetainUserObject(CUgraph g, CUuserObject o, unsigned int n, unsi
     reinterpret_cast<Graph *>(g)->objects.push_back(object);
   return CUDA_SUCCESS;
 }
-CUresult cuGraphInstantiate(CUgraphExec *e, CUgraph g, unsigned long long) {
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long) {
   auto *graph = reinterpret_cast<Graph *>(g);
   for (UserObject *o : graph->objects)
     ++o->refs;
@@ -545,8 +565,97 @@ CUresult cuGraphDestroy(CUgraph g) {
   return CUDA_SUCCESS;
 }
 
+// Each call by the name cuGetProcAddress takes, from the CUDA version on
+// which it has the prototype of `fn` (0: every version this fake serves).
+struct Entry {
+  const char *name;
+  void *fn;
+  int since;
+};
+#define FAKE_CUDA_ENTRY(name) {#name, reinterpret_cast<void *>(&name), 0}
+const Entry entries[] = {
+    FAKE_CUDA_ENTRY(cuInit),
+    FAKE_CUDA_ENTRY(cuGetErrorName),
+    FAKE_CUDA_ENTRY(cuDriverGetVersion),
+    FAKE_CUDA_ENTRY(cuDeviceGetCount),
+    FAKE_CUDA_ENTRY(cuCtxGetDevice),
+    FAKE_CUDA_ENTRY(cuDeviceGetAttribute),
+    FAKE_CUDA_ENTRY(cuDeviceCanAccessPeer),
+    FAKE_CUDA_ENTRY(cuMemGetAllocationGranularity),
+    FAKE_CUDA_ENTRY(cuMemCreate),
+    FAKE_CUDA_ENTRY(cuMemRelease),
+    FAKE_CUDA_ENTRY(cuMemAddressReserve),
+    FAKE_CUDA_ENTRY(cuMemAddressFree),
+    FAKE_CUDA_ENTRY(cuMemMap),
+    FAKE_CUDA_ENTRY(cuMemUnmap),
+    FAKE_CUDA_ENTRY(cuMemSetAccess),
+    FAKE_CUDA_ENTRY(cuMemExportToShareableHandle),
+    FAKE_CUDA_ENTRY(cuMemImportFromShareableHandle),
+    FAKE_CUDA_ENTRY(cuMemsetD8),
+    FAKE_CUDA_ENTRY(cuMemAlloc),
+    FAKE_CUDA_ENTRY(cuMemFree),
+    FAKE_CUDA_ENTRY(cuMemHostAlloc),
+    FAKE_CUDA_ENTRY(cuMemHostGetDevicePointer),
+    FAKE_CUDA_ENTRY(cuMemFreeHost),
+    FAKE_CUDA_ENTRY(cuMemHostRegister),
+    FAKE_CUDA_ENTRY(cuMemHostUnregister),
+    FAKE_CUDA_ENTRY(cuMemcpyHtoDAsync),
+    FAKE_CUDA_ENTRY(cuMemcpyDtoDAsync),
+    FAKE_CUDA_ENTRY(cuMemsetD8Async),
+    FAKE_CUDA_ENTRY(cuCtxSynchronize),
+    FAKE_CUDA_ENTRY(cuEventCreate),
+    FAKE_CUDA_ENTRY(cuEventRecord),
+    FAKE_CUDA_ENTRY(cuEventSynchronize),
+    FAKE_CUDA_ENTRY(cuEventDestroy),
+    FAKE_CUDA_ENTRY(cuStreamIsCapturing),
+    FAKE_CUDA_ENTRY(cuStreamCreate),
+    FAKE_CUDA_ENTRY(cuStreamDestroy),
+    FAKE_CUDA_ENTRY(cuStreamSynchronize),
+    FAKE_CUDA_ENTRY(cuStreamBeginCapture),
+    FAKE_CUDA_ENTRY(cuStreamEndCapture),
+    {"cuStreamGetCaptureInfo", reinterpret_cast<void *>(&streamGetCaptureInfoV2), 12000},
+    {"cuStreamGetCaptureInfo", reinterpret_cast<void *>(&cuStreamGetCaptureInfo), 12030},
+    FAKE_CUDA_ENTRY(cuThreadExchangeStreamCaptureMode),
+    FAKE_CUDA_ENTRY(cuUserObjectCreate),
+    FAKE_CUDA_ENTRY(cuUserObjectRelease),
+    FAKE_CUDA_ENTRY(cuGraphRetainUserObject),
+    FAKE_CUDA_ENTRY(cuGraphInstantiateWithFlags),
+    FAKE_CUDA_ENTRY(cuGraphLaunch),
+    FAKE_CUDA_ENTRY(cuGraphExecDestroy),
+    FAKE_CUDA_ENTRY(cuGraphDestroy),
+    {"cuMulticastGetGranularity", reinterpret_cast<void *>(&cuMulticastGetGranularity), 12010},
+    {"cuMulticastCreate", reinterpret_cast<void *>(&cuMulticastCreate), 12010},
+    {"cuMulticastAddDevice", reinterpret_cast<void *>(&cuMulticastAddDevice), 12010},
+    {"cuMulticastBindMem", reinterpret_cast<void *>(&cuMulticastBindMem), 12010},
+    {"cuMulticastUnbind", reinterpret_cast<void *>(&cuMulticastUnbind), 12010},
+};
+#undef FAKE_CUDA_ENTRY
+
+// As the driver answers: the newest version of `symbol` that is no newer
+// than both `cudaVersion` and the driver.
+__attribute__((visibility("default"))) CUresult
+cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t,
+                    CUdriverProcAddressQueryResult *status) {
+  const int limit = std::min(cudaVersion, driverVersion());
+  const Entry *best = nullptr;
+  bool newer = false;
+  for (const Entry &e : entries)
+    if (!strcmp(e.name, symbol)) {
+      if (e.since > limit)
+        newer = true;
+      else if (!best || e.since > best->since)
+        best = &e;
+    }
+  *pfn = best ? best->fn : nullptr;
+  if (status)
+    *status = best    ? CU_GET_PROC_ADDRESS_SUCCESS
+              : newer ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                      : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
 // For FakeGpu.h's kernels: whether the GPU may touch [p, p + n).
-int fakeCudaReaches(const void *p, size_t n) {
+__attribute__((visibility("default"))) int fakeCudaReaches(const void *p, size_t n) {
   const uintptr_t x = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> lock(reachMutex);
   auto it = reachable.upper_bound(x);
@@ -558,7 +667,8 @@ int fakeCudaReaches(const void *p, size_t n) {
 
 // For FakeGpu.h's kernels: records run(ctx) where `s` is capturing and
 // returns 1 (drop(ctx) once no graph holds it), else returns 0.
-int fakeCudaRecord(CUstream s, void (*run)(void *), void *ctx, void (*drop)(void *)) {
+__attribute__((visibility("default"))) int fakeCudaRecord(CUstream s, void (*run)(void *),
+                                                          void *ctx, void (*drop)(void *)) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = captures.find(s);
   if (it == captures.end())
@@ -569,3 +679,4 @@ int fakeCudaRecord(CUstream s, void (*run)(void *), void *ctx, void (*drop)(void
 }
 
 } // extern "C"
+#pragma GCC visibility pop
