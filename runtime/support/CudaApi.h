@@ -39,7 +39,6 @@
   X(cuMemSetAccess)                    \
   X(cuMemExportToShareableHandle)      \
   X(cuMemImportFromShareableHandle)    \
-  X(cuMemsetD8)                        \
   X(cuMemAlloc)                        \
   X(cuMemFree)                         \
   X(cuMemHostAlloc)                    \
@@ -51,6 +50,9 @@
   X(cuMemcpyDtoDAsync)                 \
   X(cuMemsetD8Async)                   \
   X(cuCtxSynchronize)                  \
+  X(cuStreamCreate)                    \
+  X(cuStreamSynchronize)               \
+  X(cuStreamDestroy)                   \
   X(cuEventCreate)                     \
   X(cuEventRecord)                     \
   X(cuEventSynchronize)                \

@@ -47,7 +47,7 @@ const CudaApi *collrt::loadCudaDriver(const std::string &path, std::string &erro
       missing = name;
   };
   // #name is the call's name as written in the list, before <cuda.h> renames
-  // it (cuMemsetD8, not cuMemsetD8_v2): the name cuGetProcAddress takes.
+  // it (cuMemAlloc, not cuMemAlloc_v2): the name cuGetProcAddress takes.
 #define COLLRT_CUDA_RESOLVE(name)                                                                  \
   resolve(#name, reinterpret_cast<void **>(&api->name), kCudaAbi, true);
   COLLRT_CUDA_CALLS(COLLRT_CUDA_RESOLVE)

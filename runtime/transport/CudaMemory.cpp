@@ -58,12 +58,8 @@ public:
       return failed("cuMemExportToShareableHandle", c, error);
     }
     collResult_t r = map(handle, bytes, prop.location, granularity, out, error);
-    if (r == collSuccess) {
-      if (CUresult c = cu.cuMemsetD8(CUdeviceptr(out.base), 0, bytes)) {
-        unmap(out);
-        r = failed("cuMemsetD8", c, error);
-      }
-    }
+    if (r == collSuccess && (r = zero(out, error)) != collSuccess)
+      unmap(out);
     if (r != collSuccess) {
       close(fd);
       return r;
@@ -160,6 +156,25 @@ private:
   collResult_t failed(const char *call, CUresult c, std::string &error) const {
     error = cu.describe(call, c);
     return collUnhandledCudaError;
+  }
+
+  // Zeroes a new region completely before any peer can see it: a peer's
+  // first writes must not be wiped by a memset still in flight. A stream of
+  // its own, non-blocking, so that neither a capture on a blocking stream
+  // (where the legacy stream's cuMemsetD8 is illegal) nor a kernel spinning
+  // on the legacy stream holds it up.
+  collResult_t zero(const Region &r, std::string &error) const {
+    CUstream stream;
+    if (CUresult c = cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING))
+      return failed("cuStreamCreate", c, error);
+    const char *call = "cuMemsetD8Async";
+    CUresult c = cu.cuMemsetD8Async(CUdeviceptr(r.base), 0, r.size, stream);
+    if (c == CUDA_SUCCESS) {
+      call = "cuStreamSynchronize";
+      c = cu.cuStreamSynchronize(stream);
+    }
+    cu.cuStreamDestroy(stream);
+    return c == CUDA_SUCCESS ? collSuccess : failed(call, c, error);
   }
 
   // Device memory of the current context's device, exportable as an fd,

@@ -33,7 +33,8 @@
 // through fakeCudaRecord) and a graph launch runs it again; graphs hold
 // user objects as CUDA's do. As CUDA does in its default (global) mode, a
 // capture forbids allocations and synchronisation, on every thread that
-// has not switched to relaxed mode.
+// has not switched to relaxed mode; and work on the legacy stream while a
+// blocking stream captures fails and invalidates that capture, in any mode.
 //
 //===----------------------------------------------------------------------===//
 #include <cuda.h>
@@ -149,6 +150,26 @@ std::map<CUstream, Graph *> captures;
 cuuint64_t captureIds = 0;
 thread_local CUstreamCaptureMode threadMode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
+std::map<CUstream, unsigned> streamFlags; // the streams made, by flags
+std::map<Graph *, bool> invalidated;      // captures that a legacy-stream call broke
+
+// Whether work on the legacy stream (a synchronous memset or copy, or a
+// null stream) is illegal now: as CUDA does, it is where a blocking stream
+// (one made without CU_STREAM_NON_BLOCKING) is capturing, since the legacy
+// stream would synchronise with it; and it invalidates that capture.
+bool legacyClash() {
+  std::lock_guard<std::mutex> lock(mutex);
+  bool clash = false;
+  for (auto &[stream, graph] : captures) {
+    auto it = streamFlags.find(stream);
+    if (it != streamFlags.end() && !(it->second & CU_STREAM_NON_BLOCKING)) {
+      invalidated[graph] = true;
+      clash = true;
+    }
+  }
+  return clash;
+}
+
 // Whether a call that may synchronise is forbidden on this thread now.
 bool forbidden() {
   std::lock_guard<std::mutex> lock(mutex);
@@ -184,6 +205,8 @@ CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
 CUresult cuGetErrorName(CUresult r, const char **name) {
   *name = r == CUDA_ERROR_OUT_OF_MEMORY                ? "CUDA_ERROR_OUT_OF_MEMORY"
           : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
+          : r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT    ? "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT"
+          : r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
                                                        : "CUDA_ERROR_FAKE";
   return CUDA_SUCCESS;
 }
@@ -379,10 +402,14 @@ CUresult cuMulticastUnbind(CUmemGenericAllocationHandle h, CUdevice, size_t, siz
 }
 
 CUresult cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) {
+  if (legacyClash())
+    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
   memset(at(p), v, n);
   return CUDA_SUCCESS;
 }
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
+  if (!s && legacyClash())
+    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
   enqueue(s, [=] { memset(at(p), v, n); });
   return CUDA_SUCCESS;
 }
@@ -441,10 +468,14 @@ CUresult cuMemFreeHost(void *p) {
 }
 // A captured copy reads its source again on every replay, as CUDA's does.
 CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream stream) {
+  if (!stream && legacyClash())
+    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
   enqueue(stream, [=] { memcpy(at(d), s, n); });
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream stream) {
+  if (!stream && legacyClash())
+    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
   enqueue(stream, [=] { memmove(at(d), at(s), n); });
   return CUDA_SUCCESS;
 }
@@ -469,11 +500,17 @@ CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *s) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuStreamCreate(CUstream *s, unsigned int) {
+CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
   *s = reinterpret_cast<CUstream>(new char);
+  std::lock_guard<std::mutex> lock(mutex);
+  streamFlags[*s] = flags;
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy(CUstream s) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    streamFlags.erase(s);
+  }
   delete reinterpret_cast<char *>(s);
   return CUDA_SUCCESS;
 }
@@ -491,8 +528,14 @@ CUresult cuStreamEndCapture(CUstream s, CUgraph *g) {
   auto it = captures.find(s);
   if (it == captures.end())
     return CUDA_ERROR_ILLEGAL_STATE;
-  *g = reinterpret_cast<CUgraph>(it->second);
+  Graph *graph = it->second;
   captures.erase(it);
+  if (invalidated.erase(graph)) {
+    delete graph;
+    *g = nullptr;
+    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  }
+  *g = reinterpret_cast<CUgraph>(graph);
   return CUDA_SUCCESS;
 }
 CUresult cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
