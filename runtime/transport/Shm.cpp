@@ -65,14 +65,10 @@ public:
       return true;
     };
     if (res == collSuccess) {
-      res = admitConnections(
-          listener, sizeof(PeerHello), timeout, admit, [&] { return arrived == expected; }, error);
-      if (res == collTimeout) {
-        error = "shm: a peer did not connect (" + error + ")";
-        res = collRemoteError;
-      } else if (res != collSuccess) {
-        error = "shm: " + error;
-      }
+      res = admittedPeers(admitConnections(
+                              listener, sizeof(PeerHello), timeout, admit,
+                              [&] { return arrived == expected; }, error),
+                          name(), error);
     }
     close(listener);
     return res;

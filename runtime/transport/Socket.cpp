@@ -209,14 +209,10 @@ public:
       return true;
     };
     if (r == collSuccess) {
-      r = admitConnections(
-          listener, sizeof(PeerHello), timeout, admit, [&] { return arrived == below; }, error);
-      if (r == collTimeout) {
-        error = "socket: a peer did not connect (" + error + ")";
-        r = collRemoteError;
-      } else if (r != collSuccess) {
-        error = "socket: " + error;
-      }
+      r = admittedPeers(
+          admitConnections(
+              listener, sizeof(PeerHello), timeout, admit, [&] { return arrived == below; }, error),
+          name(), error);
     }
     close(listener);
     if (r != collSuccess) {

@@ -148,6 +148,20 @@ struct TransportKind {
   std::string (*whyNot)(const PeerInfo &self, const PeerInfo &peer) = nullptr;
 };
 
+/// What admitConnections' `result` means to the setup of `transport`: a
+/// timeout is a peer that never connected, the peer's failure
+/// (collRemoteError); any other error is this process's. `error` gets the
+/// transport's name in front.
+inline collResult_t admittedPeers(collResult_t result, const char *transport, std::string &error) {
+  if (result == collTimeout) {
+    error = std::string(transport) + ": a peer did not connect (" + error + ")";
+    return collRemoteError;
+  }
+  if (result != collSuccess)
+    error = std::string(transport) + ": " + error;
+  return result;
+}
+
 /// Ranks on one machine (Shm.cpp).
 extern const TransportKind shmTransport;
 /// Ranks on different hosts of one NVLink domain, by fabric handles
