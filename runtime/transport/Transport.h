@@ -124,6 +124,11 @@ public:
   /// Whether a proxy copies steps into this rank's FIFOs' slots: then they
   /// cannot lie apart, where only the network's puts reach (Window::slots).
   virtual bool copiesSteps() const { return false; }
+  /// Bounds how long destroying the transport waits for its peers: to ship
+  /// what is queued for them, and for them to close. After a failed wait a
+  /// peer may be stopped, and waiting the whole timeout for it again would
+  /// only delay the report of the failure.
+  virtual void limitClose(double /*seconds*/) {}
 };
 
 /// Makes a transport on this rank for the peers marked in `peers` (one entry
