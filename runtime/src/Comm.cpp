@@ -105,7 +105,8 @@ collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int 
   comm->nranks = nranks;
   comm->transport = std::make_unique<PeerTransports>();
   std::string error;
-  collResult_t r = comm->bootstrap.connect(data, rank, nranks, env.timeoutSeconds, error);
+  collResult_t r =
+      comm->bootstrap.connect(data, rank, nranks, env.timeoutSeconds, error, &comm->abortFlag);
   if (r == collSuccess)
     r = comm->transport->connect(comm->bootstrap, rank, nranks, self, env.transport,
                                  env.timeoutSeconds, error);
@@ -248,7 +249,8 @@ collResult_t collCommAbort(collComm_t comm) {
   {
     std::lock_guard<std::mutex> wait(comm->launching);
   }
-  collrt::abortGpu(comm); // queued kernels stop at their next wait
+  collrt::abortGpu(comm);         // queued kernels stop at their next wait
+  comm->transport->limitClose(0); // what was in flight is given up
   return collCommDestroy(comm);
 }
 

@@ -23,9 +23,9 @@ namespace {
 
 class ShmTransport : public Transport {
 public:
-  ShmTransport(int rank, const std::vector<bool> &peers, double timeout)
-      : rank(rank), nranks(int(peers.size())), timeout(timeout), peers(peers), out(nranks, -1),
-        in(nranks, -1) {}
+  ShmTransport(int rank, const std::vector<bool> &peers, double timeout, AbortFlag abort)
+      : rank(rank), nranks(int(peers.size())), timeout(timeout), abort(abort), peers(peers),
+        out(nranks, -1), in(nranks, -1) {}
   ~ShmTransport() override {
     for (int fd : out)
       if (fd >= 0)
@@ -96,12 +96,12 @@ public:
         continue;
       int32_t tag;
       uint64_t theirs = 0;
-      int peerFd = recvFd(in[p], tag, timeout, error);
-      if (peerFd < 0 || tag != p || !readFull(in[p], &theirs, sizeof theirs, timeout, error)) {
+      int peerFd = recvFd(in[p], tag, timeout, error, abort);
+      if (peerFd < 0 || tag != p ||
+          !readFull(in[p], &theirs, sizeof theirs, timeout, error, abort)) {
         if (peerFd >= 0)
           close(peerFd);
-        error = "shm: no window from rank " + std::to_string(p) + " (" + error + ")";
-        res = collRemoteError;
+        res = lost("no window from rank " + std::to_string(p), error);
         break;
       }
       res = importPart(w, p, peerFd, size_t(theirs), error);
@@ -125,14 +125,13 @@ public:
 
   collResult_t receiveFd(int peer, int &fd, std::string &error) override {
     int32_t tag;
-    fd = recvFd(in[peer], tag, timeout, error);
+    fd = recvFd(in[peer], tag, timeout, error, abort);
     if (fd >= 0 && tag == peer)
       return collSuccess;
     if (fd >= 0)
       close(fd);
     fd = -1;
-    error = "shm: no descriptor from rank " + std::to_string(peer) + " (" + error + ")";
-    return collRemoteError;
+    return lost("no descriptor from rank " + std::to_string(peer), error);
   }
 
   void release(Window &w) override {
@@ -142,8 +141,20 @@ public:
   }
 
 private:
+  // A wait for a peer that ended without what it waited for: the peer's
+  // failure, unless the communicator was aborted meanwhile.
+  collResult_t lost(const std::string &what, std::string &error) const {
+    if (aborted(abort)) {
+      error = "the communicator was aborted";
+      return collAborted;
+    }
+    error = "shm: " + what + " (" + error + ")";
+    return collRemoteError;
+  }
+
   int rank, nranks;
   double timeout;
+  AbortFlag abort;
   std::vector<bool> peers;  // the ranks this transport serves
   std::vector<int> out, in; // sockets to and from each of them
 };
@@ -154,7 +165,7 @@ namespace {
 
 std::unique_ptr<Transport> makeShm(Bootstrap &boot, int rank, const std::vector<bool> &peers,
                                    double timeout, collResult_t &result, std::string &error) {
-  auto t = std::make_unique<ShmTransport>(rank, peers, timeout);
+  auto t = std::make_unique<ShmTransport>(rank, peers, timeout, boot.abortFlag());
   result = t->connect(boot, error);
   if (result != collSuccess)
     return nullptr;
