@@ -156,7 +156,6 @@ collResult_t Bootstrap::connect(const UniqueIdData &id, int rank, int n, double 
   nranks = n;
   timeout = t;
   abort = flag;
-  magic_ = id.magic;
   memcpy(secret_, id.secret, kSecretBytes);
   fd = connectTcp(id.addr, id.port, timeout, error);
   if (fd < 0)

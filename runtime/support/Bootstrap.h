@@ -37,7 +37,7 @@ constexpr int kMaxRanks = 1 << 20;
 constexpr size_t kSecretBytes = 32;
 
 struct UniqueIdData {
-  uint64_t magic; // names the group where others can see it (Unix socket names)
+  uint64_t magic; // tells groups apart; public: no name a rank listens on derives from it
   uint32_t addr;  // IPv4, network order
   uint16_t port;  // network order
   uint8_t secret[kSecretBytes];
@@ -76,7 +76,6 @@ public:
     std::vector<std::string> all;
     return allgather("", all, error);
   }
-  uint64_t magic() const { return magic_; }
   /// The communicator's abort flag, for the transports' waits to watch too.
   AbortFlag abortFlag() const { return abort; }
   /// The hello this rank sends to its peers.
@@ -89,7 +88,6 @@ private:
   int nranks = 0;
   double timeout = 60;
   AbortFlag abort = nullptr;
-  uint64_t magic_ = 0;
   uint8_t secret_[kSecretBytes] = {};
 };
 

@@ -6,7 +6,9 @@
 // as a POSIX fd, and each peer maps it. Sockets are made once, at init.
 // Their names are in the abstract namespace, which any local process can
 // reach, so a connection counts as a peer's only once it has presented the
-// group's secret.
+// group's secret. Any local process can also bind a name first, and see
+// those bound (/proc/net/unix): so each rank listens on 128 random bits,
+// which nobody can take before it, and tells its peers over the bootstrap.
 //
 //===----------------------------------------------------------------------===//
 #include "transport/Transport.h"
@@ -15,11 +17,30 @@
 #include "support/Socket.h"
 
 #include <cerrno>
+#include <string_view>
 #include <unistd.h>
 
 using namespace collrt;
 
 namespace {
+
+constexpr size_t kNameBits = 128;
+constexpr std::string_view kNamePrefix = "collc-";
+
+/// A listener's name that no other process can compute: "collc-" and 128
+/// random bits in hex.
+bool randomName(std::string &name, std::string &error) {
+  uint8_t bits[kNameBits / 8];
+  if (!randomBytes(bits, sizeof bits, error))
+    return false;
+  static const char digits[] = "0123456789abcdef";
+  name = kNamePrefix;
+  for (uint8_t b : bits) {
+    name += digits[b >> 4];
+    name += digits[b & 15];
+  }
+  return true;
+}
 
 class ShmTransport : public Transport {
 public:
@@ -38,20 +59,27 @@ public:
   const char *name() const override { return "shm"; }
 
   collResult_t connect(Bootstrap &boot, std::string &error) {
-    std::string me = "collc-" + std::to_string(boot.magic()) + "-" + std::to_string(rank);
-    int listener = listenUnix(me, error);
-    if (listener < 0)
+    std::string me;
+    int listener = randomName(me, error) ? listenUnix(me, error) : -1;
+    if (listener < 0) {
+      error = "shm: " + error;
       return collSystemError;
-    // Every listener exists once the barrier returns.
-    collResult_t res = boot.barrier(error);
+    }
+    // Every listener exists once its name has gone round.
+    std::vector<std::string> names;
+    collResult_t res = boot.allgather(me, names, error);
     const PeerHello hello = boot.hello(rank);
     int expected = 0;
     for (int p = 0; p < nranks && res == collSuccess; ++p) {
       if (!peers[p])
         continue;
       ++expected;
-      std::string peer = "collc-" + std::to_string(boot.magic()) + "-" + std::to_string(p);
-      out[p] = connectUnix(peer, timeout, error);
+      if (names[p].size() != me.size() || names[p].compare(0, kNamePrefix.size(), kNamePrefix)) {
+        error = "shm: rank " + std::to_string(p) + " named no socket of its own";
+        res = collInternalError;
+        break;
+      }
+      out[p] = connectUnix(names[p], timeout, error);
       if (out[p] < 0 || !writeFull(out[p], &hello, sizeof hello, error))
         res = collSystemError;
     }
