@@ -16,6 +16,11 @@
 using namespace collrt;
 
 namespace {
+/// How long closing waits for peers after a failed wait (the transports'
+/// drains, otherwise COLL_TIMEOUT): enough for live peers to close in
+/// step, no longer wait for one that is stopped.
+constexpr double kCloseAfterFailureSeconds = 0.5;
+
 std::mutex initErrorLock;
 std::string initError;
 
@@ -46,6 +51,8 @@ bool forget(const collComm *comm, const char *call) {
 
 /// Frees what `comm` holds, and `comm`.
 void destroy(collComm *comm) {
+  if (comm->peerLost)
+    comm->transport->limitClose(kCloseAfterFailureSeconds);
   collrt::releaseGpu(comm); // first: its kernels use the FIFOs
   for (auto &[alg, setup] : comm->setups) {
     comm->transport->release(setup.window);
@@ -98,11 +105,13 @@ collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int 
   comm->nranks = nranks;
   comm->transport = std::make_unique<PeerTransports>();
   std::string error;
-  collResult_t r = comm->bootstrap.connect(data, rank, nranks, env.timeoutSeconds, error);
+  collResult_t r =
+      comm->bootstrap.connect(data, rank, nranks, env.timeoutSeconds, error, &comm->abortFlag);
   if (r == collSuccess)
     r = comm->transport->connect(comm->bootstrap, rank, nranks, self, env.transport,
                                  env.timeoutSeconds, error);
   if (r != collSuccess) {
+    comm->transport->limitClose(kCloseAfterFailureSeconds); // the transports made so far
     setInitError("rank " + std::to_string(rank) + ": " + error);
     return r;
   }
@@ -240,7 +249,8 @@ collResult_t collCommAbort(collComm_t comm) {
   {
     std::lock_guard<std::mutex> wait(comm->launching);
   }
-  collrt::abortGpu(comm); // queued kernels stop at their next wait
+  collrt::abortGpu(comm);         // queued kernels stop at their next wait
+  comm->transport->limitClose(0); // what was in flight is given up
   return collCommDestroy(comm);
 }
 

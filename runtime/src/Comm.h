@@ -39,6 +39,9 @@ struct collComm {
   collrt::Bootstrap bootstrap;
   std::unique_ptr<collrt::PeerTransports> transport; // one per peer
   std::string lastError;
+  // Whether a wait of this communicator failed: a peer may be stopped or
+  // dead, and destroying it then waits for the peers only briefly.
+  bool peerLost = false;
   volatile int32_t abortFlag = 0;
   std::mutex launching; // held by a launch; abort waits for it to stop
   std::map<const collc::AlgorithmDesc *, collrt::AlgorithmSetup> setups;
@@ -52,6 +55,7 @@ struct collComm {
 
   collResult_t fail(collResult_t r, std::string message) {
     lastError = std::move(message);
+    peerLost |= r == collTimeout || r == collRemoteError || r == collAborted;
     return r;
   }
 };

@@ -152,10 +152,10 @@ Bootstrap::~Bootstrap() {
 }
 
 collResult_t Bootstrap::connect(const UniqueIdData &id, int rank, int n, double t,
-                                std::string &error) {
+                                std::string &error, AbortFlag flag) {
   nranks = n;
   timeout = t;
-  magic_ = id.magic;
+  abort = flag;
   memcpy(secret_, id.secret, kSecretBytes);
   fd = connectTcp(id.addr, id.port, timeout, error);
   if (fd < 0)
@@ -184,7 +184,11 @@ int Bootstrap::admit(const std::string &bytes) const {
 collResult_t Bootstrap::allgather(const std::string &mine, std::vector<std::string> &all,
                                   std::string &error) {
   std::string frame;
-  if (!writeFrame(fd, mine, error) || !readFrame(fd, frame, timeout, error)) {
+  if (!writeFrame(fd, mine, error) || !readFrame(fd, frame, timeout, error, abort)) {
+    if (aborted(abort)) {
+      error = "the communicator was aborted";
+      return collAborted;
+    }
     error = "bootstrap: lost contact with the other ranks (" + error +
             "); a rank failed, left or never arrived";
     return collRemoteError;

@@ -20,6 +20,7 @@
 #define COLLRT_BOOTSTRAP_H
 
 #include "collrt.h"
+#include "support/Socket.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -36,7 +37,7 @@ constexpr int kMaxRanks = 1 << 20;
 constexpr size_t kSecretBytes = 32;
 
 struct UniqueIdData {
-  uint64_t magic; // names the group where others can see it (Unix socket names)
+  uint64_t magic; // tells groups apart; public: no name a rank listens on derives from it
   uint32_t addr;  // IPv4, network order
   uint16_t port;  // network order
   uint8_t secret[kSecretBytes];
@@ -64,8 +65,10 @@ bool sameSecret(const uint8_t *a, const uint8_t *b);
 class Bootstrap {
 public:
   ~Bootstrap();
+  /// Joins the group; its exchanges then end early, with collAborted, once
+  /// `abort` is set.
   collResult_t connect(const UniqueIdData &id, int rank, int nranks, double timeout,
-                       std::string &error);
+                       std::string &error, AbortFlag abort = nullptr);
   /// Every rank passes one blob and gets everyone's, in rank order.
   collResult_t allgather(const std::string &mine, std::vector<std::string> &all,
                          std::string &error);
@@ -73,7 +76,8 @@ public:
     std::vector<std::string> all;
     return allgather("", all, error);
   }
-  uint64_t magic() const { return magic_; }
+  /// The communicator's abort flag, for the transports' waits to watch too.
+  AbortFlag abortFlag() const { return abort; }
   /// The hello this rank sends to its peers.
   PeerHello hello(int rank) const;
   /// The rank a peer's hello names if it carries the group's secret, else -1.
@@ -83,7 +87,7 @@ private:
   int fd = -1;
   int nranks = 0;
   double timeout = 60;
-  uint64_t magic_ = 0;
+  AbortFlag abort = nullptr;
   uint8_t secret_[kSecretBytes] = {};
 };
 

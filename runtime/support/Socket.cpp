@@ -59,13 +59,19 @@ bool pollWindow(TimePoint deadline, double timeout, int &ms, std::string &error)
   return true;
 }
 
-// Waits until `fd` is ready for `events`; false on timeout or error.
-bool waitFor(int fd, short events, double timeout, std::string &error) {
+// Waits until `fd` is ready for `events`; false on timeout, abort or error.
+bool waitFor(int fd, short events, double timeout, std::string &error, AbortFlag abort = nullptr) {
   auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
   for (;;) {
+    if (aborted(abort)) {
+      error = "aborted";
+      return false;
+    }
     int ms;
     if (!pollWindow(deadline, timeout, ms, error))
       return false;
+    if (abort && (ms < 0 || ms > kAbortPollMs))
+      ms = kAbortPollMs;
     pollfd p{fd, events, 0};
     int n = poll(&p, 1, ms);
     if (n > 0)
@@ -202,10 +208,11 @@ int collrt::connectTcp(uint32_t addr, uint16_t port, double timeout, std::string
   }
 }
 
-bool collrt::readFull(int fd, void *data, size_t size, double timeout, std::string &error) {
+bool collrt::readFull(int fd, void *data, size_t size, double timeout, std::string &error,
+                      AbortFlag abort) {
   char *p = static_cast<char *>(data);
   while (size) {
-    if (!waitFor(fd, POLLIN, timeout, error))
+    if (!waitFor(fd, POLLIN, timeout, error, abort))
       return false;
     ssize_t r = recv(fd, p, size, 0);
     if (r < 0 && errno == EINTR)
@@ -224,16 +231,17 @@ bool collrt::writeFull(int fd, const void *data, size_t size, std::string &error
   return writeAll(fd, static_cast<const char *>(data), size, error);
 }
 
-bool collrt::readFrame(int fd, std::string &frame, double timeout, std::string &error) {
+bool collrt::readFrame(int fd, std::string &frame, double timeout, std::string &error,
+                       AbortFlag abort) {
   uint64_t n = 0;
-  if (!readFull(fd, &n, sizeof n, timeout, error))
+  if (!readFull(fd, &n, sizeof n, timeout, error, abort))
     return false;
   if (n > (uint64_t(1) << 32)) {
     error = "oversized bootstrap frame";
     return false;
   }
   frame.resize(n);
-  return readFull(fd, frame.data(), n, timeout, error);
+  return readFull(fd, frame.data(), n, timeout, error, abort);
 }
 
 bool collrt::writeFrame(int fd, const std::string &frame, std::string &error) {
@@ -389,8 +397,8 @@ bool collrt::sendFd(int sock, int fd, int32_t tag, std::string &error) {
   return true;
 }
 
-int collrt::recvFd(int sock, int32_t &tag, double timeout, std::string &error) {
-  if (!waitFor(sock, POLLIN, timeout, error))
+int collrt::recvFd(int sock, int32_t &tag, double timeout, std::string &error, AbortFlag abort) {
+  if (!waitFor(sock, POLLIN, timeout, error, abort))
     return -1;
   char control[CMSG_SPACE(sizeof(int))] = {};
   iovec iov{&tag, sizeof tag};

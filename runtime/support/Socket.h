@@ -2,9 +2,11 @@
 //
 // TCP for the bootstrap, Unix-domain sockets for passing file descriptors
 // (SCM_RIGHTS). Functions return false or -1 and fill `error` on failure;
-// a timeout below zero waits forever. Listeners are reachable by anyone who
-// can route to them, so what a connection says is trusted only after it has
-// presented the group's secret (admitConnections).
+// a timeout below zero waits forever. A wait given an abort flag also ends,
+// within kAbortPollMs, once another thread sets it (collCommAbort), saying
+// "aborted". Listeners are reachable by anyone who can route to them, so what
+// a connection says is trusted only after it has presented the group's
+// secret (admitConnections).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_SOCKET_H
@@ -19,6 +21,14 @@
 
 namespace collrt {
 
+/// A communicator's abort flag, as the waits on its behalf watch it; null
+/// where nothing can abort the wait.
+using AbortFlag = const volatile int32_t *;
+/// How often a wait looks at its abort flag: abort returns well within a
+/// second, and a blocked wait wakes rarely enough to cost nothing.
+constexpr int kAbortPollMs = 50;
+inline bool aborted(AbortFlag flag) { return flag && __atomic_load_n(flag, __ATOMIC_ACQUIRE); }
+
 /// The IPv4 address (network order) this process listens on and publishes:
 /// that of interface `ifname` when it is not empty, else `addr`, dotted. The
 /// wildcard address 0.0.0.0 is accepted with a warning on stderr, once.
@@ -30,9 +40,11 @@ int listenTcp(uint32_t addr, std::string &error, uint16_t port = 0);
 int acceptWithin(int listener, double timeout, std::string &error);
 int connectTcp(uint32_t addr, uint16_t port, double timeout, std::string &error);
 
-bool readFull(int fd, void *data, size_t size, double timeout, std::string &error);
+bool readFull(int fd, void *data, size_t size, double timeout, std::string &error,
+              AbortFlag abort = nullptr);
 bool writeFull(int fd, const void *data, size_t size, std::string &error);
-bool readFrame(int fd, std::string &frame, double timeout, std::string &error);
+bool readFrame(int fd, std::string &frame, double timeout, std::string &error,
+               AbortFlag abort = nullptr);
 bool writeFrame(int fd, const std::string &frame, std::string &error);
 void appendFrame(std::string &to, const std::string &frame);
 bool takeFrame(const std::string &from, size_t &at, std::string &frame);
@@ -53,7 +65,7 @@ int listenUnix(const std::string &name, std::string &error);
 int connectUnix(const std::string &name, double timeout, std::string &error);
 bool sendFd(int sock, int fd, int32_t tag, std::string &error);
 /// Receives a descriptor and the tag sent with it; -1 on failure.
-int recvFd(int sock, int32_t &tag, double timeout, std::string &error);
+int recvFd(int sock, int32_t &tag, double timeout, std::string &error, AbortFlag abort = nullptr);
 
 } // namespace collrt
 

@@ -239,6 +239,12 @@ void PeerTransports::release(Window &w) {
   w.size.clear();
 }
 
+void PeerTransports::limitClose(double seconds) {
+  for (auto &t : made)
+    if (t)
+      t->limitClose(seconds);
+}
+
 bool PeerTransports::passesFdsEverywhere() const {
   for (size_t a = 0; a < pairs.size(); ++a)
     for (size_t b = 0; b < pairs.size(); ++b)

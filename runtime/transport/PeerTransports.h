@@ -77,6 +77,9 @@ public:
   collResult_t recvFifo(Window &window, int peer, size_t offset, const collc::Fifo &fifo,
                         std::string &error);
   void release(Window &window);
+  /// Bounds how long destroying the transports waits for the peers
+  /// (Transport::limitClose).
+  void limitClose(double seconds);
   /// Whether every pair of the group can pass descriptors (all on shm), as
   /// broadcastFd needs. The same answer on every rank.
   bool passesFdsEverywhere() const;

@@ -233,6 +233,12 @@ ProxyTransport::~ProxyTransport() {
   wire.reset(); // closes it
 }
 
+void ProxyTransport::limitClose(double seconds) {
+  proxy.limitDrain(seconds);
+  if (wire)
+    wire->limitClose(seconds);
+}
+
 collResult_t ProxyTransport::start(std::unique_ptr<Wire> connected, std::string &error) {
   wire = std::move(connected);
   return proxy.start(*wire, error);

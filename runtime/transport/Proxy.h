@@ -28,6 +28,7 @@
 #include "transport/MemoryBackend.h"
 #include "transport/Transport.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -56,6 +57,8 @@ public:
   /// Whether every queued message has left, or can never leave because its
   /// peer is gone.
   virtual bool flushed() const = 0;
+  /// Bounds how long closing the wire waits for its peers to finish.
+  virtual void limitClose(double /*seconds*/) {}
 
   /// Whether put() moves bytes: the wire's memory is its NIC's.
   virtual bool direct() const { return false; }
@@ -90,6 +93,8 @@ public:
   /// Ships what the threadblocks published before it was called, for at
   /// most `drainSeconds`, then joins the thread.
   void stop();
+  /// Makes stop() ship for at most `seconds`; called before it.
+  void limitDrain(double seconds) { drainSeconds = std::min(drainSeconds, seconds); }
 
   /// Window `id`, the same on every rank, is `bytes` at `base` on this one:
   /// data for it lands there. Where `slots` is set, its FIFOs' slots lie
@@ -177,6 +182,7 @@ public:
                         std::string &error) override;
   bool proxied() const override { return true; }
   bool copiesSteps() const override;
+  void limitClose(double seconds) override;
 
 protected:
   collResult_t start(std::unique_ptr<Wire> connected, std::string &error);

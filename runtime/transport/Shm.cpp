@@ -6,7 +6,9 @@
 // as a POSIX fd, and each peer maps it. Sockets are made once, at init.
 // Their names are in the abstract namespace, which any local process can
 // reach, so a connection counts as a peer's only once it has presented the
-// group's secret.
+// group's secret. Any local process can also bind a name first, and see
+// those bound (/proc/net/unix): so each rank listens on 128 random bits,
+// which nobody can take before it, and tells its peers over the bootstrap.
 //
 //===----------------------------------------------------------------------===//
 #include "transport/Transport.h"
@@ -15,17 +17,36 @@
 #include "support/Socket.h"
 
 #include <cerrno>
+#include <string_view>
 #include <unistd.h>
 
 using namespace collrt;
 
 namespace {
 
+constexpr size_t kNameBits = 128;
+constexpr std::string_view kNamePrefix = "collc-";
+
+/// A listener's name that no other process can compute: "collc-" and 128
+/// random bits in hex.
+bool randomName(std::string &name, std::string &error) {
+  uint8_t bits[kNameBits / 8];
+  if (!randomBytes(bits, sizeof bits, error))
+    return false;
+  static const char digits[] = "0123456789abcdef";
+  name = kNamePrefix;
+  for (uint8_t b : bits) {
+    name += digits[b >> 4];
+    name += digits[b & 15];
+  }
+  return true;
+}
+
 class ShmTransport : public Transport {
 public:
-  ShmTransport(int rank, const std::vector<bool> &peers, double timeout)
-      : rank(rank), nranks(int(peers.size())), timeout(timeout), peers(peers), out(nranks, -1),
-        in(nranks, -1) {}
+  ShmTransport(int rank, const std::vector<bool> &peers, double timeout, AbortFlag abort)
+      : rank(rank), nranks(int(peers.size())), timeout(timeout), abort(abort), peers(peers),
+        out(nranks, -1), in(nranks, -1) {}
   ~ShmTransport() override {
     for (int fd : out)
       if (fd >= 0)
@@ -38,20 +59,27 @@ public:
   const char *name() const override { return "shm"; }
 
   collResult_t connect(Bootstrap &boot, std::string &error) {
-    std::string me = "collc-" + std::to_string(boot.magic()) + "-" + std::to_string(rank);
-    int listener = listenUnix(me, error);
-    if (listener < 0)
+    std::string me;
+    int listener = randomName(me, error) ? listenUnix(me, error) : -1;
+    if (listener < 0) {
+      error = "shm: " + error;
       return collSystemError;
-    // Every listener exists once the barrier returns.
-    collResult_t res = boot.barrier(error);
+    }
+    // Every listener exists once its name has gone round.
+    std::vector<std::string> names;
+    collResult_t res = boot.allgather(me, names, error);
     const PeerHello hello = boot.hello(rank);
     int expected = 0;
     for (int p = 0; p < nranks && res == collSuccess; ++p) {
       if (!peers[p])
         continue;
       ++expected;
-      std::string peer = "collc-" + std::to_string(boot.magic()) + "-" + std::to_string(p);
-      out[p] = connectUnix(peer, timeout, error);
+      if (names[p].size() != me.size() || names[p].compare(0, kNamePrefix.size(), kNamePrefix)) {
+        error = "shm: rank " + std::to_string(p) + " named no socket of its own";
+        res = collInternalError;
+        break;
+      }
+      out[p] = connectUnix(names[p], timeout, error);
       if (out[p] < 0 || !writeFull(out[p], &hello, sizeof hello, error))
         res = collSystemError;
     }
@@ -65,14 +93,10 @@ public:
       return true;
     };
     if (res == collSuccess) {
-      res = admitConnections(
-          listener, sizeof(PeerHello), timeout, admit, [&] { return arrived == expected; }, error);
-      if (res == collTimeout) {
-        error = "shm: a peer did not connect (" + error + ")";
-        res = collRemoteError;
-      } else if (res != collSuccess) {
-        error = "shm: " + error;
-      }
+      res = admittedPeers(admitConnections(
+                              listener, sizeof(PeerHello), timeout, admit,
+                              [&] { return arrived == expected; }, error),
+                          name(), error);
     }
     close(listener);
     return res;
@@ -100,12 +124,12 @@ public:
         continue;
       int32_t tag;
       uint64_t theirs = 0;
-      int peerFd = recvFd(in[p], tag, timeout, error);
-      if (peerFd < 0 || tag != p || !readFull(in[p], &theirs, sizeof theirs, timeout, error)) {
+      int peerFd = recvFd(in[p], tag, timeout, error, abort);
+      if (peerFd < 0 || tag != p ||
+          !readFull(in[p], &theirs, sizeof theirs, timeout, error, abort)) {
         if (peerFd >= 0)
           close(peerFd);
-        error = "shm: no window from rank " + std::to_string(p) + " (" + error + ")";
-        res = collRemoteError;
+        res = lost("no window from rank " + std::to_string(p), error);
         break;
       }
       res = importPart(w, p, peerFd, size_t(theirs), error);
@@ -129,14 +153,13 @@ public:
 
   collResult_t receiveFd(int peer, int &fd, std::string &error) override {
     int32_t tag;
-    fd = recvFd(in[peer], tag, timeout, error);
+    fd = recvFd(in[peer], tag, timeout, error, abort);
     if (fd >= 0 && tag == peer)
       return collSuccess;
     if (fd >= 0)
       close(fd);
     fd = -1;
-    error = "shm: no descriptor from rank " + std::to_string(peer) + " (" + error + ")";
-    return collRemoteError;
+    return lost("no descriptor from rank " + std::to_string(peer), error);
   }
 
   void release(Window &w) override {
@@ -146,8 +169,20 @@ public:
   }
 
 private:
+  // A wait for a peer that ended without what it waited for: the peer's
+  // failure, unless the communicator was aborted meanwhile.
+  collResult_t lost(const std::string &what, std::string &error) const {
+    if (aborted(abort)) {
+      error = "the communicator was aborted";
+      return collAborted;
+    }
+    error = "shm: " + what + " (" + error + ")";
+    return collRemoteError;
+  }
+
   int rank, nranks;
   double timeout;
+  AbortFlag abort;
   std::vector<bool> peers;  // the ranks this transport serves
   std::vector<int> out, in; // sockets to and from each of them
 };
@@ -158,7 +193,7 @@ namespace {
 
 std::unique_ptr<Transport> makeShm(Bootstrap &boot, int rank, const std::vector<bool> &peers,
                                    double timeout, collResult_t &result, std::string &error) {
-  auto t = std::make_unique<ShmTransport>(rank, peers, timeout);
+  auto t = std::make_unique<ShmTransport>(rank, peers, timeout, boot.abortFlag());
   result = t->connect(boot, error);
   if (result != collSuccess)
     return nullptr;

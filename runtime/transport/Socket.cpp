@@ -49,6 +49,8 @@ public:
   }
   ~SocketWire() override { closeGracefully(); }
 
+  void limitClose(double seconds) override { closeSeconds = std::min(closeSeconds, seconds); }
+
   void post(int peer, const FrameHeader &m, const char *payload) override {
     Peer &p = peers[peer];
     p.outbox.append(reinterpret_cast<const char *>(&m), sizeof m);
@@ -124,7 +126,7 @@ private:
 
   // Closing a socket with unread input sends a reset, which can make the
   // peer drop data it has not read yet. So: stop writing, then read until
-  // every peer has stopped writing too (or the timeout passes).
+  // every peer has stopped writing too (or `closeSeconds` pass).
   void closeGracefully() {
     std::vector<pollfd> open;
     for (Peer &p : peers)
@@ -134,7 +136,7 @@ private:
       }
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        std::chrono::duration<double>(Env::get().timeoutSeconds));
+                        std::chrono::duration<double>(closeSeconds));
     char sink[4096];
     while (!open.empty() && std::chrono::steady_clock::now() < deadline) {
       if (poll(open.data(), open.size(), 100) < 0 && errno != EINTR)
@@ -157,6 +159,7 @@ private:
   }
 
   int rank;
+  double closeSeconds = Env::get().timeoutSeconds;
   std::vector<Peer> peers;
   std::vector<pollfd> fds;
   std::vector<int> who;
@@ -209,14 +212,10 @@ public:
       return true;
     };
     if (r == collSuccess) {
-      r = admitConnections(
-          listener, sizeof(PeerHello), timeout, admit, [&] { return arrived == below; }, error);
-      if (r == collTimeout) {
-        error = "socket: a peer did not connect (" + error + ")";
-        r = collRemoteError;
-      } else if (r != collSuccess) {
-        error = "socket: " + error;
-      }
+      r = admittedPeers(
+          admitConnections(
+              listener, sizeof(PeerHello), timeout, admit, [&] { return arrived == below; }, error),
+          name(), error);
     }
     close(listener);
     if (r != collSuccess) {

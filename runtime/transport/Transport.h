@@ -124,6 +124,11 @@ public:
   /// Whether a proxy copies steps into this rank's FIFOs' slots: then they
   /// cannot lie apart, where only the network's puts reach (Window::slots).
   virtual bool copiesSteps() const { return false; }
+  /// Bounds how long destroying the transport waits for its peers: to ship
+  /// what is queued for them, and for them to close. After a failed wait a
+  /// peer may be stopped, and waiting the whole timeout for it again would
+  /// only delay the report of the failure.
+  virtual void limitClose(double /*seconds*/) {}
 };
 
 /// Makes a transport on this rank for the peers marked in `peers` (one entry
@@ -147,6 +152,20 @@ struct TransportKind {
   /// forces this transport; null where the pair's hosts say enough.
   std::string (*whyNot)(const PeerInfo &self, const PeerInfo &peer) = nullptr;
 };
+
+/// What admitConnections' `result` means to the setup of `transport`: a
+/// timeout is a peer that never connected, the peer's failure
+/// (collRemoteError); any other error is this process's. `error` gets the
+/// transport's name in front.
+inline collResult_t admittedPeers(collResult_t result, const char *transport, std::string &error) {
+  if (result == collTimeout) {
+    error = std::string(transport) + ": a peer did not connect (" + error + ")";
+    return collRemoteError;
+  }
+  if (result != collSuccess)
+    error = std::string(transport) + ": " + error;
+  return result;
+}
 
 /// Ranks on one machine (Shm.cpp).
 extern const TransportKind shmTransport;

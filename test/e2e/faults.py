@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Faults during `collc run`: a rank stopped, every rank stopped, a rank
-killed (while running and during setup), the launcher killed, collc killed,
-collc interrupted (also while it compiles), and a temporary directory that
-is full, missing or noexec. Each case checks the exit status, the message
-(which must name the right rank), the time bound, and that no process,
-temporary file or /dev/shm entry is left behind.
+"""Faults during `collc run`: a rank stopped (over shm and over socket),
+every rank stopped, a rank killed (while running and during setup), the
+launcher killed, collc killed, collc interrupted (also while it compiles),
+and a temporary directory that is full, missing or noexec. Each case checks
+the exit status, the message (which must name the right rank), the time
+bound, and that no process, temporary file or /dev/shm entry is left behind.
 
 usage: faults.py COLLC EXAMPLES_DIR
 """
@@ -67,11 +67,11 @@ def wait_for(probe, seconds, step=0.002):
     return None
 
 
-def start(tmp, extra_env=None, example="binary_tree_reduce.coll", count=100000):
+def start(tmp, extra_env=None, example="binary_tree_reduce.coll", count=100000, transport="shm"):
     env = dict(os.environ, TMPDIR=tmp, COLL_TIMEOUT=str(TIMEOUT))
     env.update(extra_env or {})
     args = [COLLC, "run", os.path.join(EXAMPLES, example), "--ranks", "4",
-            "--count", str(count), "--iters", "1000000"]
+            "--count", str(count), "--iters", "1000000", "--transport", transport]
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
 
@@ -113,8 +113,31 @@ def case_signal_rank(case, sig, rank, status, message, at_once=False):
         since = time.monotonic()
         if pid:
             os.kill(pid, sig)
-        bound = TIMEOUT + GRACE if sig == signal.SIGSTOP else GRACE
-        finish(case, proc, tmp, shm, since, bound, status, message)
+        finish(case, proc, tmp, shm, since, GRACE, status, message)
+
+
+def case_stop_rank(transport):
+    """Rank 1 stopped: its peers time out after COLL_TIMEOUT and end on their
+    own, waiting for nothing more (over socket, their connections to the
+    stopped rank close without a second COLL_TIMEOUT); the launcher then
+    names rank 1 within its grace period, as over shm."""
+    case = f"stop rank 1 ({transport})"
+    print(case)
+    with tempfile.TemporaryDirectory() as tmp:
+        shm = set(os.listdir("/dev/shm"))
+        proc = start(tmp, transport=transport)
+        pids = [wait_for(lambda r=r: rank_pid(tmp, r), 60, 0.01) for r in range(4)]
+        check(case, all(pids), "the ranks never started")
+        time.sleep(0.5)  # into the collective
+        since = time.monotonic()
+        if pids[1]:
+            os.kill(pids[1], signal.SIGSTOP)
+        # Before the launcher's grace period ends and it kills them.
+        peers_end = TIMEOUT + 2.5
+        ended = wait_for(lambda: not any(rank_pid(tmp, r) for r in (0, 2, 3)), peers_end, 0.05)
+        print(f"  ranks 0, 2, 3 ended after {time.monotonic() - since:.1f} s")
+        check(case, ended, f"ranks 0, 2, 3 still run {peers_end} s after rank 1 stopped")
+        finish(case, proc, tmp, shm, since, TIMEOUT + 3 + 1.5, 1, "rank 1 is stopped")
 
 
 def case_stop_every_rank():
@@ -225,7 +248,8 @@ def case_missing_tmpdir():
           in r.stderr and "set TMPDIR" in r.stderr, f"unclear message: {r.stderr.strip()}")
 
 
-case_signal_rank("stop rank 1", signal.SIGSTOP, 1, 1, "rank 1 is stopped")
+case_stop_rank("shm")
+case_stop_rank("socket")
 case_stop_every_rank()
 case_signal_rank("kill rank 1", signal.SIGKILL, 1, 1, "rank 1 killed by signal 9")
 case_signal_rank("kill rank 2 during setup", signal.SIGKILL, 2, 1, "rank 2 killed by signal 9",

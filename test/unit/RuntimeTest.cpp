@@ -6,8 +6,10 @@
 //===----------------------------------------------------------------------===//
 #include "collc/kernel.h"
 #include "collrt.h"
+#include "PairPlan.h"
 #include "src/Comm.h"
 #include "support/Env.h"
+#include "support/Socket.h"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using Clock = std::chrono::steady_clock;
@@ -273,52 +276,49 @@ TEST(Shm, WindowsAreSharedBetweenRanks) {
   destroy(comms);
 }
 
+// Abstract Unix socket names are anyone's to bind first. A local process
+// that takes every name it can compute from the group's public values (the
+// id's magic, which collCommInitEnv derives from MASTER_ADDR and the rest,
+// and the ranks) once broke the group; the ranks' own are random.
+TEST(Shm, GroupFormsWhereSquattersHoldTheNamesOfPublicValues) {
+  collUniqueId id;
+  ASSERT_EQ(collGetUniqueId(&id), collSuccess) << collGetLastError(nullptr);
+  collrt::UniqueIdData data;
+  memcpy(&data, id.internal, sizeof data);
+  const int n = 2;
+  std::vector<int> squatted;
+  std::string error;
+  for (int r = 0; r < n; ++r) {
+    squatted.push_back(
+        collrt::listenUnix("collc-" + std::to_string(data.magic) + "-" + std::to_string(r), error));
+    ASSERT_GE(squatted.back(), 0) << error;
+  }
+  std::vector<collComm_t> comms(n, nullptr);
+  std::vector<collResult_t> res(n);
+  onRanks(n, [&](int r) { res[r] = collCommInitRank(&comms[r], n, id, r); });
+  for (int r = 0; r < n; ++r)
+    EXPECT_EQ(res[r], collSuccess) << "rank " << r << ": " << collGetLastError(nullptr);
+  ASSERT_TRUE(comms[0] && comms[1]);
+  EXPECT_STREQ(comms[0]->transport->nameOf(1), "shm");
+  PairAlgorithm pair(collc::kSimple);
+  std::vector<uint8_t> src(4096, 7), out0(4096), out1(4096);
+  onRanks(n, [&](int r) {
+    EXPECT_EQ(collLaunch(comms[r], &pair.alg, src.data(), r ? out1.data() : out0.data(), 4096,
+                         collUint8, collSum, nullptr),
+              collSuccess)
+        << collGetLastError(comms[r]);
+  });
+  EXPECT_EQ(out1, src);
+  destroy(comms);
+  for (int fd : squatted)
+    close(fd);
+}
+
 //===----------------------------------------------------------------------===//
 // Launches of a hand-made plan: rank 0 broadcasts to rank 1
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-std::atomic<int> kernelsEntered{0};
-
-COLLC_KERNEL(pairKernel) {
-  ++kernelsEntered;
-  collc::Block b(COLLC_BLOCK_ARGS);
-  while (b.nextLoop()) {
-    if (COLLC_BLOCK_ARGS->rank == 0) {
-      b.copy(collc::in(0), collc::out(0));
-      b.send(collc::in(0));
-    } else {
-      b.recv(collc::out(0));
-    }
-  }
-}
-
-// One plan per protocol, over all sizes.
-struct PairAlgorithm {
-  explicit PairAlgorithm(int32_t protocol) {
-    tbs[0] = {0, 0, -1, 1, 0, protocol, 0, 2};
-    tbs[1] = {1, 0, 0, -1, 0, protocol, 0, 1};
-    // By name, not position: generated tables set every field, here the
-    // rest stay zero (no scratch, no minimum size).
-    plan.name = "pair";
-    plan.collective = collc::kBroadcast;
-    plan.ranks = 2;
-    plan.chunks = 1;
-    plan.root = 0;
-    plan.maxBytes = INT64_MAX;
-    plan.protocol = protocol;
-    plan.slots = 2;
-    plan.widest = 1;
-    plan.numThreadblocks = 2;
-    plan.threadblocks = tbs;
-    plan.hostKernel = &pairKernel;
-    alg = {"pair", "RuntimeTest.cpp", 1, &plan};
-  }
-  collc::ThreadblockDesc tbs[2];
-  collc::PlanDesc plan{};
-  collc::AlgorithmDesc alg;
-};
 
 std::vector<uint8_t> pattern(size_t bytes, unsigned seed) {
   std::vector<uint8_t> v(bytes);

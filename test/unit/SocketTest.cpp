@@ -28,6 +28,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <memory>
 #include <sys/resource.h>
@@ -91,10 +92,14 @@ collrt::PeerHello helloWithWrongSecret(const collrt::Bootstrap &boot, int rank) 
 // hand through `boot`, so that it can send what no real rank would. With
 // `window`, rank 1 then makes a window (a barrier) with a Simple FIFO fed by
 // rank 0 and publishes it. Last it waits at a barrier until the test is done.
+// `before` runs once the group's id exists, before rank 1 starts.
 struct HandPlayedRank0 {
-  HandPlayedRank0(bool socket, bool window) {
+  HandPlayedRank0(bool socket, bool window,
+                  const std::function<void(const collrt::UniqueIdData &)> &before = nullptr) {
     std::string error;
     EXPECT_EQ(collrt::startBootstrapRoot(id, error), collSuccess) << error;
+    if (before)
+      before(id);
     rank1 = std::thread([this, socket, window] {
       std::string err;
       collrt::Bootstrap boot1;
@@ -387,31 +392,67 @@ TEST(Socket, TransportAdmitsOnlyPeersWithTheSecret) {
   EXPECT_TRUE(closedByPeer(numberOnly)) << "a half-said hello outlived the setup";
 }
 
-TEST(Shm, UnixSocketsAdmitOnlyPeersWithTheSecret) {
-  HandPlayedRank0 group(false, false);
-  std::string error;
-  // Rank 1 connects to rank 0's socket and proves itself there.
-  std::string prefix = "collc-" + std::to_string(group.id.magic) + "-";
-  int listener = group.keep(collrt::listenUnix(prefix + "0", error));
-  ASSERT_GE(listener, 0) << error;
-  ASSERT_EQ(group.boot.barrier(error), collSuccess) << error; // every listener exists
+// Whether a Unix socket is bound to abstract name `name`, as any local
+// process can see in the kernel's table.
+bool unixNameBound(const std::string &name) {
+  std::ifstream table("/proc/net/unix");
+  std::string line;
+  while (std::getline(table, line))
+    if (line.size() > name.size() &&
+        line.compare(line.size() - name.size() - 1, std::string::npos, "@" + name) == 0)
+      return true;
+  return false;
+}
 
-  int intruder = group.keep(collrt::connectUnix(prefix + "1", 5, error));
+TEST(Shm, UnixSocketsAdmitOnlyPeersWithTheSecret) {
+  // A local process that knows the group's public values takes the names
+  // that ranks once listened on, derived from the id's magic and the rank.
+  std::vector<int> squatted;
+  std::string oldName;
+  HandPlayedRank0 group(false, false, [&](const collrt::UniqueIdData &id) {
+    std::string error;
+    oldName = "collc-" + std::to_string(id.magic) + "-";
+    for (int r = 0; r < 2; ++r) {
+      squatted.push_back(collrt::listenUnix(oldName + std::to_string(r), error));
+      EXPECT_GE(squatted.back(), 0) << error;
+    }
+  });
+  for (int fd : squatted)
+    group.keep(fd);
+  std::string error;
+  // Rank 0 listens on a name of the same shape; they go round over the
+  // bootstrap.
+  char mine[64];
+  snprintf(mine, sizeof mine, "collc-%032x", unsigned(getpid()));
+  int listener = group.keep(collrt::listenUnix(mine, error));
+  ASSERT_GE(listener, 0) << error;
+  std::vector<std::string> names;
+  ASSERT_EQ(group.boot.allgather(mine, names, error), collSuccess) << error;
+  ASSERT_EQ(names.size(), 2u);
+  // Rank 1's: 128 random bits, bound by now, and nothing like the old name.
+  const std::string &theirs = names[1];
+  ASSERT_EQ(theirs.size(), 6u + 32u) << theirs;
+  EXPECT_EQ(theirs.substr(0, 6), "collc-");
+  EXPECT_EQ(theirs.find_first_not_of("0123456789abcdef", 6), std::string::npos) << theirs;
+  EXPECT_EQ(theirs.find(std::to_string(group.id.magic)), std::string::npos) << theirs;
+  EXPECT_TRUE(unixNameBound(theirs)) << theirs;
+
+  int intruder = group.keep(collrt::connectUnix(theirs, 5, error));
   collrt::PeerHello wrong = helloWithWrongSecret(group.boot, 0);
   ASSERT_TRUE(collrt::writeFull(intruder, &wrong, sizeof wrong, error)) << error;
   EXPECT_TRUE(closedByPeer(intruder)) << "a peer without the secret stays connected";
-  int numberOnly = group.keep(collrt::connectUnix(prefix + "1", 5, error));
+  int numberOnly = group.keep(collrt::connectUnix(theirs, 5, error));
   int32_t zero = 0;
   ASSERT_TRUE(collrt::writeFull(numberOnly, &zero, sizeof zero, error)) << error;
 
-  int real = group.keep(collrt::connectUnix(prefix + "1", 5, error));
+  int real = group.keep(collrt::connectUnix(theirs, 5, error));
   collrt::PeerHello hello = group.boot.hello(0);
   ASSERT_TRUE(collrt::writeFull(real, &hello, sizeof hello, error)) << error;
   int fromRank1 = group.keep(collrt::acceptWithin(listener, 5, error));
   ASSERT_GE(fromRank1, 0) << error;
-  std::string theirs(sizeof(collrt::PeerHello), '\0');
-  ASSERT_TRUE(collrt::readFull(fromRank1, theirs.data(), theirs.size(), 5, error)) << error;
-  EXPECT_EQ(group.boot.admit(theirs), 1) << "rank 1 must present the secret too";
+  std::string said(sizeof(collrt::PeerHello), '\0');
+  ASSERT_TRUE(collrt::readFull(fromRank1, said.data(), said.size(), 5, error)) << error;
+  EXPECT_EQ(group.boot.admit(said), 1) << "rank 1 must present the secret too";
   EXPECT_EQ(group.made.get_future().get(), "");
   EXPECT_TRUE(closedByPeer(numberOnly)) << "a half-said hello outlived the setup";
 }
