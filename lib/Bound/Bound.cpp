@@ -9,8 +9,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <queue>
+#include <set>
 
 using namespace coll;
 
@@ -43,10 +45,27 @@ std::string fmt(double v) {
   return s;
 }
 
+/// How B+(S) changes if switch v changes sides.
+double flipDelta(const SwitchGraph &g, const std::vector<int> &arcs,
+                 const std::vector<bool> &inside, int v) {
+  double delta = 0;
+  for (int i : arcs) {
+    const SwitchGraph::Arc &a = g.arcs[i];
+    bool from = a.from == v ? !inside[v] : inside[a.from];
+    bool to = a.to == v ? !inside[v] : inside[a.to];
+    delta += (double(from && !to) - double(inside[a.from] && !inside[a.to])) * a.bandwidth;
+  }
+  return delta;
+}
+
 /// Calls `visit` on the cut of the first k ranks for k = 1 .. n-1 (rank
 /// order is node-major, so these are whole nodes and parts of one), each
 /// switch put on the side where less leaves: the shapes that the switch
-/// structure makes tight, found without a flow.
+/// structure makes tight, found without a flow; B+ summed per bandwidth,
+/// which makeCut sums again in arc order for the cut kept. Each cut starts from the
+/// one before with rank k-1 moved in, and only switches next to a vertex
+/// that moved are looked at again, in sweeps in vertex order, so the work
+/// grows with the graph, not with ranks times the graph.
 void prefixCuts(const SwitchGraph &g, llvm::function_ref<void(const Cut &)> visit) {
   int n = g.ranks;
   std::vector<std::vector<int>> arcsAt(g.size());
@@ -55,26 +74,40 @@ void prefixCuts(const SwitchGraph &g, llvm::function_ref<void(const Cut &)> visi
     arcsAt[g.arcs[i].to].push_back(i);
   }
   std::vector<bool> inside(g.size(), false);
-  for (int k = 1; k < n; ++k) {
-    std::fill(inside.begin(), inside.end(), false);
-    std::fill(inside.begin(), inside.begin() + k, true);
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (int v = n; v < g.size(); ++v) {
-        double delta = 0; // how B+(S) changes if v changes sides
-        for (int i : arcsAt[v]) {
-          const SwitchGraph::Arc &a = g.arcs[i];
-          bool from = a.from == v ? !inside[v] : inside[a.from];
-          bool to = a.to == v ? !inside[v] : inside[a.to];
-          delta += (double(from && !to) - double(inside[a.from] && !inside[a.to])) * a.bandwidth;
-        }
-        if (delta < -1e-9) {
-          inside[v] = !inside[v];
-          changed = true;
-        }
-      }
+  // B+(S) as the number of arcs leaving S per bandwidth.
+  std::map<double, int64_t> leaving;
+  std::set<int> sweep, next; // switches to look at again
+  auto move = [&](int v) {
+    for (int i : arcsAt[v]) {
+      const SwitchGraph::Arc &a = g.arcs[i];
+      leaving[a.bandwidth] -= inside[a.from] && !inside[a.to];
     }
-    visit(makeCut(g, inside));
+    inside[v] = !inside[v];
+    for (int i : arcsAt[v]) {
+      const SwitchGraph::Arc &a = g.arcs[i];
+      leaving[a.bandwidth] += inside[a.from] && !inside[a.to];
+      int w = a.from == v ? a.to : a.from;
+      if (w >= n)
+        (w > v ? sweep : next).insert(w);
+    }
+  };
+  for (int k = 1; k < n; ++k) {
+    move(k - 1);
+    while (!sweep.empty()) {
+      while (!sweep.empty()) {
+        int v = *sweep.begin();
+        sweep.erase(sweep.begin());
+        if (flipDelta(g, arcsAt[v], inside, v) < -1e-9)
+          move(v);
+      }
+      std::swap(sweep, next);
+    }
+    Cut c;
+    c.inside = inside;
+    c.ranksInside = k;
+    for (auto [bandwidth, arcs] : leaving)
+      c.bandwidthGBps += bandwidth * double(arcs);
+    visit(c);
   }
 }
 
@@ -91,6 +124,7 @@ Cut coll::maxRatioCut(const SwitchGraph &g) {
     if (best.inside.empty() || ratio(c) > ratio(best))
       best = c;
   });
+  best = makeCut(g, std::move(best.inside));
 
   // For a price x per rank, min over S of B+(S) - x |S ∩ ranks| with rank
   // t outside S is the minimum s-t cut minus x n, where s feeds every rank
@@ -160,7 +194,7 @@ Cut alltoallCut(const SwitchGraph &g) {
       best = c;
     }
   });
-  return best;
+  return makeCut(g, std::move(best.inside));
 }
 
 /// Shortest-path latencies between ranks with protocol p: the farthest

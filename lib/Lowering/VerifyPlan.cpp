@@ -9,6 +9,10 @@
 // send: the primitives must release a receive slot once its data is
 // consumed, which is what keeps a ring of fused steps moving at depth one.
 //
+// Races are found with vector clocks over the threadblocks that deps link,
+// kept where a dep reads them: memory grows with the plan, not with the
+// square of its threadblocks, up to kMaxClockEntries.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialect/CollOps.h"
@@ -22,6 +26,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <numeric>
 
 namespace coll {
 #define GEN_PASS_DEF_COLLVERIFYPLANPASS
@@ -32,6 +37,9 @@ using namespace mlir;
 using namespace coll;
 
 namespace {
+
+/// Clock values kept over the whole plan, 4 bytes each: 512 MiB.
+constexpr uint64_t kMaxClockEntries = uint64_t(1) << 27;
 
 struct Fifo;
 
@@ -44,11 +52,15 @@ struct Threadblock {
   Fifo *in = nullptr, *out = nullptr; // found at the first step that uses them
   /// The current step has received and computed, and waits for room to send.
   std::optional<SmallVector<uint32_t>> holding;
-  /// Vector clock over the rank's threadblocks (by local index): how many
-  /// steps of each are known to have finished; and its value after each
-  /// step, `clock.size()` values per step.
-  size_t local = 0;
+  /// Vector clock over the threadblocks that deps link to this one, its
+  /// component (by index `local` in it): how many steps of each are known
+  /// to have finished. Nothing else orders steps within a rank, so steps of
+  /// two components never are. `after` holds its value after each step at
+  /// `snapshotAt` (the positions that deps name), `clock.size()` values each.
+  size_t component = 0, local = 0;
   SmallVector<uint32_t> clock;
+  SmallVector<uint32_t> snapshotAt;
+  size_t snapshots = 0; // taken so far
   std::vector<uint32_t> after;
 
   /// The position of the step with id `id`, which the rank's verifier
@@ -56,8 +68,10 @@ struct Threadblock {
   size_t position(uint64_t id) const {
     return std::lower_bound(ids.begin(), ids.end(), id) - ids.begin();
   }
+  /// The clock after step `pos`, one of `snapshotAt`.
   ArrayRef<uint32_t> clockAfter(size_t pos) const {
-    return ArrayRef(after).slice(pos * clock.size(), clock.size());
+    size_t k = llvm::lower_bound(snapshotAt, pos) - snapshotAt.begin();
+    return ArrayRef(after).slice(k * clock.size(), clock.size());
   }
 };
 
@@ -90,6 +104,7 @@ public:
 
 private:
   LogicalResult collect();
+  LogicalResult linkByDeps(RankOp rank, size_t first);
   LogicalResult step(size_t t, bool &blocked);
   StepAccess accessOf(const Threadblock &tb, StepOpInterface stepOp);
   bool finish(size_t t, Fifo *out, SmallVector<uint32_t> values);
@@ -117,6 +132,7 @@ private:
   llvm::DenseMap<std::pair<int64_t, int64_t>, size_t> tbIndex; // (rank, id)
   std::map<ConnectionKey, Fifo> fifos;
   std::deque<size_t> ready;
+  uint64_t clockEntries = 0; // over all ranks
   std::vector<Operation *> writers;
   /// The last step to write each slot and the steps that read it since, as
   /// (threadblock, step), to find accesses that nothing orders; by slot.
@@ -138,7 +154,6 @@ LogicalResult PlanRun::collect() {
     size_t firstOfRank = tbs.size();
     for (auto tbOp : rank.getBody().front().getOps<ThreadblockOp>()) {
       Threadblock tb;
-      tb.local = tbs.size() - firstOfRank;
       tb.rank = rank.getRankAttr().getInt();
       tb.id = tbOp.getIdAttr().getInt();
       tb.recv = tbOp.getRecvAttr() ? tbOp.getRecvAttr().getInt() : -1;
@@ -175,10 +190,8 @@ LogicalResult PlanRun::collect() {
                                 << tb.steps.size() << " steps; the MSCCL runtime allows 256";
       tbs.push_back(std::move(tb));
     }
-    for (size_t t = firstOfRank; t < tbs.size(); ++t) {
-      tbs[t].clock.assign(tbs.size() - firstOfRank, 0);
-      tbs[t].after.resize(tbs[t].steps.size() * tbs[t].clock.size());
-    }
+    if (failed(linkByDeps(rank, firstOfRank)))
+      return failure();
     for (auto &[channel, counts] : mine) {
       auto &most = perChannel[channel];
       most = {std::max(most.first, counts.first), std::max(most.second, counts.second)};
@@ -210,6 +223,50 @@ LogicalResult PlanRun::collect() {
                                 << " sending and " << counts.second
                                 << " receiving threadblocks on one rank; the MSCCL "
                                    "runtime allows 32 of each";
+  }
+  return success();
+}
+
+/// Groups the threadblocks of `rank`, from `first` on, into the components
+/// that deps link, and sizes their clocks; fails past kMaxClockEntries.
+LogicalResult PlanRun::linkByDeps(RankOp rank, size_t first) {
+  size_t count = tbs.size() - first;
+  std::vector<size_t> parent(count);
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](size_t v) {
+    while (parent[v] != v)
+      v = parent[v] = parent[parent[v]];
+    return v;
+  };
+  for (size_t t = first; t < tbs.size(); ++t)
+    for (Operation *op : tbs[t].steps)
+      for (StepRef dep : llvm::cast<StepOpInterface>(op).getDepRefs()) {
+        Threadblock &other = tbs[tbIndex.at({tbs[t].rank, dep.tb})];
+        other.snapshotAt.push_back(other.position(dep.id));
+        parent[find(t - first)] = find(&other - &tbs[first]);
+      }
+  std::vector<size_t> size(count, 0);
+  for (size_t i = 0; i < count; ++i) {
+    Threadblock &tb = tbs[first + i];
+    tb.component = first + find(i);
+    tb.local = size[find(i)]++;
+    llvm::sort(tb.snapshotAt);
+    tb.snapshotAt.erase(llvm::unique(tb.snapshotAt), tb.snapshotAt.end());
+  }
+  // Count before allocating, so that a plan past the limit costs nothing.
+  for (size_t i = 0; i < count; ++i) {
+    Threadblock &tb = tbs[first + i];
+    clockEntries += size[tb.component - first] * (1 + tb.snapshotAt.size());
+  }
+  if (clockEntries > kMaxClockEntries)
+    return mlir::emitError(rank.getLoc())
+           << "the plan is too large to verify: its vector clocks (deps on rank " << rank.getRank()
+           << " link up to " << *llvm::max_element(size) << " threadblocks) would hold more than "
+           << kMaxClockEntries << " entries";
+  for (size_t i = 0; i < count; ++i) {
+    Threadblock &tb = tbs[first + i];
+    tb.clock.assign(size[tb.component - first], 0);
+    tb.after.resize(tb.snapshotAt.size() * tb.clock.size());
   }
   return success();
 }
@@ -253,7 +310,8 @@ bool PlanRun::finish(size_t t, Fifo *out, SmallVector<uint32_t> values) {
   }
   tb.holding.reset();
   tb.clock[tb.local] = tb.next + 1;
-  llvm::copy(tb.clock, tb.after.begin() + tb.next * tb.clock.size());
+  if (tb.snapshots < tb.snapshotAt.size() && tb.snapshotAt[tb.snapshots] == tb.next)
+    llvm::copy(tb.clock, tb.after.begin() + tb.snapshots++ * tb.clock.size());
   ++tb.next;
   wake(tb.waiters);
   return true;
@@ -439,9 +497,10 @@ LogicalResult PlanRun::checkOrdered(size_t t, Operation *op, ArrayRef<ChunkAttr>
   auto ordered = [&](Access other) {
     if (other.first == t)
       return true;
-    if (tbs[other.first].rank != tb.rank)
+    const Threadblock &them = tbs[other.first];
+    if (them.rank != tb.rank || them.component != tb.component)
       return false;
-    return tb.clock[tbs[other.first].local] > other.second;
+    return tb.clock[them.local] > other.second;
   };
   auto race = [&](ChunkAttr c, int64_t k, Access other) {
     return op->emitError() << "race: " << where(tb, tb.next) << " and "

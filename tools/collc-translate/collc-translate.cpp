@@ -2,28 +2,46 @@
 //
 // Prints plan IR (what `collc --emit=plan` writes, or a hand-written plan)
 // as collc's targets do: --coll-to-cuda for the kernels, --coll-to-header
-// for their C header.
+// for their C header. It parses the input itself, after refusing a file
+// nested deeper than MLIR's recursive parser can take.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/CollDialect.h"
+#include "lib/Support/Nesting.h"
 #include "lib/Target/Kernel.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
+using namespace coll;
 
 namespace {
 
 using KernelWriter = LogicalResult (*)(ModuleOp, StringRef, raw_ostream &);
 
-/// Runs `write` on a module of plans. The generated comments and tables
-/// name the input file as their source.
-LogicalResult translate(Operation *op, raw_ostream &os, KernelWriter write) {
-  auto module = llvm::dyn_cast<ModuleOp>(op);
+/// Parses the module of plans in `sources` and runs `write` on it. The
+/// generated comments and tables name the input file as their source.
+LogicalResult translate(const std::shared_ptr<llvm::SourceMgr> &sources, raw_ostream &os,
+                        MLIRContext *context, KernelWriter write) {
+  const llvm::MemoryBuffer *text = sources->getMemoryBuffer(sources->getMainFileID());
+  if (std::optional<size_t> at = findNestingPast(text->getBuffer())) {
+    auto [line, col] =
+        sources->getLineAndColumn(llvm::SMLoc::getFromPointer(text->getBufferStart() + *at));
+    return emitError(FileLineColLoc::get(context, text->getBufferIdentifier(), line, col))
+           << nestingMessage();
+  }
+  context->loadDialect<CollDialect>();
+  OwningOpRef<Operation *> op =
+      parseSourceFileForTool(sources, ParserConfig(context), /*insertImplicitModule=*/true);
+  if (!op || failed(verify(*op)))
+    return failure();
+  auto module = llvm::dyn_cast<ModuleOp>(*op);
   if (!module)
     return op->emitError("expected a builtin.module of coll.plan ops");
   StringRef source = "<unknown>";
@@ -33,15 +51,16 @@ LogicalResult translate(Operation *op, raw_ostream &os, KernelWriter write) {
 }
 
 void registerCollTranslations() {
-  auto dialects = [](DialectRegistry &registry) { registry.insert<coll::CollDialect>(); };
-  static TranslateFromMLIRRegistration toCuda(
+  static TranslateRegistration toCuda(
       "coll-to-cuda", "Print coll plans as C++ for nvcc and the host emulation",
-      [](Operation *op, raw_ostream &os) { return translate(op, os, coll::writeKernels); },
-      dialects);
-  static TranslateFromMLIRRegistration toHeader(
+      [](const std::shared_ptr<llvm::SourceMgr> &sources, raw_ostream &os, MLIRContext *context) {
+        return translate(sources, os, context, writeKernels);
+      });
+  static TranslateRegistration toHeader(
       "coll-to-header", "Print the C header declaring the entry points of coll-to-cuda",
-      [](Operation *op, raw_ostream &os) { return translate(op, os, coll::writeKernelHeader); },
-      dialects);
+      [](const std::shared_ptr<llvm::SourceMgr> &sources, raw_ostream &os, MLIRContext *context) {
+        return translate(sources, os, context, writeKernelHeader);
+      });
 }
 
 } // namespace
