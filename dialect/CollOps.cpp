@@ -168,8 +168,13 @@ LogicalResult coll::verifyCollectiveHeader(Operation *op, int64_t ranks, int64_t
 }
 
 PhysicalRange coll::physicalRange(Collective c, int64_t chunks, bool inplace, ChunkAttr chunk) {
-  StringRef name = chunk.getBuffer().getValue();
-  PhysicalRange r{name, chunk.getRank(), chunk.getIndex(), chunk.getEnd()};
+  return physicalRange(c, chunks, inplace, chunk.getBuffer().getValue(), chunk.getRank(),
+                       chunk.getIndex(), chunk.getEnd());
+}
+
+PhysicalRange coll::physicalRange(Collective c, int64_t chunks, bool inplace, StringRef name,
+                                  int64_t rank, int64_t begin, int64_t end) {
+  PhysicalRange r{name, rank, begin, end};
   if (!inplace || (name != "in" && name != "out"))
     return r;
   if ((c == Collective::allgather && name == "in") ||

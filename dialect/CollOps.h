@@ -59,6 +59,9 @@ struct PhysicalRange {
   }
 };
 PhysicalRange physicalRange(Collective c, int64_t chunks, bool inplace, ChunkAttr chunk);
+/// The same for chunks `buffer[rank][begin .. end]` not (yet) an attribute.
+PhysicalRange physicalRange(Collective c, int64_t chunks, bool inplace, llvm::StringRef buffer,
+                            int64_t rank, int64_t begin, int64_t end);
 
 /// What a global-view op moves: `dst` <- the reduction of `srcs` (one source
 /// for coll.copy), with the op's annotations.

@@ -78,6 +78,8 @@ LogicalResult Elaborator::declare(const ast::Algorithm &source) {
 LogicalResult Elaborator::run(const ast::Algorithm &source, ModuleOp module) {
   if (failed(declare(source)))
     return failure();
+  if (counting)
+    return execBlock(source.body, Annotations());
   builder.setInsertionPointToEnd(module.getBody());
   IntegerAttr root;
   if (collective == Collective::broadcast || collective == Collective::reduce) {
@@ -139,8 +141,11 @@ OwningOpRef<ModuleOp> coll::importColl(llvm::SourceMgr &sourceMgr, MLIRContext *
     if (!options.algorithm.empty() && alg.name != options.algorithm)
       continue;
     found = true;
-    if (failed(Elaborator(context, file, options, usedDefines).run(alg, *module)))
-      return nullptr;
+    // Counting first reports the same first error as building would, and
+    // builds only a program within the limits.
+    for (bool counting : {true, false})
+      if (failed(Elaborator(context, file, options, usedDefines, counting).run(alg, *module)))
+        return nullptr;
   }
   if (!found) {
     InFlightDiagnostic diag = emitError(FileLineColLoc::get(file, 1, 1));

@@ -43,11 +43,13 @@ FailureOr<Annotations> Elaborator::annotate(const ast::Stmt &s, Annotations ann)
     if (a.name == "channel") {
       if (*v < 0)
         return error(a.arg->loc) << "@channel needs a channel number >= 0, got " << *v;
-      ann.channel = builder.getI64IntegerAttr(*v);
+      if (!counting)
+        ann.channel = builder.getI64IntegerAttr(*v);
     } else {
       if (*v < 1)
         return error(a.arg->loc) << "@pipeline needs a depth >= 1, got " << *v;
-      ann.pipeline = builder.getI64IntegerAttr(*v);
+      if (!counting)
+        ann.pipeline = builder.getI64IntegerAttr(*v);
     }
   }
   return ann;
@@ -172,7 +174,7 @@ std::optional<int64_t> Elaborator::bufferSize(StringRef name) const {
   return perRank ? ranks * chunks : chunks;
 }
 
-FailureOr<ChunkAttr> Elaborator::chunk(const ast::ChunkRef &ref) {
+FailureOr<ChunkRange> Elaborator::chunk(const ast::ChunkRef &ref) {
   std::optional<int64_t> size = bufferSize(ref.buffer);
   if (!size)
     return error(ref.loc) << "unknown buffer '" << ref.buffer
@@ -205,39 +207,42 @@ FailureOr<ChunkAttr> Elaborator::chunk(const ast::ChunkRef &ref) {
     if (end > *size)
       return outOfRange(ref.end->loc, end - 1);
   }
-  auto buffer =
-      llvm::find_if(bufferChunks, [&](const BufferChunks &b) { return b.name == ref.buffer; });
-  if (buffer == bufferChunks.end())
-    buffer = bufferChunks.insert(buffer, {ref.buffer, StringAttr::get(context, ref.buffer), {}});
-  if (end - *index != 1 || ranks * *size > (int64_t(1) << 22))
-    return ChunkAttr::get(context, buffer->attr, *rank, *index, end - *index);
-  if (buffer->single.empty())
-    buffer->single.resize(ranks * *size);
-  ChunkAttr &c = buffer->single[*rank * *size + *index];
-  if (!c)
-    c = ChunkAttr::get(context, buffer->attr, *rank, *index, 1);
-  return c;
+  return ChunkRange{ref.buffer, *size, *rank, *index, end - *index};
 }
 
-static std::string show(ChunkAttr c) {
-  std::string s =
-      c.getBuffer().str() + "[" + std::to_string(c.getRank()) + "][" + std::to_string(c.getIndex());
-  if (c.getCount() != 1)
-    s += " .. " + std::to_string(c.getEnd());
+ChunkAttr Elaborator::attr(const ChunkRange &c) {
+  auto buffer =
+      llvm::find_if(bufferChunks, [&](const BufferChunks &b) { return b.name == c.buffer; });
+  if (buffer == bufferChunks.end())
+    buffer = bufferChunks.insert(buffer, {c.buffer.str(), StringAttr::get(context, c.buffer), {}});
+  if (c.count != 1 || ranks * c.size > (int64_t(1) << 22))
+    return ChunkAttr::get(context, buffer->attr, c.rank, c.index, c.count);
+  if (buffer->single.empty())
+    buffer->single.resize(ranks * c.size);
+  ChunkAttr &a = buffer->single[c.rank * c.size + c.index];
+  if (!a)
+    a = ChunkAttr::get(context, buffer->attr, c.rank, c.index, 1);
+  return a;
+}
+
+static std::string show(const ChunkRange &c) {
+  std::string s = c.buffer.str() + "[" + std::to_string(c.rank) + "][" + std::to_string(c.index);
+  if (c.count != 1)
+    s += " .. " + std::to_string(c.end());
   return s + "]";
 }
 
-PhysicalRange Elaborator::physical(ChunkAttr c) const {
-  return physicalRange(collective, chunks, inplace, c);
+PhysicalRange Elaborator::physical(const ChunkRange &c) const {
+  return physicalRange(collective, chunks, inplace, c.buffer, c.rank, c.index, c.end());
 }
 
-LogicalResult Elaborator::emit(const ast::Stmt &s, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
+LogicalResult Elaborator::emit(const ast::Stmt &s, const ChunkRange &dst, ArrayRef<ChunkRange> srcs,
                                ArrayRef<ast::Loc> srcLocs, const Annotations &ann) {
   for (size_t i = 0; i < srcs.size(); ++i) {
-    if (srcs[i].getCount() != dst.getCount())
-      return error(srcLocs[i]) << "source " << show(srcs[i]) << " has " << srcs[i].getCount()
-                               << " chunk" << (srcs[i].getCount() == 1 ? "" : "s")
-                               << " but the destination " << show(dst) << " has " << dst.getCount();
+    if (srcs[i].count != dst.count)
+      return error(srcLocs[i]) << "source " << show(srcs[i]) << " has " << srcs[i].count << " chunk"
+                               << (srcs[i].count == 1 ? "" : "s") << " but the destination "
+                               << show(dst) << " has " << dst.count;
     // Overlap is judged on memory, so `in` and `out` of an in-place
     // algorithm count as the same buffer.
     PhysicalRange from = physical(srcs[i]), to = physical(dst);
@@ -255,35 +260,45 @@ LogicalResult Elaborator::emit(const ast::Stmt &s, ChunkAttr dst, ArrayRef<Chunk
                              << show(dst);
   }
   // Each source chunk costs the verifier and the lowering one step.
-  ops += uint64_t(dst.getCount()) * srcs.size();
+  ops += uint64_t(dst.count) * srcs.size();
   if (ops > options.maxOps)
     return error(s.loc) << "the program is too large: more than " << options.maxOps
                         << " chunks copied or reduced";
+  if (!counting)
+    build(s, dst, srcs, ann);
+  return success();
+}
+
+void Elaborator::build(const ast::Stmt &s, const ChunkRange &dst, ArrayRef<ChunkRange> srcs,
+                       const Annotations &ann) {
   auto [it, inserted] = stmtLocs.try_emplace(&s, builder.getUnknownLoc());
   if (inserted)
     it->second = loc(s.loc);
   if (srcs.size() == 1) {
-    CopyOp::create(builder, it->second, srcs[0], dst, ann.channel, ann.protocol, ann.pipeline);
-  } else {
-    SmallVector<Attribute> list(srcs.begin(), srcs.end());
-    ReduceOp::create(builder, it->second, builder.getArrayAttr(list), dst, ann.channel,
-                     ann.protocol, ann.pipeline);
+    CopyOp::create(builder, it->second, attr(srcs[0]), attr(dst), ann.channel, ann.protocol,
+                   ann.pipeline);
+    return;
   }
-  return success();
+  SmallVector<Attribute> list;
+  list.reserve(srcs.size());
+  for (const ChunkRange &src : srcs)
+    list.push_back(attr(src));
+  ReduceOp::create(builder, it->second, builder.getArrayAttr(list), attr(dst), ann.channel,
+                   ann.protocol, ann.pipeline);
 }
 
 LogicalResult Elaborator::execAssign(const ast::Stmt &s, const Annotations &ann) {
-  FailureOr<ChunkAttr> dst = chunk(s.dst);
+  FailureOr<ChunkRange> dst = chunk(s.dst);
   if (failed(dst))
     return failure();
-  SmallVector<ChunkAttr, 4> srcs;
+  SmallVector<ChunkRange, 4> srcs;
   SmallVector<ast::Loc, 4> locs;
   if (s.accumulate) {
     srcs.push_back(*dst);
     locs.push_back(s.dst.loc);
   }
   for (const ast::ChunkRef &ref : s.srcs) {
-    FailureOr<ChunkAttr> src = chunk(ref);
+    FailureOr<ChunkRange> src = chunk(ref);
     if (failed(src))
       return failure();
     srcs.push_back(*src);
@@ -293,7 +308,7 @@ LogicalResult Elaborator::execAssign(const ast::Stmt &s, const Annotations &ann)
 }
 
 LogicalResult Elaborator::execReduce(const ast::Stmt &s, const Annotations &ann) {
-  FailureOr<ChunkAttr> dst = chunk(s.dst);
+  FailureOr<ChunkRange> dst = chunk(s.dst);
   if (failed(dst))
     return failure();
   FailureOr<int64_t> lo = eval(*s.a), hi = eval(*s.b);
@@ -304,13 +319,13 @@ LogicalResult Elaborator::execReduce(const ast::Stmt &s, const Annotations &ann)
   if (static_cast<__int128>(*hi) - *lo > ranks * 64)
     return error(s.a->loc) << "reduce over " << *lo << " .. " << *hi
                            << " has too many terms (more than 64 per rank)";
-  SmallVector<ChunkAttr, 8> srcs;
+  SmallVector<ChunkRange, 8> srcs;
   SmallVector<ast::Loc, 8> locs;
   for (int64_t p = *lo; p < *hi; ++p) {
     size_t mark = vars.size();
     if (failed(define(s.name, p, s.loc)))
       return failure();
-    FailureOr<ChunkAttr> src = chunk(s.srcs[0]);
+    FailureOr<ChunkRange> src = chunk(s.srcs[0]);
     if (failed(src))
       return failure();
     popTo(mark);

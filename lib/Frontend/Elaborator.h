@@ -25,6 +25,18 @@ namespace ast = coll::ast;
 
 constexpr int64_t kMaxRanks = 1 << 16;
 
+/// A chunk reference once evaluated and checked: `buffer[rank][index ..
+/// index + count]`, before (or without) becoming a ChunkAttr.
+struct ChunkRange {
+  StringRef buffer;
+  int64_t size; // chunks per rank of `buffer`
+  int64_t rank, index, count;
+  int64_t end() const { return index + count; }
+  bool operator==(const ChunkRange &o) const {
+    return buffer == o.buffer && rank == o.rank && index == o.index && count == o.count;
+  }
+};
+
 /// Annotations in force for a statement, inherited from enclosing blocks.
 struct Annotations {
   IntegerAttr channel, pipeline;
@@ -33,10 +45,13 @@ struct Annotations {
 
 class Elaborator {
 public:
+  /// A counting elaborator runs the program and reports its errors, limits
+  /// included, as a building one would, but creates no ops or attributes:
+  /// an input past the limits is refused without building millions of ops.
   Elaborator(MLIRContext *context, StringAttr file, const ElaborateOptions &options,
-             llvm::StringSet<> &usedDefines)
-      : context(context), builder(context), file(file), options(options), usedDefines(usedDefines) {
-  }
+             llvm::StringSet<> &usedDefines, bool counting)
+      : context(context), builder(context), file(file), options(options), usedDefines(usedDefines),
+        counting(counting) {}
 
   LogicalResult run(const ast::Algorithm &source, ModuleOp module);
 
@@ -78,10 +93,13 @@ private:
 
   // Chunks
   std::optional<int64_t> bufferSize(StringRef name) const;
-  FailureOr<ChunkAttr> chunk(const ast::ChunkRef &ref);
-  PhysicalRange physical(ChunkAttr c) const;
-  LogicalResult emit(const ast::Stmt &s, ChunkAttr dst, ArrayRef<ChunkAttr> srcs,
+  FailureOr<ChunkRange> chunk(const ast::ChunkRef &ref);
+  ChunkAttr attr(const ChunkRange &c);
+  PhysicalRange physical(const ChunkRange &c) const;
+  LogicalResult emit(const ast::Stmt &s, const ChunkRange &dst, ArrayRef<ChunkRange> srcs,
                      ArrayRef<ast::Loc> srcLocs, const Annotations &ann);
+  void build(const ast::Stmt &s, const ChunkRange &dst, ArrayRef<ChunkRange> srcs,
+             const Annotations &ann);
 
   LogicalResult declare(const ast::Algorithm &source);
 
@@ -90,6 +108,7 @@ private:
   StringAttr file;
   const ElaborateOptions &options;
   llvm::StringSet<> &usedDefines;
+  bool counting;
 
   // Names never shadow each other, so each has at most one live binding.
   std::vector<Binding> vars;
