@@ -155,7 +155,7 @@ Cut coll::maxRatioCut(const SwitchGraph &g) {
     if (found.empty())
       break;
     Cut c = makeCut(g, std::move(found));
-    if (ratio(c) <= ratio(best))
+    if (!(ratio(c) > ratio(best)))
       break; // rounding: no real improvement
     best = std::move(c);
   }

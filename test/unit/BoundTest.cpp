@@ -67,6 +67,33 @@ TEST(Bound, MaxFlowOfADiamond) {
   EXPECT_FALSE(side[3]);
 }
 
+// Three ranks fed at 1e-3 from the source, joined to one NIC by arcs of
+// 1e12 each way (a GPU's unbounded path to its NIC), the NIC to the sink:
+// a tolerance of the widest arc x 1e-12 (= 1) saw no path at all, and
+// its cut held no rank, the 0/0 behind a NaN bound.
+TEST(Bound, MaxFlowMixesHugeAndTinyCapacities) {
+  FlowNetwork net(6);
+  int s = 0, nic = 4, t = 5;
+  std::vector<int> feeds;
+  for (int r = 1; r <= 3; ++r) {
+    feeds.push_back(net.addArc(s, r, 1e-3));
+    net.addArc(r, nic, 1e12);
+    net.addArc(nic, r, 1e12);
+  }
+  int uplink = net.addArc(nic, t, 1);
+  // The feeds are the minimum cut.
+  EXPECT_NEAR(net.maxFlow(s, t), 3e-3, 1e-15);
+  EXPECT_EQ(net.sourceSide(s), (std::vector<bool>{true, false, false, false, false, false}));
+  // The NIC's uplink, narrower still than the feeds, is.
+  net.setCapacity(uplink, 2e-4);
+  EXPECT_NEAR(net.maxFlow(s, t), 2e-4, 1e-16);
+  EXPECT_EQ(net.sourceSide(s), (std::vector<bool>{true, true, true, true, true, false}));
+  // And a feed of 1e-9 still counts, beside arcs 21 orders wider.
+  for (int f : feeds)
+    net.setCapacity(f, 1e-9);
+  EXPECT_NEAR(net.maxFlow(s, t), 3e-9, 1e-20);
+}
+
 // One switch: the tightest cut holds N-1 GPUs and the switch, and only the
 // last GPU's link leaves it: all-gather >= (M/N) (N-1) / B.
 TEST(Bound, StarCutIsAllButOneGpu) {
