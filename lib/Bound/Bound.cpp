@@ -155,7 +155,7 @@ Cut coll::maxRatioCut(const SwitchGraph &g) {
     if (found.empty())
       break;
     Cut c = makeCut(g, std::move(found));
-    if (ratio(c) <= ratio(best))
+    if (!(ratio(c) > ratio(best)))
       break; // rounding: no real improvement
     best = std::move(c);
   }
@@ -296,8 +296,8 @@ void latencyBound(CollectiveBound &b, const SwitchGraph &g, const Topology &topo
 
 } // namespace
 
-CollectiveBound coll::computeBound(Collective collective, const Topology &topo, int ranks,
-                                   double bytes, int root) {
+llvm::Expected<CollectiveBound> coll::computeBound(Collective collective, const Topology &topo,
+                                                   int ranks, double bytes, int root) {
   CollectiveBound b;
   SwitchGraph g = buildSwitchGraph(topo, ranks);
   double shard = bytes / ranks;
@@ -354,5 +354,16 @@ CollectiveBound coll::computeBound(Collective collective, const Topology &topo, 
   }
   }
   latencyBound(b, g, topo);
+  // A cut that nothing crosses, or ranks no path joins, leaves no finite
+  // bound; a NaN is a fault in the search. Neither is a number to print.
+  for (auto [what, us] : {std::pair<const char *, double>{"bandwidth", b.bandwidthUs},
+                          {"latency", b.latencyUs},
+                          {"fan-out latency", b.fanoutLatencyUs}})
+    if (!std::isfinite(us))
+      return llvm::createStringError(
+          llvm::Twine("the ") + what + " bound of " + stringifyCollective(collective) + " on " +
+          llvm::Twine(ranks) + " ranks of " + topo.name + " is " +
+          (std::isnan(us) ? "not a number" : "infinite") + "; bandwidth: " + b.bandwidthFormula +
+          ", cut: " + b.cutDescription);
   return b;
 }

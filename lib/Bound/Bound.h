@@ -13,6 +13,8 @@
 #include "dialect/CollOps.h"
 #include "lib/Bound/SwitchGraph.h"
 
+#include "llvm/Support/Error.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -58,8 +60,11 @@ struct CollectiveBound {
 /// The bounds of `collective` on the first `ranks` GPUs of `topo` for
 /// `bytes`, the larger of a rank's input and output buffer (M of the
 /// docs: all-gather's output, reduce-scatter's input, allreduce's buffer).
-CollectiveBound computeBound(Collective collective, const Topology &topo, int ranks, double bytes,
-                             int root = 0);
+/// An error where a bound is not a finite number (a cut with no bandwidth,
+/// or a time past the range of a double), so that no NaN or infinity
+/// passes for a bound.
+llvm::Expected<CollectiveBound> computeBound(Collective collective, const Topology &topo, int ranks,
+                                             double bytes, int root = 0);
 
 } // namespace coll
 

@@ -57,18 +57,22 @@ double FlowNetwork::push(int u, int t, double limit) {
   return 0;
 }
 
+// An arc's flow is a signed sum of the augmentations through it, so it is
+// at most the total pushed, and so is the rounding in any residual that
+// can reach zero: a fraction of the total is the scale of noise. A
+// tolerance from the capacities would grow with the widest arc (a GPU's
+// unbounded path to its NIC) and hide every path narrower than it.
 double FlowNetwork::maxFlow(int s, int t) {
-  double largest = 0;
-  for (Arc &a : arcs) {
+  for (Arc &a : arcs)
     a.flow = 0;
-    largest = std::max(largest, a.capacity);
-  }
-  epsilon = largest * 1e-12;
+  epsilon = 0;
   double total = 0;
   while (buildLevels(s, t)) {
     next.assign(size(), 0);
-    while (double pushed = push(s, t, std::numeric_limits<double>::infinity()))
+    while (double pushed = push(s, t, std::numeric_limits<double>::infinity())) {
       total += pushed;
+      epsilon = total * kRelativeTolerance;
+    }
   }
   return total;
 }

@@ -2,8 +2,9 @@
 //
 // A directed network with real capacities, for the cut bounds of Bound.h:
 // the maximum flow between two vertices and the source side of a minimum
-// cut. Capacities are GB/s, so residuals below a small fraction of the
-// largest finite capacity count as zero.
+// cut. Capacities are real, so a residual below a 1e-12 fraction of the
+// flow pushed so far counts as zero: exact up to that fraction whatever
+// the spread of the capacities.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_BOUND_MAXFLOW_H
@@ -38,7 +39,8 @@ private:
   std::vector<Arc> arcs;
   std::vector<std::vector<int>> out;
   std::vector<int> level, next;
-  double epsilon = 0;
+  static constexpr double kRelativeTolerance = 1e-12;
+  double epsilon = 0; // kRelativeTolerance x the flow so far
 
   double residual(int arc) const { return arcs[arc].capacity - arcs[arc].flow; }
   bool buildLevels(int s, int t);

@@ -45,15 +45,20 @@ static std::optional<size_t> runnerUp(llvm::ArrayRef<Candidate> candidates, size
   return other ? other : any;
 }
 
-References coll::tune::references(llvm::ArrayRef<Candidate> candidates,
-                                  llvm::ArrayRef<double> sizes, const coll::Topology &topo,
-                                  coll::Collective collective, int64_t ranks) {
+llvm::Expected<References> coll::tune::references(llvm::ArrayRef<Candidate> candidates,
+                                                  llvm::ArrayRef<double> sizes,
+                                                  const coll::Topology &topo,
+                                                  coll::Collective collective, int64_t ranks) {
   coll::NcclModel model(topo, candidates.front().sims.front().gpus);
   double bus = coll::busBandwidthFactor(collective, ranks);
   bool bounded = ranks >= 2 && ranks <= topo.size();
   coll::CollectiveBound perByte;
-  if (bounded)
-    perByte = coll::computeBound(collective, topo, int(ranks), 1.0);
+  if (bounded) {
+    llvm::Expected<coll::CollectiveBound> b = coll::computeBound(collective, topo, int(ranks), 1.0);
+    if (!b)
+      return b.takeError();
+    perByte = *b;
+  }
   References refs;
   for (double bytes : sizes) {
     std::optional<double> nccl, bound;

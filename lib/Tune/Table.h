@@ -6,6 +6,7 @@
 #include "lib/Sim/Simulator.h"
 #include "lib/Topology/Topology.h"
 
+#include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <memory>
@@ -43,12 +44,14 @@ struct Row {
 };
 
 /// What every size is compared with: NCCL's model (none for all-to-all)
-/// and the bound (none past the topology), as busbw.
+/// and the bound (none past the topology), as busbw. An error where the
+/// bound is not finite.
 struct References {
   std::vector<std::optional<double>> ncclBusbw, boundBusbw; // per size
 };
-References references(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<double> sizes,
-                      const coll::Topology &topo, coll::Collective collective, int64_t ranks);
+llvm::Expected<References> references(llvm::ArrayRef<Candidate> candidates,
+                                      llvm::ArrayRef<double> sizes, const coll::Topology &topo,
+                                      coll::Collective collective, int64_t ranks);
 
 /// nccl-tests' busbw (GB/s) of `bytes` in `micros`, `factor` its busbw over
 /// algbw.

@@ -942,8 +942,11 @@ llvm::Expected<Tuned> coll::tune::run(const TuneOptions &options, MLIRContext &c
   result.ranks = ranks;
   result.leftOut = tuner.skipped;
   result.ranges = pickRanges(tuner.candidates, sizes);
-  result.references =
+  llvm::Expected<References> refs =
       references(tuner.candidates, sizes, result.topology, result.collective, ranks);
+  if (!refs)
+    return refs.takeError();
+  result.references = std::move(*refs);
   result.busFactor = coll::busBandwidthFactor(result.collective, ranks);
   result.rows =
       describe(tuner.candidates, result.ranges, sizes, result.references, result.busFactor);

@@ -52,6 +52,13 @@ SwitchGraph star(int n, double b) {
 
 constexpr double kGiB = 1 << 30;
 
+/// computeBound, failing the test where it gives no bound.
+CollectiveBound finiteBound(Collective c, const Topology &t, int ranks, double bytes) {
+  llvm::Expected<CollectiveBound> b = computeBound(c, t, ranks, bytes);
+  EXPECT_TRUE(bool(b)) << (b ? "" : llvm::toString(b.takeError()));
+  return b ? *b : CollectiveBound();
+}
+
 } // namespace
 
 TEST(Bound, MaxFlowOfADiamond) {
@@ -67,6 +74,33 @@ TEST(Bound, MaxFlowOfADiamond) {
   EXPECT_FALSE(side[3]);
 }
 
+// Three ranks fed at 1e-3 from the source, joined to one NIC by arcs of
+// 1e12 each way (a GPU's unbounded path to its NIC), the NIC to the sink:
+// a tolerance of the widest arc x 1e-12 (= 1) saw no path at all, and
+// its cut held no rank, the 0/0 behind a NaN bound.
+TEST(Bound, MaxFlowMixesHugeAndTinyCapacities) {
+  FlowNetwork net(6);
+  int s = 0, nic = 4, t = 5;
+  std::vector<int> feeds;
+  for (int r = 1; r <= 3; ++r) {
+    feeds.push_back(net.addArc(s, r, 1e-3));
+    net.addArc(r, nic, 1e12);
+    net.addArc(nic, r, 1e12);
+  }
+  int uplink = net.addArc(nic, t, 1);
+  // The feeds are the minimum cut.
+  EXPECT_NEAR(net.maxFlow(s, t), 3e-3, 1e-15);
+  EXPECT_EQ(net.sourceSide(s), (std::vector<bool>{true, false, false, false, false, false}));
+  // The NIC's uplink, narrower still than the feeds, is.
+  net.setCapacity(uplink, 2e-4);
+  EXPECT_NEAR(net.maxFlow(s, t), 2e-4, 1e-16);
+  EXPECT_EQ(net.sourceSide(s), (std::vector<bool>{true, true, true, true, true, false}));
+  // And a feed of 1e-9 still counts, beside arcs 21 orders wider.
+  for (int f : feeds)
+    net.setCapacity(f, 1e-9);
+  EXPECT_NEAR(net.maxFlow(s, t), 3e-9, 1e-20);
+}
+
 // One switch: the tightest cut holds N-1 GPUs and the switch, and only the
 // last GPU's link leaves it: all-gather >= (M/N) (N-1) / B.
 TEST(Bound, StarCutIsAllButOneGpu) {
@@ -79,11 +113,11 @@ TEST(Bound, StarCutIsAllButOneGpu) {
 
 TEST(Bound, HgxNodeMatchesTheRingFormula) {
   Topology t = topology("hgx-h100");
-  CollectiveBound ag = computeBound(Collective::allgather, t, 8, kGiB);
+  CollectiveBound ag = finiteBound(Collective::allgather, t, 8, kGiB);
   EXPECT_NEAR(ag.bandwidthUs, kGiB / 8 * 7 / 450e3, 1e-6);
-  CollectiveBound ar = computeBound(Collective::allreduce, t, 8, kGiB);
+  CollectiveBound ar = finiteBound(Collective::allreduce, t, 8, kGiB);
   EXPECT_NEAR(ar.bandwidthUs, 2 * ag.bandwidthUs, 1e-6);
-  CollectiveBound bc = computeBound(Collective::broadcast, t, 8, kGiB);
+  CollectiveBound bc = finiteBound(Collective::broadcast, t, 8, kGiB);
   EXPECT_NEAR(bc.bandwidthUs, kGiB / 450e3, 1e-6);
   // LL: base 6.6 + 3 rounds x 0.6 per NVLink hop.
   EXPECT_EQ(ag.rounds, 3);
@@ -97,7 +131,7 @@ TEST(Bound, HgxNodeMatchesTheRingFormula) {
 // (8 shards out over 8 NICs, 400 GB/s): 15/500 > 8/400.
 TEST(Bound, TwoHgxNodesAreBoundByOneGpusIngress) {
   Topology t = topology("hgx-h100:nodes=2");
-  CollectiveBound ag = computeBound(Collective::allgather, t, 16, kGiB);
+  CollectiveBound ag = finiteBound(Collective::allgather, t, 16, kGiB);
   EXPECT_NEAR(ag.bandwidthUs, kGiB / 16 * 15 / 500e3, 1e-6);
   // Farthest pair: NIC to the same rail, then NVLink: 2.7 + 0.6.
   EXPECT_NEAR(ag.fanoutLatencyUs, 6.6 + 3.3, 1e-9);
@@ -107,13 +141,13 @@ TEST(Bound, TwoHgxNodesAreBoundByOneGpusIngress) {
 // 56 shards that leave over 8 NICs, and 56/400 > 63/500.
 TEST(Bound, EightHgxNodesAreBoundByTheNics) {
   Topology t = topology("hgx-h100:nodes=8");
-  CollectiveBound ar = computeBound(Collective::allreduce, t, 64, kGiB);
+  CollectiveBound ar = finiteBound(Collective::allreduce, t, 64, kGiB);
   EXPECT_NEAR(ar.bandwidthUs, 2 * kGiB / 64 * 56 / 400e3, 1e-6);
   EXPECT_NE(ar.cutDescription.find("56 of 64 GPUs (7 whole nodes); entering: 8 x network 50"),
             std::string::npos)
       << ar.cutDescription;
   // Alltoall: one node sends 8 x 56 shards over its 8 NICs.
-  CollectiveBound a2a = computeBound(Collective::alltoall, t, 64, kGiB);
+  CollectiveBound a2a = finiteBound(Collective::alltoall, t, 64, kGiB);
   EXPECT_NEAR(a2a.bandwidthUs, kGiB / 64 * 8 * 56 / 400e3, 1e-6);
 }
 
@@ -171,7 +205,7 @@ TEST(Bound, InterchangeableNodesShareRepresentatives) {
 TEST(Bound, ThousandRanksAreQuick) {
   Topology t = topology("hgx-h100:nodes=128");
   auto start = std::chrono::steady_clock::now();
-  CollectiveBound ar = computeBound(Collective::allreduce, t, 1024, kGiB);
+  CollectiveBound ar = finiteBound(Collective::allreduce, t, 1024, kGiB);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_NEAR(ar.bandwidthUs, 2 * kGiB / 1024 * 1016 / 400e3, 1e-6);
   EXPECT_EQ(ar.rounds, 10);

@@ -107,7 +107,11 @@ int collc::runBound() {
     return fail("--root " + llvm::Twine(rootRank.getValue()) + " is not a rank of 0 .. " +
                 llvm::Twine(ranks - 1));
 
-  CollectiveBound b = computeBound(*collective, *topo, int(ranks), *bytes, int(rootRank));
+  llvm::Expected<CollectiveBound> bound =
+      computeBound(*collective, *topo, int(ranks), *bytes, int(rootRank));
+  if (!bound)
+    return fail(llvm::toString(bound.takeError()));
+  const CollectiveBound &b = *bound;
   double oneport = std::max(b.bandwidthUs, b.latencyUs);
   double sum = b.bandwidthUs + b.latencyUs;
   llvm::StringRef name = stringifyCollective(*collective);

@@ -158,8 +158,13 @@ llvm::Error simulateAlgorithm(Table &table, Algorithm &alg, llvm::ArrayRef<doubl
   // The bound is a line in M past its latency: take its slope once.
   bool bounded = first.ranks >= 2 && first.ranks <= topo->size();
   CollectiveBound perByte;
-  if (bounded)
-    perByte = computeBound(first.collective, *topo, int(first.ranks), 1.0);
+  if (bounded) {
+    llvm::Expected<CollectiveBound> b =
+        computeBound(first.collective, *topo, int(first.ranks), 1.0);
+    if (!b)
+      return b.takeError();
+    perByte = *b;
+  }
 
   // Sizes are independent runs over the same plans: one task each.
   table.rows.assign(sweepSizes.size(), {});
