@@ -6,8 +6,12 @@
 // half of its own: the warp's store reaches the peer as whole lines, in
 // order, over NVLink, so a reader that sees the flag in lane 7 sees the
 // line. No fences; a warp reloads until every flag lane is satisfied
-// (__any_sync). A warp keeps 8 lines (1 KiB) in flight, its lanes' local
-// sources loaded before it waits for them (16, as NCCL, spill registers).
+// (__any_sync), then loads its lines once more and uses only those: a line
+// can become visible in pieces (seen on Hopper; NCCL reloads since 2.17.1),
+// so the load that saw the flag may hold older words. Lanes reconverge
+// (__syncwarp) before the stores, so that a line leaves in one warp store.
+// A warp keeps 8 lines (1 KiB) in flight, its lanes' local sources loaded
+// before it waits for them (16, as NCCL, spill registers).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +65,10 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
           return false;
       }
 #pragma unroll
+      for (uint32_t u = 0; u < kGroups; ++u)
+        if (line0 + 4 * u < lines)
+          loadLine(s.recvSlot + 128 * size_t(line0 + 4 * u) + 16 * col, in[u], inHi[u]);
+#pragma unroll
       for (uint32_t u = 0; u < kGroups; ++u) {
         if (line0 + 4 * u >= lines)
           break;
@@ -86,11 +94,18 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
             w.put(x + 1, hi[u]);
         }
       }
-      if (s.sends) {
-        const uint64_t a = x < s.words ? w.trim(x, lo[u]) : 0;
-        const uint64_t b = flagLane ? s.sendFlag : two ? w.trim(x + 1, hi[u]) : 0;
+    }
+    if (!s.sends)
+      continue;
+    __syncwarp();
+#pragma unroll
+    for (uint32_t u = 0; u < kGroups; ++u) {
+      const uint32_t line = line0 + 4 * u, x = 15 * line + 2 * col;
+      const bool two = !flagLane && x + 1 < s.words;
+      const uint64_t a = x < s.words ? w.trim(x, lo[u]) : 0;
+      const uint64_t b = flagLane ? s.sendFlag : two ? w.trim(x + 1, hi[u]) : 0;
+      if (line < lines)
         storeLine(s.sendSlot + 128 * size_t(line) + 16 * col, a, b);
-      }
     }
   }
   return true;
