@@ -4,8 +4,8 @@
 # the source and build trees, its run.sh (BUILD_ONLY=1: no GPU needed)
 # builds the runtime with <infiniband/verbs.h> out of reach, the harness
 # (which passes its --self-test) and collrt_check in both forms, a row
-# each, without calling collc (COLLC and any collc on PATH record a call
-# and fail) or finding LLVM on PATH.
+# each, without calling collc (COLLC, and collc on a PATH stripped of the
+# directories that hold one, record a call and fail).
 # Usage: gpu-bundle.sh COLLC NVCC SOURCE_ROOT
 set -euo pipefail
 collc=$1 nvcc=$2 root=$3
@@ -26,8 +26,7 @@ chmod +x "$work/stub/collc" "$work/stub/c++"
 path=$work/stub
 IFS=: read -r -a dirs <<< "$PATH"
 for d in "${dirs[@]}"; do
-  if [ -n "$d" ] && [ "$d" != "$(dirname "$collc")" ] && [ ! -x "$d/collc" ] &&
-     [ ! -x "$d/llvm-config" ] && [ ! -x "$d/mlir-tblgen" ]; then
+  if [ -n "$d" ] && [ "$d" != "$(dirname "$collc")" ] && [ ! -x "$d/collc" ]; then
     path=$path:$d
   fi
 done
