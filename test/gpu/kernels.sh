@@ -5,8 +5,10 @@
 # one-process harness has no multicast objects). DIR starts empty: what an
 # earlier run left is removed. A kernel collc cannot emit leaves NAME.failed
 # (collc's messages) instead of NAME.cu, the others are still emitted, and
-# the exit status is 1.
-# Usage: test/gpu/kernels.sh DIR [RANKS]
+# the exit status is 1. EXAMPLES and PROTOCOLS (words) narrow the sample,
+# e.g. EXAMPLES=ring_allreduce PROTOCOLS=Simple for one kernel file; the
+# peer-window forms come with their examples.
+# Usage: [EXAMPLES=...] [PROTOCOLS=...] test/gpu/kernels.sh DIR [RANKS]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dir=$1 ranks=${2:-8}
@@ -25,14 +27,17 @@ emit() { # NAME EXAMPLE FLAGS...
   fi
   rm -f "$dir/$name.failed"
 }
-for example in ring_allreduce bidir_ring_allreduce twoshot_allreduce pairwise_alltoall \
-               ring_allgather bruck_allgather ring_reducescatter tree_broadcast \
-               binary_tree_reduce; do
-  for proto in Simple LL LL128; do
+examples=(ring_allreduce bidir_ring_allreduce twoshot_allreduce pairwise_alltoall ring_allgather
+          bruck_allgather ring_reducescatter tree_broadcast binary_tree_reduce)
+protocols=(Simple LL LL128)
+if [ -n "${EXAMPLES:-}" ]; then read -r -a examples <<< "$EXAMPLES"; fi
+if [ -n "${PROTOCOLS:-}" ]; then read -r -a protocols <<< "$PROTOCOLS"; fi
+for example in "${examples[@]}"; do
+  for proto in "${protocols[@]}"; do
     emit "${example}_$proto" "$example" --protocol="$proto"
   done
-done
-for example in twoshot_allreduce pairwise_alltoall; do
-  emit "${example}_peers" "$example" --topology=dgx-a100
+  case $example in
+    twoshot_allreduce | pairwise_alltoall) emit "${example}_peers" "$example" --topology=dgx-a100 ;;
+  esac
 done
 exit $status

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The GPU check, for a machine with an NVIDIA GPU (run it whenever one is at
 # hand; it needs nvcc and a C++ compiler, and LLVM/MLIR only to build collc,
-# which $KERNELS makes unnecessary):
+# which a bundle makes unnecessary):
 #
 #   test/gpu/run.sh
 #
 # Emits the CUDA path of a sample of the e2e matrix afresh (test/gpu/
-# kernels.sh: examples x each protocol forced in turn, and peer-window
-# forms), deletes the harnesses of earlier runs and builds one per kernel
+# generate.sh: kernels.sh's examples x each protocol forced in turn, and
+# peer-window forms; collrt_check.cu's allreduces), or takes what
+# scripts/gpu-bundle.sh emitted where this script runs from a bundle (its
+# generated/ beside test/: no collc, LLVM or verbs headers needed there),
+# deletes the harnesses of earlier runs and builds one per kernel
 # file (test/gpu/harness.cu). Each runs every rank of every plan on one GPU
 # in one launch: six cases of count, type and op, then a sweep of float sums
 # over a rank's largest buffer from 8 B to 1 GiB. Every launch has new
@@ -22,9 +25,13 @@
 # through the runtime, by threads and by processes sharing the GPU, and by
 # processes posing as machines of their own (section_machines).
 #
-# Knobs: ARCH=sm_90  RANKS=8  KERNELS=dir-of-.cu (made elsewhere by
-# kernels.sh; used as they are)  OUT_DIR=build-gpu  JOBS=8  SWEEP=8:1G:4
-# (MIN:MAX:STEP bytes)  TIMEOUT=300 (seconds per kernel file)
+# Knobs: ARCH=sm_90  RANKS=8  COLLRT_RANKS=2 (a bundle's are fixed)
+# KERNELS=dir-of-.cu (made elsewhere by kernels.sh; used as they are)
+# EXAMPLES=... PROTOCOLS=... (narrow kernels.sh's sample)
+# OUT_DIR=build-gpu  JOBS=8  SWEEP=8:1G:4 (MIN:MAX:STEP bytes)
+# TIMEOUT=300 (seconds per kernel file)  BUILD_ONLY=1 (no GPU needed: build
+# the runtime, the harnesses and collrt_check, a row each, and check what
+# the harnesses check without a GPU, --self-test; run nothing on a GPU)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT_DIR:-$root/build-gpu}
@@ -36,7 +43,16 @@ limit=${TIMEOUT:-300}
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 cuda=${CUDA_HOME:-$(dirname "$(dirname "$nvcc")")}
 export COLLC=${COLLC:-$root/build/bin/collc}
+build_only=${BUILD_ONLY:-}
+[ "$build_only" != 0 ] || build_only=""
 bin=$out/bin logs=$out/logs
+# collc's output (generate.sh's layout): a bundle's, or made by this run.
+if [ -d "$root/generated" ]; then
+  bundle=$root/generated gen=$root/generated
+else
+  bundle="" gen=$out/generated
+fi
+collrt_ranks=${COLLRT_RANKS:-2}
 cases=(1000003:float:sum 7:int32:max 65537:bfloat16:sum 262144:half:min 1:double:prod
        4097:uint8:avg)
 
@@ -54,18 +70,45 @@ fail() { # PLAN NOTE [LOG]
   if [ -n "${3:-}" ]; then details+=("$3"); fi
 }
 
-# Kernels: emitted afresh by collc unless $KERNELS names kernels made
-# elsewhere. One that collc could not emit fails here.
+# Kernels and the collrt check's sources: emitted afresh by collc, or a
+# bundle's; kernels as they are where $KERNELS names some made elsewhere.
+# One that collc could not emit fails here.
 section_kernels() {
-  if [ -n "${KERNELS:-}" ]; then
-    kernels=$KERNELS
-    echo "kernels: $kernels, as given"
+  local parts=(collrt machines)
+  kernels=${KERNELS:-$gen/kernels}
+  if [ -n "$bundle" ]; then
+    echo "generated: $bundle, from a bundle ($(paste -sd ' ' "$bundle/manifest" 2> /dev/null))"
+    collrt_ranks=$(sed -n 's/^collrt_ranks=//p' "$bundle/manifest" 2> /dev/null)
   else
-    kernels=$out/kernels
-    echo "kernels: emitted afresh into $kernels by $COLLC"
-    [ -x "$COLLC" ] || echo "collc is not built: build it, or set KERNELS to kernels.sh's output"
-    "$root/test/gpu/kernels.sh" "$kernels" "$ranks" > "$logs/kernels.log" 2>&1
+    [ -n "${KERNELS:-}" ] || parts+=(kernels)
+    echo "generated: afresh into $gen by $COLLC (${parts[*]})"
+    [ -x "$COLLC" ] || echo "collc is not built: build it, or run from a bundle (scripts/gpu-bundle.sh)"
+    RANKS=$ranks COLLRT_RANKS=$collrt_ranks "$root/test/gpu/generate.sh" "$gen" "${parts[@]}" \
+      > "$logs/generate.log" 2>&1
   fi
+  if [ -n "${KERNELS:-}" ]; then
+    echo "kernels: $kernels, as given"
+  fi
+}
+# A bundle is made for its rank counts; asking for others fails.
+report_bundle() {
+  local made
+  [ -n "$bundle" ] || return 0
+  made=$(sed -n 's/^ranks=//p' "$bundle/manifest" 2> /dev/null)
+  if [ -z "$made" ] || [ -z "$collrt_ranks" ]; then
+    fail bundle "no manifest with ranks in $bundle"
+    collrt_ranks=${COLLRT_RANKS:-2}
+  fi
+  if [ -n "${RANKS:-}" ] && [ -z "${KERNELS:-}" ] && [ "$RANKS" != "$made" ]; then
+    fail bundle "its kernels are for RANKS=$made, not $RANKS: make it again"
+  fi
+  if [ -n "${COLLRT_RANKS:-}" ] && [ "$COLLRT_RANKS" != "$collrt_ranks" ]; then
+    fail bundle "its collrt check is for COLLRT_RANKS=$collrt_ranks, not $COLLRT_RANKS: make it again"
+  fi
+}
+built() { # PLAN NOTE: a build that succeeded, in BUILD_ONLY's rows
+  row "$1" PASS "$2"
+  passed=$((passed + 1))
 }
 report_kernels() {
   local f
@@ -73,7 +116,7 @@ report_kernels() {
     [ -e "$f" ] && fail "$(basename "$f" .failed)" "collc failed to emit it" "$f"
   done
   if ! ls "$kernels"/*.cu > /dev/null 2>&1; then
-    fail kernels "no kernel files in $kernels" "$logs/kernels.log"
+    fail kernels "no kernel files in $kernels" "$logs/generate.log"
   fi
 }
 
@@ -90,6 +133,7 @@ section_build() {
     fail libcollrt "the runtime does not build" "$logs/libcollrt.log"
     return
   fi
+  [ -z "$build_only" ] || built libcollrt "built"
   build_one() {
     local cu=$1 base name
     base=$(basename "$cu" .cu)
@@ -106,6 +150,23 @@ section_build() {
   # shellcheck disable=SC2016 # $1 is the child shell's
   find "$kernels" -maxdepth 1 -name '*.cu' -print0 |
     xargs -0 -r -n 1 -P "$jobs" bash -c 'build_one "$1"' _
+}
+
+# BUILD_ONLY: a row per harness, built and past its --self-test (what it
+# checks without a GPU).
+section_harnesses_built() {
+  local cu base
+  for cu in "$kernels"/*.cu; do
+    [ -e "$cu" ] || continue
+    base=$(basename "$cu" .cu)
+    if [ ! -x "$bin/$base" ]; then
+      fail "$base" "does not build" "$logs/$base.build.log"
+    elif ! "$bin/$base" --self-test > "$logs/$base.log" 2>&1; then
+      fail "$base" "built, --self-test fails" "$logs/$base.log"
+    else
+      built "$base" "built, --self-test passed"
+    fi
+  done
 }
 
 # All ranks in one process and one launch (harness.cu): every case, then
@@ -195,22 +256,22 @@ run_processes() {
   done
 }
 section_collrt() {
-  local gen=$out/collrt n=${COLLRT_RANKS:-2} mps=""
-  mkdir -p "$gen"
-  if ! { "$COLLC" "$root/examples/ring_allreduce.coll" -D ranks="$n" --emit=cuda \
-           -o "$gen/ring_allreduce.cu" &&
-         "$COLLC" "$root/examples/ring_allreduce.coll" -D ranks="$n" --emit=header \
-           -o "$gen/ring_allreduce.h" &&
-         "$COLLC" "$root/examples/twoshot_allreduce.coll" -D ranks="$n" --topology=hgx-h100 \
-           --emit=cuda -o "$gen/twoshot_allreduce.cu" &&
-         "$COLLC" "$root/examples/twoshot_allreduce.coll" -D ranks="$n" --topology=hgx-h100 \
-           --emit=header -o "$gen/twoshot_allreduce.h" &&
-         "$nvcc" -std=c++17 -O3 -arch="$arch" -I"$root/runtime/include" -I"$root/runtime/device" \
-           -I"$gen" "$root/test/gpu/collrt_check.cu" "$gen/ring_allreduce.cu" \
-           "$gen/twoshot_allreduce.cu" \
-           -o "$bin/collrt_check" -L"$bin" -lcollrt -Xlinker -rpath="$bin"; } \
+  local src=$gen/collrt n=$collrt_ranks mps=""
+  if [ ! -d "$src" ]; then
+    fail collrt "collc failed to emit it" "$gen/collrt.failed"
+    return
+  fi
+  if ! "$nvcc" -std=c++17 -O3 -arch="$arch" -I"$root/runtime/include" -I"$root/runtime/device" \
+         -I"$src" "$root/test/gpu/collrt_check.cu" "$src/ring_allreduce.cu" \
+         "$src/twoshot_allreduce.cu" \
+         -o "$bin/collrt_check" -L"$bin" -lcollrt -Xlinker -rpath="$bin" \
        > "$logs/collrt.build.log" 2>&1; then
     fail collrt "does not build" "$logs/collrt.build.log"
+    return
+  fi
+  if [ -n "$build_only" ]; then
+    built collrt "built"
+    section_machines
     return
   fi
   COLL_DEBUG=INFO timeout -k 10 120 "$bin/collrt_check" --threads "$n" \
@@ -231,18 +292,20 @@ section_collrt() {
 # FIFOs in pinned host memory, shipped by socket's proxy threads. Compiled
 # for one GPU per node, so that collc picks LL and Simple, never LL128.
 section_machines() {
-  local gen=$out/machines n=${COLLRT_RANKS:-2}
-  mkdir -p "$gen"
-  echo "{\"nodes\": $n, \"gpusPerNode\": 1}" > "$gen/topology.json"
-  if ! { "$COLLC" "$root/examples/ring_allreduce.coll" -D ranks="$n" --topology="$gen/topology.json" \
-           --emit=cuda -o "$gen/ring_allreduce.cu" &&
-         "$COLLC" "$root/examples/ring_allreduce.coll" -D ranks="$n" --topology="$gen/topology.json" \
-           --emit=header -o "$gen/ring_allreduce.h" &&
-         "$nvcc" -std=c++17 -O3 -arch="$arch" -DCOLLRT_CHECK_MACHINES -I"$root/runtime/include" \
-           -I"$root/runtime/device" -I"$gen" "$root/test/gpu/collrt_check.cu" \
-           "$gen/ring_allreduce.cu" -o "$bin/collrt_machines" -L"$bin" -lcollrt \
-           -Xlinker -rpath="$bin"; } > "$logs/machines.build.log" 2>&1; then
+  local src=$gen/machines n=$collrt_ranks
+  if [ ! -d "$src" ]; then
+    fail collrt/machines "collc failed to emit it" "$gen/machines.failed"
+    return
+  fi
+  if ! "$nvcc" -std=c++17 -O3 -arch="$arch" -DCOLLRT_CHECK_MACHINES -I"$root/runtime/include" \
+         -I"$root/runtime/device" -I"$src" "$root/test/gpu/collrt_check.cu" \
+         "$src/ring_allreduce.cu" -o "$bin/collrt_machines" -L"$bin" -lcollrt \
+         -Xlinker -rpath="$bin" > "$logs/machines.build.log" 2>&1; then
     fail collrt/machines "does not build" "$logs/machines.build.log"
+    return
+  fi
+  if [ -n "$build_only" ]; then
+    built collrt/machines "built"
     return
   fi
   run_processes "$bin/collrt_machines" "$n" "$logs/machines" collrt/machines machines
@@ -259,9 +322,14 @@ echo "times: best launch after the first, in us; bandwidths in GB/s; memcpy: a"
 echo "device-to-device cudaMemcpy of the same bytes; ratio: busbw / memcpy"
 printf '%-46s %-6s %-6s %-14s %7s %10s %8s %8s %8s %6s  %s\n' plan result proto type/op bytes \
   time algbw busbw memcpy ratio note
+report_bundle
 report_kernels
 section_build
-section_one_launch
+if [ -n "$build_only" ]; then
+  section_harnesses_built
+else
+  section_one_launch
+fi
 section_collrt
 declare -A shown
 for log in ${details[@]+"${details[@]}"}; do
