@@ -38,7 +38,7 @@ cat "$work/log"
 
 problems=()
 [ "$rc" -eq 0 ] || problems+=("run.sh exited $rc")
-grep -q "^generated: $bundle, from a bundle" "$work/log" ||
+grep -q "^generated: $bundle/generated, from a bundle" "$work/log" ||
   problems+=("run.sh did not take the bundle's generated files")
 [ ! -e "$work/collc-called" ] || problems+=("run.sh called collc")
 for name in libcollrt ring_allreduce_Simple collrt collrt/machines; do
