@@ -7,7 +7,10 @@
 # tables are copied to "device" memory, avg divides after the kernel and
 # in-place layouts copy on the stream, peer-window plans run between
 # barriers in shared windows, and launches are captured into graphs and
-# replayed; every run is checked bit-exactly.
+# replayed; every run is checked bit-exactly. The fake device runs each
+# stream's work on a thread of its own, after the call returns, as a GPU
+# does (collc-launch waits on the stream before it checks), and aborts a
+# call that waits for the whole device while a kernel cannot end.
 # Usage: fakegpu.sh COLLC LAUNCH CXX RUNTIME_INCLUDE DEVICE_INCLUDE LIBDIR
 #                   EXAMPLES RUNTIME_DIR FAKE_DRIVER
 set -uo pipefail
