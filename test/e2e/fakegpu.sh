@@ -159,7 +159,7 @@ FAKE_CUDA_FAIL=cuMemCreate expect 1 "unhandled CUDA error: cuMemCreate: CUDA_ERR
 # the next call on the communicator.
 FAKE_GPU_FAIL=1 expect 1 "timeout: an earlier launch failed on the GPU: rank 0 timed out (a fake kernel)" \
   ring_allreduce ring --count 1000 --iters 2
-FAKE_CUDA_FAIL=cuMemAlloc expect 1 "unhandled CUDA error: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" \
+FAKE_CUDA_FAIL=cuMemAllocAsync expect 1 "unhandled CUDA error: cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY" \
   ring_allreduce ring --count 1000
 
 echo "$passed passed, $failed failed"

@@ -2,8 +2,12 @@
 //
 // Against the fake driver (test/e2e/fakecuda), which runs each stream's
 // work on a thread of its own as a GPU runs it, asynchronously to the host:
-// that the fake keeps CUDA's order (streams, events, the legacy stream's
-// implicit synchronisation) and says which call would hang.
+// first that the fake keeps CUDA's order (streams, events, the legacy
+// stream's implicit synchronisation) and says which call would hang; then
+// two ranks as threads of one process, one context, where one rank's
+// kernel spins on the other's while that one launches: its launches must
+// neither wait on the host for the device nor make a call that may
+// synchronise the whole device.
 //
 //===----------------------------------------------------------------------===//
 #include "FakeGpu.h"
@@ -166,4 +170,93 @@ TEST(FakeCudaDeathTest, ACallThatWaitsForTheDeviceSaysWhatItWouldWaitFor) {
         cu.cuMemFree(0);
       },
       "fake cuda: cuMemFree would wait for a kernel that is still running on stream 0x");
+}
+
+namespace {
+
+// The pair plan (rank 0 sends to rank 1 over a FIFO), as nvcc's build
+// describes it, its kernel run by the fake launcher.
+struct CudaPair : PairAlgorithm {
+  CudaPair() : PairAlgorithm(collc::kSimple) {
+    plan.hostKernel = nullptr;
+    plan.cuda.launch = &collc_fake::launch<&pairKernel>;
+    plan.cuda.divide = &collc_fake::divide;
+  }
+};
+
+struct Rank {
+  collComm_t comm = nullptr;
+  CUstream stream = nullptr;
+};
+
+} // namespace
+
+// Rank 1's kernels spin until rank 0's send: rank 0's launches must not wait
+// for the device (cuMemAlloc, cuMemFree and cuCtxSynchronize wait for it all,
+// the fake aborts naming them), nor rank 1's wait on the host for its own
+// earlier kernels (the ring of Args slots) while rank 0 has not launched.
+TEST(FakeGpu, LaunchesOfRanksInOneContextDoNotWaitForEachOther) {
+  const collrt::CudaApi &cu = driver();
+  CudaPair pair;
+  collUniqueId id;
+  ASSERT_EQ(collGetUniqueId(&id), collSuccess) << collGetLastError(nullptr);
+  Rank ranks[2];
+  constexpr size_t kCount = 4099;
+  constexpr int kAhead = 12; // more than the ring's slots
+  std::vector<std::vector<float>> in(kAhead + 2, std::vector<float>(kCount));
+  std::vector<std::vector<float>> out[2];
+  for (size_t i = 0; i < in.size(); ++i)
+    for (size_t k = 0; k < kCount; ++k)
+      in[i][k] = float(i * kCount + k);
+  for (auto &o : out)
+    o.assign(in.size(), std::vector<float>(kCount, -1));
+  std::atomic<int> queued{0};
+  std::atomic<bool> rank1Ahead{true};
+  const int entered = kernelsEntered;
+
+  auto run = [&](int r) {
+    Rank &me = ranks[r];
+    ASSERT_EQ(collCommInitRank(&me.comm, 2, id, r), collSuccess) << collGetLastError(nullptr);
+    ASSERT_EQ(cu.cuStreamCreate(&me.stream, 0), CUDA_SUCCESS);
+    auto launch = [&](size_t i) {
+      EXPECT_EQ(collLaunch(me.comm, &pair.alg, in[i].data(), out[r][i].data(), kCount, collFloat32,
+                           collSum, me.stream),
+                collSuccess)
+          << "rank " << r << ": " << collGetLastError(me.comm);
+    };
+    // Connects the FIFOs (collective) and runs once.
+    launch(0);
+    EXPECT_EQ(cu.cuStreamSynchronize(me.stream), CUDA_SUCCESS);
+    // Rank 1's kernel spins on rank 0 before rank 0 launches (each rank
+    // has one threadblock).
+    if (r == 1) {
+      launch(1);
+    } else {
+      EXPECT_TRUE(soon([&] { return kernelsEntered >= entered + 3; }));
+      launch(1);
+    }
+    EXPECT_EQ(cu.cuStreamSynchronize(me.stream), CUDA_SUCCESS);
+    // Rank 1 queues more launches than the ring has slots while rank 0
+    // waits for it; rank 0 launches its part anyway after a while, so that
+    // a rank 1 waiting on the host fails the test instead of hanging.
+    if (r == 1) {
+      for (int i = 0; i < kAhead; ++i, ++queued)
+        launch(2 + i);
+    } else {
+      rank1Ahead = soon([&] { return queued == kAhead; });
+      for (int i = 0; i < kAhead; ++i)
+        launch(2 + i);
+    }
+    EXPECT_EQ(cu.cuStreamSynchronize(me.stream), CUDA_SUCCESS);
+    EXPECT_EQ(collCommDestroy(me.comm), collSuccess);
+    cu.cuStreamDestroy(me.stream);
+  };
+  std::thread rank0(run, 0), rank1(run, 1);
+  rank0.join();
+  rank1.join();
+  EXPECT_TRUE(rank1Ahead) << "rank 1's launches waited on the host for its kernels, which "
+                             "wait for rank 0's";
+  for (int r = 0; r < 2; ++r)
+    for (size_t i = 0; i < in.size(); ++i)
+      EXPECT_EQ(out[r][i], in[i]) << "launch " << i << " on rank " << r;
 }
