@@ -5,12 +5,20 @@
 // nvcc compiled into the application (PlanDesc::cuda), so collrt needs no
 // CUDA runtime library.
 //
-// What a launch needs on the device, beyond the user's buffers:
-// - its Args and progress counters, in one of a ring of slots, each reused
-//   only after the event recorded behind its last launch has passed;
+// No launch makes a call that may synchronise the device (cuMemAlloc,
+// cuMemFree, cuCtxSynchronize), nor waits on the host for its own kernels
+// (but where the symmetric window grows, which every rank does together):
+// in a process whose ranks are threads of one context, another rank's
+// kernel may spin until this thread queues its part, so such a wait would
+// never end.
+// Instead, a communicator's plain launches run in the order they were
+// made, whichever streams they are on (each waits on its stream for the
+// event behind the one before), and what they share is reused and grown
+// in that order, on the stream:
+// - its Args and progress counters, in one of a ring of slots;
 // - scratch buffers and staging for in-place layouts, grown on demand
-//   (once this communicator's launches are done, as growing frees the old
-//   ones);
+//   (the old ones freed once the launches before are done, with
+//   cuMemFreeAsync, and the new ones made with cuMemAllocAsync);
 // - each threadblock's table, copied once per algorithm;
 // - the abort flag and the error report, in host-mapped memory, so that
 //   collCommAbort reaches running kernels and their errors reach the host;
@@ -27,10 +35,12 @@
 // after the call returned, so it cannot share the ring of slots, scratch
 // or staging with later launches: it gets memory of its own, Args copied
 // from pinned host memory on each replay, and no event or host wait. The
-// graph owns that memory through a user object; CUDA calls its destructor
-// once the graph is gone, and the next launch frees it (a destructor may
-// make no CUDA call). The kernels read where their FIFOs stand from the
-// FIFOs themselves, so replays and plain launches interleave freely.
+// graph owns that memory (from the stream-ordered pool, allocated on a
+// stream of the communicator's own) through a user object; CUDA calls its
+// destructor once the graph is gone, and the next launch frees it on its
+// stream (a destructor may make no CUDA call). The kernels read where
+// their FIFOs stand from the FIFOs themselves, so replays and plain
+// launches interleave freely.
 //
 //===----------------------------------------------------------------------===//
 #include "src/GpuLaunch.h"
@@ -95,6 +105,13 @@ struct GpuState {
   CUdeviceptr deviceFlags = 0;
   std::array<Slot, 8> slots;
   size_t next = 0;
+  // The slot of the latest plain launch and its stream, which the next
+  // plain launch waits for where its stream differs.
+  Slot *last = nullptr;
+  CUstream lastStream = nullptr;
+  // Where captured launches' memory is allocated: a stream of its own,
+  // non-blocking, that holds nothing else.
+  CUstream side = nullptr;
   std::array<CUdeviceptr, collc::kMaxScratch> scratch{};
   std::array<size_t, collc::kMaxScratch> scratchBytes{};
   CUdeviceptr staging = 0;
@@ -159,20 +176,39 @@ collResult_t idle(collComm *comm, GpuState &s) {
   return collSuccess;
 }
 
-// Device memory of at least `need` bytes at `p`, which holds `have`.
-collResult_t grow(collComm *comm, GpuState &s, CUdeviceptr &p, size_t &have, size_t need) {
+// Device memory of at least `need` bytes at `p`, which holds `have`, for
+// a plain launch on `stream`: the old memory is freed once the launches
+// queued before on the stream, which are all that may read it, are done.
+collResult_t grow(collComm *comm, GpuState &s, CUstream stream, CUdeviceptr &p, size_t &have,
+                  size_t need) {
   const CudaApi &cu = *s.cu;
   if (need <= have)
     return collSuccess;
   if (p) {
-    if (collResult_t r = idle(comm, s)) // no kernel still reads the old memory
-      return r;
-    cu.cuMemFree(p);
+    COLLRT_CU(cuMemFreeAsync, (p, stream));
     p = 0;
     have = 0;
   }
-  COLLRT_CU(cuMemAlloc, (&p, need));
+  COLLRT_CU(cuMemAllocAsync, (&p, need, stream));
   have = need;
+  return collSuccess;
+}
+
+// Device memory of `bytes` at `p` for a launch on `stream`, from the
+// stream-ordered pool: for a plain launch on its stream, and for a captured
+// one (whose capture may make no allocation) on the side stream, ready
+// once made (the side stream holds nothing else to wait for).
+collResult_t allocate(collComm *comm, GpuState &s, CUstream stream, bool captured, size_t bytes,
+                      CUdeviceptr &p) {
+  const CudaApi &cu = *s.cu;
+  if (!captured) {
+    COLLRT_CU(cuMemAllocAsync, (&p, bytes, stream));
+    return collSuccess;
+  }
+  if (!s.side)
+    COLLRT_CU(cuStreamCreate, (&s.side, CU_STREAM_NON_BLOCKING));
+  COLLRT_CU(cuMemAllocAsync, (&p, bytes, s.side));
+  COLLRT_CU(cuStreamSynchronize, (s.side));
   return collSuccess;
 }
 
@@ -277,7 +313,7 @@ collResult_t state(collComm *comm, GpuState *&out) {
 
 // The tables of this rank's threadblocks, on the device.
 collResult_t tablesOf(collComm *comm, GpuState &s, const collc::AlgorithmDesc *alg, CUstream stream,
-                      const std::vector<std::vector<const int64_t *>> *&out) {
+                      bool captured, const std::vector<std::vector<const int64_t *>> *&out) {
   auto found = s.tables.find(alg);
   if (found != s.tables.end()) {
     out = &found->second;
@@ -301,7 +337,8 @@ collResult_t tablesOf(collComm *comm, GpuState &s, const collc::AlgorithmDesc *a
   CUdeviceptr memory = 0;
   if (!packed.empty()) {
     const size_t bytes = packed.size() * sizeof(int64_t);
-    COLLRT_CU(cuMemAlloc, (&memory, bytes));
+    if (collResult_t r = allocate(comm, s, stream, captured, bytes, memory))
+      return r;
     s.tableMemory.push_back(memory);
     void *source = nullptr;
     COLLRT_CU(cuMemHostAlloc, (&source, bytes, CU_MEMHOSTALLOC_PORTABLE));
@@ -319,9 +356,14 @@ collResult_t tablesOf(collComm *comm, GpuState &s, const collc::AlgorithmDesc *a
   return collSuccess;
 }
 
-void freeGraphMemory(const CudaApi &cu, GraphMemory &m) {
+// Frees a captured launch's memory, which no kernel uses any more: on
+// `stream`, in its order, or where it is null at once.
+void freeGraphMemory(const CudaApi &cu, GraphMemory &m, const CUstream *stream) {
   for (CUdeviceptr p : m.device)
-    cu.cuMemFree(p);
+    if (stream)
+      cu.cuMemFreeAsync(p, *stream);
+    else
+      cu.cuMemFree(p);
   for (void *p : m.host)
     cu.cuMemFreeHost(p);
   m = GraphMemory{};
@@ -343,8 +385,9 @@ void graphDestroyed(void *p) {
   delete t;
 }
 
-// Frees the memory of the graphs CUDA has destroyed since the last launch.
-void reclaimGraphs(GpuState &s) {
+// Frees the memory of the graphs CUDA has destroyed since the last launch
+// (their launches are done), in the order of `stream`.
+void reclaimGraphs(GpuState &s, CUstream stream) {
   std::vector<uint64_t> destroyed;
   {
     std::lock_guard<std::mutex> lock(s.reclaim->mutex);
@@ -354,7 +397,7 @@ void reclaimGraphs(GpuState &s) {
     auto it = s.graphs.find(g);
     if (it == s.graphs.end())
       continue;
-    freeGraphMemory(*s.cu, it->second);
+    freeGraphMemory(*s.cu, it->second, &stream);
     s.graphs.erase(it);
   }
 }
@@ -408,13 +451,13 @@ collResult_t collrt::launchOnGpu(collComm *comm, const GpuLaunch &l) {
     return comm->fail(collInvalidUsage, "the stream's capture into a CUDA graph was "
                                         "invalidated before this launch");
   const bool captured = capture == CU_STREAM_CAPTURE_STATUS_ACTIVE;
-  if (!captured) // freeing may synchronise, which a capture forbids
-    reclaimGraphs(*s);
+  if (!captured) // frees on the stream, which a capture would record
+    reclaimGraphs(*s, stream);
   GraphMemory owned;
   collResult_t r = enqueue(comm, s, l, captured, owned);
   if (r == collSuccess && captured)
     return adopt(comm, *s, stream, owned);
-  freeGraphMemory(cu, owned);
+  freeGraphMemory(cu, owned, &s->side);
   return r;
 }
 
@@ -521,13 +564,14 @@ struct StreamLaunch {
 collResult_t StreamLaunch::memoryFor(CUdeviceptr &shared, size_t &have, size_t need,
                                      CUdeviceptr &at) {
   if (!captured) {
-    collResult_t r = grow(comm, *s, shared, have, need);
+    collResult_t r = grow(comm, *s, stream, shared, have, need);
     at = shared;
     return r;
   }
   at = 0;
   if (need) {
-    COLLRT_CU(cuMemAlloc, (&at, need));
+    if (collResult_t r = allocate(comm, *s, stream, true, need, at))
+      return r;
     owned.device.push_back(at);
   }
   return collSuccess;
@@ -692,15 +736,14 @@ collResult_t StreamLaunch::placeInWindow() {
 // a captured launch memory of its own.
 collResult_t StreamLaunch::fillArgs() {
   const std::vector<std::vector<const int64_t *>> *tables = nullptr;
-  if (collResult_t r = tablesOf(comm, *s, l.algorithm, stream, tables))
+  if (collResult_t r = tablesOf(comm, *s, l.algorithm, stream, captured, tables))
     return r;
   const int32_t p = int32_t(l.plan - l.algorithm->plans);
   const int32_t tbs = plan.numThreadblocks;
   progressBytes = (size_t(tbs) * l.shape.replicas * 8 + 127) & ~size_t(127);
+  // Reused in stream order: the launch that used it last is queued
+  // before this one (run's wait).
   slot = captured ? &own : &s->slots[s->next++ % s->slots.size()];
-  if (slot->pending)
-    COLLRT_CU(cuEventSynchronize, (slot->done));
-  slot->pending = false;
   const auto flag = [&](size_t offset) { return s->deviceFlags + offset; };
   for (int32_t e = 0; e < tbs * l.shape.replicas; ++e) {
     const int32_t i = e % tbs, replica = e / tbs;
@@ -735,15 +778,14 @@ collResult_t StreamLaunch::fillArgs() {
 collResult_t StreamLaunch::upload() {
   const size_t argsBytes = args.size() * sizeof(collc::Args),
                peersBytes = peers.size() * sizeof(char *);
-  if (slot->bytes < progressBytes + argsBytes + peersBytes) {
-    if (slot->memory)
-      cu.cuMemFree(slot->memory);
-    slot->memory = 0;
-    slot->bytes = 0;
-    COLLRT_CU(cuMemAlloc, (&slot->memory, progressBytes + argsBytes + peersBytes));
-    slot->bytes = progressBytes + argsBytes + peersBytes;
-    if (captured)
-      owned.device.push_back(slot->memory);
+  const size_t need = progressBytes + argsBytes + peersBytes;
+  if (captured) {
+    if (collResult_t r = allocate(comm, *s, stream, true, need, slot->memory))
+      return r;
+    owned.device.push_back(slot->memory);
+    slot->bytes = need;
+  } else if (collResult_t r = grow(comm, *s, stream, slot->memory, slot->bytes, need)) {
+    return r;
   }
   const CUdeviceptr peersAt = slot->memory + progressBytes + argsBytes;
   for (collc::Args &a : args) {
@@ -792,6 +834,8 @@ collResult_t StreamLaunch::launch() {
   if (!captured) {
     COLLRT_CU(cuEventRecord, (slot->done, stream));
     slot->pending = true;
+    s->last = slot;
+    s->lastStream = stream;
   }
   return collSuccess;
 }
@@ -817,6 +861,11 @@ void StreamLaunch::report() const {
 }
 
 collResult_t StreamLaunch::run() {
+  // After the communicator's plain launches before it, whichever their
+  // streams. (A capture cannot wait for work outside it: a graph's launch
+  // has memory of its own, and the FIFOs order its kernels.)
+  if (!captured && s->last && s->last->pending && s->lastStream != stream)
+    COLLRT_CU(cuStreamWaitEvent, (stream, s->last->done, 0));
   if (collResult_t r = layOutBuffers())
     return r;
   if (collResult_t r = allocateScratch())
@@ -874,7 +923,11 @@ void collrt::releaseGpu(collComm *comm) {
   if (!s)
     return;
   const CudaApi &cu = *s->cu;
-  cu.cuCtxSynchronize(); // the kernels end: done, aborted or timed out
+  // This communicator's kernels end (done, aborted or timed out). Not the
+  // whole context's: another rank's may wait for work this thread queues
+  // next. The frees below may then wait for the context, as all its work
+  // can end.
+  idle(comm, *s); // a failure is reported on the communicator
   for (GpuState::Slot &slot : s->slots) {
     if (slot.memory)
       cu.cuMemFree(slot.memory);
@@ -896,7 +949,7 @@ void collrt::releaseGpu(collComm *comm) {
     s->reclaim->closed = true;
   }
   for (auto &[graph, memory] : s->graphs)
-    freeGraphMemory(cu, memory);
+    freeGraphMemory(cu, memory, nullptr);
   unbindMulticast(cu, s->multicast);
   if (s->symmetricBytes)
     comm->transport->release(s->symmetric);
@@ -904,6 +957,8 @@ void collrt::releaseGpu(collComm *comm) {
     unbindMulticast(cu, multicast);
     comm->transport->release(window);
   }
+  if (s->side)
+    cu.cuStreamDestroy(s->side);
   if (s->flags)
     cu.cuMemFreeHost(s->flags);
   delete s;

@@ -41,6 +41,8 @@
   X(cuMemImportFromShareableHandle)    \
   X(cuMemAlloc)                        \
   X(cuMemFree)                         \
+  X(cuMemAllocAsync)                   \
+  X(cuMemFreeAsync)                    \
   X(cuMemHostAlloc)                    \
   X(cuMemHostGetDevicePointer)         \
   X(cuMemFreeHost)                     \
@@ -56,6 +58,7 @@
   X(cuEventCreate)                     \
   X(cuEventRecord)                     \
   X(cuEventSynchronize)                \
+  X(cuStreamWaitEvent)                 \
   X(cuEventDestroy)                    \
   X(cuStreamIsCapturing)               \
   X(cuThreadExchangeStreamCaptureMode) \

@@ -7,7 +7,10 @@
 # tables are copied to "device" memory, avg divides after the kernel and
 # in-place layouts copy on the stream, peer-window plans run between
 # barriers in shared windows, and launches are captured into graphs and
-# replayed; every run is checked bit-exactly.
+# replayed; every run is checked bit-exactly. The fake device runs each
+# stream's work on a thread of its own, after the call returns, as a GPU
+# does (collc-launch waits on the stream before it checks), and aborts a
+# call that waits for the whole device while a kernel cannot end.
 # Usage: fakegpu.sh COLLC LAUNCH CXX RUNTIME_INCLUDE DEVICE_INCLUDE LIBDIR
 #                   EXAMPLES RUNTIME_DIR FAKE_DRIVER
 set -uo pipefail
@@ -156,7 +159,7 @@ FAKE_CUDA_FAIL=cuMemCreate expect 1 "unhandled CUDA error: cuMemCreate: CUDA_ERR
 # the next call on the communicator.
 FAKE_GPU_FAIL=1 expect 1 "timeout: an earlier launch failed on the GPU: rank 0 timed out (a fake kernel)" \
   ring_allreduce ring --count 1000 --iters 2
-FAKE_CUDA_FAIL=cuMemAlloc expect 1 "unhandled CUDA error: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" \
+FAKE_CUDA_FAIL=cuMemAllocAsync expect 1 "unhandled CUDA error: cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY" \
   ring_allreduce ring --count 1000
 
 echo "$passed passed, $failed failed"

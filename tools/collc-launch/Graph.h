@@ -1,10 +1,11 @@
 //===- Graph.h - Capture a launch into a CUDA graph and replay it --------===//
 //
-// For --graph: the few driver calls an application makes around a captured
-// collective, from the driver that collrt loads (COLL_CUDA_LIBRARY, else
-// libcuda). The launcher's buffers are host memory, so this runs plans
-// built for the GPU only where the driver can reach them: the fake driver
-// of the tests.
+// For --graph, and to wait for a launch on the GPU before reading its
+// result: the few driver calls an application makes around a collective,
+// from the driver that collrt loads (COLL_CUDA_LIBRARY, else libcuda).
+// The launcher's buffers are host memory, so this runs plans built for
+// the GPU only where the driver can reach them: the fake driver of the
+// tests.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLC_LAUNCH_GRAPH_H

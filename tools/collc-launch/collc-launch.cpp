@@ -225,6 +225,9 @@ template <typename T> struct RankRun {
   int apiColl = 0, apiRoot = 0;
   void *stream = nullptr;
   GraphDriver cuda;
+  // A plan built for the GPU runs asynchronously to this thread: each
+  // launch is waited for on its stream before its result is read.
+  bool onGpu = false;
   void *graph = nullptr, *exec = nullptr;
 
   // After: `send` and `recv` lie where the options ask, and `want` holds
@@ -251,7 +254,15 @@ template <typename T> struct RankRun {
     // The NCCL-style entry points pick the registered algorithm themselves.
     apiColl = o.apiCollective >= 0 ? o.apiCollective : coll;
     apiRoot = o.apiRoot >= 0 ? o.apiRoot : plan.root;
+    // Where no driver loads, collrt's launch says why.
+    std::string error;
+    onGpu = !plan.hostKernel && cuda.open(error);
     return true;
+  }
+  // After: the launches queued on the stream are done.
+  void finish() {
+    if (onGpu)
+      cuda.streamSynchronize(stream);
   }
 
   collResult_t launch(const T *in, T *out) {
@@ -349,8 +360,7 @@ template <typename T> struct RankRun {
       } else {
         res = launch(send, recv);
       }
-      if (stream)
-        cuda.streamSynchronize(stream);
+      finish();
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (res != collSuccess) {
         failed(res);
@@ -375,6 +385,7 @@ template <typename T> struct RankRun {
       failed(res);
       return false;
     }
+    finish();
     if (wrong("after the graph was destroyed, "))
       return false;
     cuda.streamDestroy(stream);

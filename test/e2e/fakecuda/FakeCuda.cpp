@@ -3,11 +3,32 @@
 // Loaded by collrt in place of libcuda (COLL_CUDA_LIBRARY) so that its GPU
 // path runs where there is no GPU: "device" memory is host memory, VMM
 // allocations are memfds (exported and imported as their descriptors, as
-// POSIX-fd handles are), every copy and memset happens at once, streams
-// and events are in order by construction. Only the calls CudaApi.h lists,
-// and those a test needs to capture a launch into a graph and replay it.
-// FAKE_CUDA_FAIL=NAME makes the call NAME fail with out-of-memory, so that
-// tests see how collrt reports a failing call.
+// POSIX-fd handles are). Only the calls CudaApi.h lists, and those a test
+// needs to capture a launch into a graph and replay it. FAKE_CUDA_FAIL=NAME
+// makes the call NAME fail with out-of-memory, so that tests see how
+// collrt reports a failing call.
+//
+// The device is asynchronous as CUDA defines it. Each stream has a thread
+// that runs its work in order (kernels, copies, memsets, event records,
+// waits on events, stream-ordered frees) while the host goes on; events
+// and cuStreamQuery/cuEventQuery/cuStreamSynchronize/cuEventSynchronize/
+// cuStreamWaitEvent answer as CUDA's do. The legacy (null) stream
+// synchronises implicitly: its work waits for all work queued before it
+// on the blocking streams (those made without CU_STREAM_NON_BLOCKING), and
+// theirs for all queued before it on the legacy stream. A copy from
+// pageable memory stages its source before returning; from pinned memory
+// it reads the source when the stream gets there. The process is one
+// context: cuCtxSynchronize, and cuMemAlloc and cuMemFree (which may
+// synchronise the device; here they always do), wait for all of its work,
+// so that a call of theirs while a kernel spins on a peer rank whose
+// launch the caller would make next hangs, as on a GPU. Instead of
+// hanging, such a call aborts the process after FAKE_CUDA_WAIT_LIMIT
+// seconds (10), naming itself and the stream it waits for.
+// cuMemAllocAsync and cuMemFreeAsync are stream-ordered and never wait.
+// Not modelled: concurrency limits (every kernel of every stream runs at
+// once, however many blocks), stream priorities, host functions, the
+// implicit synchronisation of other calls (cuMemFreeHost, VMM unmapping),
+// and events or stream-ordered allocations inside a capture.
 //
 // As a real driver is used, the calls are found through cuGetProcAddress,
 // the only one exported (with FakeGpu.h's hooks), which gives each call's
@@ -30,11 +51,11 @@
 // handle; processes on "different machines" share one kernel here.
 //
 // Capture records what a stream is given (copies, memsets, and kernels
-// through fakeCudaRecord) and a graph launch runs it again; graphs hold
-// user objects as CUDA's do. As CUDA does in its default (global) mode, a
-// capture forbids allocations and synchronisation, on every thread that
-// has not switched to relaxed mode; and work on the legacy stream while a
-// blocking stream captures fails and invalidates that capture, in any mode.
+// through fakeCudaLaunch) and a graph launch queues it again; graphs hold
+// user objects as CUDA's do, released once their launches have run. As CUDA does in its default
+// (global) mode, a capture forbids allocations and synchronisation, on every thread that has not
+// switched to relaxed mode; and work on the legacy stream while a blocking stream captures fails
+// and invalidates that capture, in any mode.
 //
 //===----------------------------------------------------------------------===//
 #include <cuda.h>
@@ -42,8 +63,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fcntl.h>
 #include <functional>
 #include <map>
@@ -106,6 +130,15 @@ void unreach(const void *p) {
   std::lock_guard<std::mutex> lock(reachMutex);
   reachable.erase(reinterpret_cast<uintptr_t>(p));
 }
+bool gpuReaches(const void *p, size_t n) {
+  const uintptr_t x = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(reachMutex);
+  auto it = reachable.upper_bound(x);
+  if (it == reachable.begin())
+    return false;
+  --it;
+  return x + n <= it->first + it->second;
+}
 
 // Waits, as CUDA does, until every device of the object is added.
 CUresult allAdded(CUmemGenericAllocationHandle h, uint64_t &size) {
@@ -133,12 +166,170 @@ void release(UserObject *o, unsigned n) {
   }
 }
 
+// The device's queues: a thread per stream runs its work in order, as
+// the GPU would, so that work overlaps the host and other streams.
+struct Stream;
+// A point in a stream's queue: reached once its first `seq` operations ran.
+struct Mark {
+  Stream *stream = nullptr;
+  uint64_t seq = 0;
+};
+struct Op {
+  std::function<void()> run;
+  bool kernel = false;
+  std::vector<Mark> after; // what must be reached before it starts
+};
+struct Stream {
+  unsigned flags = 0;
+  bool legacy = false;
+  std::deque<Op> queue;
+  uint64_t queued = 0, done = 0;
+  bool kernelRunning = false;
+  bool closing = false; // destroyed: the thread ends once the queue is empty
+};
+// Every stream and the lock over all their queues. Never destroyed, as the
+// streams are not: their threads may still run while the process exits.
+struct Device {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<Stream *> streams;
+  Stream *legacy = nullptr;
+};
+Device &device() {
+  static Device *d = new Device;
+  return *d;
+}
+bool reached(const Mark &m) { return !m.stream || m.stream->done >= m.seq; }
+
+void work(Stream *s) {
+  Device &d = device();
+  std::unique_lock<std::mutex> lock(d.mutex);
+  for (;;) {
+    d.changed.wait(lock, [&] {
+      return s->queue.empty() ? s->closing
+                              : std::all_of(s->queue.front().after.begin(),
+                                            s->queue.front().after.end(), reached);
+    });
+    if (s->queue.empty())
+      return;
+    Op op = std::move(s->queue.front());
+    s->queue.pop_front();
+    s->kernelRunning = op.kernel;
+    lock.unlock();
+    op.run();
+    op.run = nullptr; // what it holds goes now, outside the lock
+    lock.lock();
+    s->kernelRunning = false;
+    ++s->done;
+    d.changed.notify_all();
+  }
+}
+
+// With the device's lock held.
+Stream *newStream(unsigned flags, bool legacy) {
+  auto *s = new Stream;
+  s->flags = flags;
+  s->legacy = legacy;
+  device().streams.push_back(s);
+  std::thread(work, s).detach();
+  return s;
+}
+// The stream a handle names: null (and CU_STREAM_LEGACY) is the legacy
+// stream, and so is the per-thread default stream here.
+Stream *streamOf(CUstream h) {
+  if (h && h != CU_STREAM_LEGACY && h != CU_STREAM_PER_THREAD)
+    return reinterpret_cast<Stream *>(h);
+  Device &d = device();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  if (!d.legacy)
+    d.legacy = newStream(0, true);
+  return d.legacy;
+}
+// With the device's lock held: where the stream's queue ends now.
+Mark tail(Stream *s) { return {s, s->queued}; }
+
+// Queues `run` on `s` after `after`, and, as CUDA's legacy stream does,
+// work on the legacy stream after all work queued so far on the blocking
+// streams (those made without CU_STREAM_NON_BLOCKING), and work on those
+// after all work queued so far on the legacy stream.
+Mark submit(Stream *s, std::function<void()> run, bool kernel, std::vector<Mark> after = {}) {
+  Device &d = device();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  if (s->legacy) {
+    for (Stream *o : d.streams)
+      if (!o->legacy && !(o->flags & CU_STREAM_NON_BLOCKING) && o->queued > o->done)
+        after.push_back(tail(o));
+  } else if (!(s->flags & CU_STREAM_NON_BLOCKING) && d.legacy &&
+             d.legacy->queued > d.legacy->done) {
+    after.push_back(tail(d.legacy));
+  }
+  s->queue.push_back(Op{std::move(run), kernel, std::move(after)});
+  d.changed.notify_all();
+  return {s, ++s->queued};
+}
+
+// How long a call that waits for the whole context may wait: longer, and
+// it waits for work that will not end (FAKE_CUDA_WAIT_LIMIT, seconds).
+std::chrono::milliseconds waitLimit() {
+  const char *v = getenv("FAKE_CUDA_WAIT_LIMIT");
+  return std::chrono::milliseconds(int64_t((v && *v ? atof(v) : 10.0) * 1000));
+}
+
+// Where every queue of the context ends now.
+std::vector<Mark> everything() {
+  Device &d = device();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  std::vector<Mark> marks;
+  for (Stream *s : d.streams)
+    if (s->queued > s->done)
+      marks.push_back(tail(s));
+  return marks;
+}
+
+// Waits until every mark is reached. A call that waits for the whole
+// context (`call`) gives up after waitLimit(), naming itself and what it
+// waits for, and aborts: on a GPU it would hang, where a kernel spins on
+// a peer whose work this thread was to queue next.
+void waitFor(const std::vector<Mark> &marks, const char *call = nullptr) {
+  Device &d = device();
+  std::unique_lock<std::mutex> lock(d.mutex);
+  auto all = [&] { return std::all_of(marks.begin(), marks.end(), reached); };
+  if (!call) {
+    d.changed.wait(lock, all);
+    return;
+  }
+  if (d.changed.wait_for(lock, waitLimit(), all))
+    return;
+  for (const Mark &m : marks)
+    if (!reached(m)) {
+      char stream[64];
+      if (m.stream->legacy)
+        snprintf(stream, sizeof stream, "the legacy stream");
+      else
+        snprintf(stream, sizeof stream, "stream %p", static_cast<void *>(m.stream));
+      fprintf(stderr,
+              "fake cuda: %s would wait for %s on %s: it waits for all work of the context, "
+              "which has not ended in %.1f s (on a GPU this hangs where that kernel waits for "
+              "work the caller would queue next)\n",
+              call,
+              m.stream->kernelRunning ? "a kernel that is still running" : "work still queued",
+              stream, double(waitLimit().count()) / 1000);
+      abort();
+    }
+}
+
+// A graph's step: what it runs, and whether it is a kernel.
+struct Step {
+  std::function<void()> run;
+  bool kernel = false;
+};
 // A graph and an executable graph alike: what a launch runs, and the user
 // objects it holds a reference to.
-using Ops = std::vector<std::function<void()>>;
+using Ops = std::vector<Step>;
 struct Graph {
   std::shared_ptr<Ops> ops = std::make_shared<Ops>();
   std::vector<UserObject *> objects; // one reference each
+  std::vector<Mark> launched;        // where its latest launch on each stream ends
   ~Graph() {
     for (UserObject *o : objects)
       release(o, 1);
@@ -150,8 +341,12 @@ std::map<CUstream, Graph *> captures;
 cuuint64_t captureIds = 0;
 thread_local CUstreamCaptureMode threadMode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
-std::map<CUstream, unsigned> streamFlags; // the streams made, by flags
-std::map<Graph *, bool> invalidated;      // captures that a legacy-stream call broke
+std::map<Graph *, bool> invalidated; // captures that a legacy-stream call broke
+
+bool capturing(CUstream s) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return captures.count(s) != 0;
+}
 
 // Whether work on the legacy stream (a synchronous memset or copy, or a
 // null stream) is illegal now: as CUDA does, it is where a blocking stream
@@ -160,13 +355,11 @@ std::map<Graph *, bool> invalidated;      // captures that a legacy-stream call 
 bool legacyClash() {
   std::lock_guard<std::mutex> lock(mutex);
   bool clash = false;
-  for (auto &[stream, graph] : captures) {
-    auto it = streamFlags.find(stream);
-    if (it != streamFlags.end() && !(it->second & CU_STREAM_NON_BLOCKING)) {
+  for (auto &[stream, graph] : captures)
+    if (!(reinterpret_cast<Stream *>(stream)->flags & CU_STREAM_NON_BLOCKING)) {
       invalidated[graph] = true;
       clash = true;
     }
-  }
   return clash;
 }
 
@@ -176,17 +369,17 @@ bool forbidden() {
   return !captures.empty() && threadMode != CU_STREAM_CAPTURE_MODE_RELAXED;
 }
 
-// Runs `op` now, or records it where `s` is capturing.
-void enqueue(CUstream s, std::function<void()> op) {
+// Queues `op` on `s`, or records it where `s` is capturing (a null mark).
+Mark enqueue(CUstream s, std::function<void()> op, bool kernel = false) {
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = captures.find(s);
     if (it != captures.end()) {
-      it->second->ops->push_back(std::move(op));
-      return;
+      it->second->ops->push_back(Step{std::move(op), kernel});
+      return {};
     }
   }
-  op();
+  return submit(streamOf(s), std::move(op), kernel);
 }
 // The driver version the fake claims: FAKE_CUDA_VERSION (as 12020), else
 // that of the headers it is built with.
@@ -401,10 +594,12 @@ CUresult cuMulticastUnbind(CUmemGenericAllocationHandle h, CUdevice, size_t, siz
   return CUDA_SUCCESS;
 }
 
+// On the legacy stream, and as CUDA's, asynchronous to the host (for
+// device memory).
 CUresult cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) {
   if (legacyClash())
     return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-  memset(at(p), v, n);
+  enqueue(nullptr, [=] { memset(at(p), v, n); });
   return CUDA_SUCCESS;
 }
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
@@ -413,11 +608,14 @@ CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
   enqueue(s, [=] { memset(at(p), v, n); });
   return CUDA_SUCCESS;
 }
+// cuMemAlloc and cuMemFree may synchronise the device: here they always
+// wait for all work of the context, as the worst a GPU may do.
 CUresult cuMemAlloc(CUdeviceptr *p, size_t n) {
   if (forbidden())
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (failing("cuMemAlloc"))
     return CUDA_ERROR_OUT_OF_MEMORY;
+  waitFor(everything(), "cuMemAlloc");
   void *r = aligned_alloc(256, (n + 255) & ~size_t(255));
   if (!r)
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -426,8 +624,32 @@ CUresult cuMemAlloc(CUdeviceptr *p, size_t n) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemFree(CUdeviceptr p) {
+  waitFor(everything(), "cuMemFree");
   unreach(at(p));
   free(at(p));
+  return CUDA_SUCCESS;
+}
+// Stream-ordered: memory at once (the pool has it), freed when the stream
+// gets there; neither waits. A capture of either is not modelled.
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) {
+  if (capturing(s))
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (failing("cuMemAllocAsync"))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  void *r = aligned_alloc(256, (n + 255) & ~size_t(255));
+  if (!r)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  reach(r, n);
+  *p = of(r);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
+  if (capturing(s))
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  enqueue(s, [p] {
+    unreach(at(p));
+    free(at(p));
+  });
   return CUDA_SUCCESS;
 }
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned int) {
@@ -466,11 +688,19 @@ CUresult cuMemFreeHost(void *p) {
   free(p);
   return CUDA_SUCCESS;
 }
-// A captured copy reads its source again on every replay, as CUDA's does.
+// A copy from pinned memory reads it when the stream gets there, and a
+// captured copy on every replay, as CUDA's do; from pageable memory, the
+// source is staged before the call returns, as CUDA stages it.
 CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream stream) {
   if (!stream && legacyClash())
     return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-  enqueue(stream, [=] { memcpy(at(d), s, n); });
+  if (capturing(stream) || gpuReaches(s, n)) {
+    enqueue(stream, [=] { memcpy(at(d), s, n); });
+    return CUDA_SUCCESS;
+  }
+  auto staged = std::make_shared<std::vector<char>>(static_cast<const char *>(s),
+                                                    static_cast<const char *>(s) + n);
+  enqueue(stream, [=] { memcpy(at(d), staged->data(), n); });
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream stream) {
@@ -480,20 +710,65 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream stre
   return CUDA_SUCCESS;
 }
 CUresult cuCtxSynchronize() {
-  std::lock_guard<std::mutex> lock(mutex);
-  return captures.empty() ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-}
-
-CUresult cuEventCreate(CUevent *e, unsigned int) {
-  static char events;
-  *e = reinterpret_cast<CUevent>(&events);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!captures.empty())
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  waitFor(everything(), "cuCtxSynchronize");
   return CUDA_SUCCESS;
 }
-CUresult cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
-CUresult cuEventSynchronize(CUevent) {
-  return forbidden() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+
+// An event is where its last record put it in a stream's queue (a null
+// mark, reached, if never recorded). Recording on a capturing stream
+// records nothing.
+struct Event {
+  Mark at;
+};
+CUresult cuEventCreate(CUevent *e, unsigned int) {
+  *e = reinterpret_cast<CUevent>(new Event);
+  return CUDA_SUCCESS;
 }
-CUresult cuEventDestroy(CUevent) { return CUDA_SUCCESS; }
+CUresult cuEventRecord(CUevent e, CUstream s) {
+  const Mark m = enqueue(s, [] {});
+  if (m.stream) {
+    std::lock_guard<std::mutex> lock(device().mutex);
+    reinterpret_cast<Event *>(e)->at = m;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuEventQuery(CUevent e) {
+  std::lock_guard<std::mutex> lock(device().mutex);
+  return reached(reinterpret_cast<Event *>(e)->at) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+CUresult cuEventSynchronize(CUevent e) {
+  if (forbidden())
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  Mark m;
+  {
+    std::lock_guard<std::mutex> lock(device().mutex);
+    m = reinterpret_cast<Event *>(e)->at;
+  }
+  waitFor({m});
+  return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy(CUevent e) {
+  delete reinterpret_cast<Event *>(e);
+  return CUDA_SUCCESS;
+}
+// Later work on `s` waits for the event's record; on a capturing stream
+// nothing (a capture's work runs in order).
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int) {
+  if (capturing(s))
+    return CUDA_SUCCESS;
+  Mark m;
+  {
+    std::lock_guard<std::mutex> lock(device().mutex);
+    m = reinterpret_cast<Event *>(e)->at;
+  }
+  submit(streamOf(s), [] {}, false, {m});
+  return CUDA_SUCCESS;
+}
 CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *s) {
   std::lock_guard<std::mutex> lock(mutex);
   *s = captures.count(stream) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
@@ -501,20 +776,41 @@ CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *s) {
 }
 
 CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
-  *s = reinterpret_cast<CUstream>(new char);
-  std::lock_guard<std::mutex> lock(mutex);
-  streamFlags[*s] = flags;
+  std::lock_guard<std::mutex> lock(device().mutex);
+  *s = reinterpret_cast<CUstream>(newStream(flags, false));
   return CUDA_SUCCESS;
 }
+// As CUDA's: the work queued so far still runs.
 CUresult cuStreamDestroy(CUstream s) {
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    streamFlags.erase(s);
-  }
-  delete reinterpret_cast<char *>(s);
+  Device &d = device();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  reinterpret_cast<Stream *>(s)->closing = true;
+  d.changed.notify_all();
   return CUDA_SUCCESS;
 }
-CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+// The legacy stream's end is a new mark, so that it includes the blocking
+// streams' work before it.
+CUresult cuStreamSynchronize(CUstream s) {
+  if (capturing(s))
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  Stream *st = streamOf(s);
+  Mark end;
+  if (st->legacy) {
+    end = submit(st, [] {}, false);
+  } else {
+    std::lock_guard<std::mutex> lock(device().mutex);
+    end = tail(st);
+  }
+  waitFor({end});
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamQuery(CUstream s) {
+  if (capturing(s))
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  Stream *st = streamOf(s);
+  std::lock_guard<std::mutex> lock(device().mutex);
+  return reached(tail(st)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
 CUresult cuStreamBeginCapture(CUstream s, CUstreamCaptureMode) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!s || captures.count(s))
@@ -591,16 +887,40 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long lo
   auto *graph = reinterpret_cast<Graph *>(g);
   for (UserObject *o : graph->objects)
     ++o->refs;
-  *e = reinterpret_cast<CUgraphExec>(new Graph{graph->ops, graph->objects});
+  *e = reinterpret_cast<CUgraphExec>(new Graph{graph->ops, graph->objects, {}});
   return CUDA_SUCCESS;
 }
 CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
-  for (auto &op : *reinterpret_cast<Graph *>(e)->ops)
-    enqueue(s, op);
+  auto *graph = reinterpret_cast<Graph *>(e);
+  Mark end;
+  for (Step &step : *graph->ops)
+    end = enqueue(s, step.run, step.kernel);
+  if (!end.stream)
+    return CUDA_SUCCESS;
+  std::lock_guard<std::mutex> lock(device().mutex);
+  auto it = std::find_if(graph->launched.begin(), graph->launched.end(),
+                         [&](const Mark &m) { return m.stream == end.stream; });
+  if (it == graph->launched.end())
+    graph->launched.push_back(end);
+  else
+    *it = end;
   return CUDA_SUCCESS;
 }
+// As CUDA does, launches still queued run, and the graph's user objects
+// are released once they have.
 CUresult cuGraphExecDestroy(CUgraphExec e) {
-  delete reinterpret_cast<Graph *>(e);
+  auto *graph = reinterpret_cast<Graph *>(e);
+  std::vector<Mark> pending;
+  {
+    std::lock_guard<std::mutex> lock(device().mutex);
+    for (const Mark &m : graph->launched)
+      if (!reached(m))
+        pending.push_back(m);
+  }
+  if (pending.empty())
+    delete graph;
+  else
+    submit(pending.back().stream, [graph] { delete graph; }, false, pending);
   return CUDA_SUCCESS;
 }
 CUresult cuGraphDestroy(CUgraph g) {
@@ -637,6 +957,8 @@ const Entry entries[] = {
     FAKE_CUDA_ENTRY(cuMemsetD8),
     FAKE_CUDA_ENTRY(cuMemAlloc),
     FAKE_CUDA_ENTRY(cuMemFree),
+    FAKE_CUDA_ENTRY(cuMemAllocAsync),
+    FAKE_CUDA_ENTRY(cuMemFreeAsync),
     FAKE_CUDA_ENTRY(cuMemHostAlloc),
     FAKE_CUDA_ENTRY(cuMemHostGetDevicePointer),
     FAKE_CUDA_ENTRY(cuMemFreeHost),
@@ -648,12 +970,15 @@ const Entry entries[] = {
     FAKE_CUDA_ENTRY(cuCtxSynchronize),
     FAKE_CUDA_ENTRY(cuEventCreate),
     FAKE_CUDA_ENTRY(cuEventRecord),
+    FAKE_CUDA_ENTRY(cuEventQuery),
     FAKE_CUDA_ENTRY(cuEventSynchronize),
     FAKE_CUDA_ENTRY(cuEventDestroy),
     FAKE_CUDA_ENTRY(cuStreamIsCapturing),
     FAKE_CUDA_ENTRY(cuStreamCreate),
     FAKE_CUDA_ENTRY(cuStreamDestroy),
     FAKE_CUDA_ENTRY(cuStreamSynchronize),
+    FAKE_CUDA_ENTRY(cuStreamQuery),
+    FAKE_CUDA_ENTRY(cuStreamWaitEvent),
     FAKE_CUDA_ENTRY(cuStreamBeginCapture),
     FAKE_CUDA_ENTRY(cuStreamEndCapture),
     {"cuStreamGetCaptureInfo", reinterpret_cast<void *>(&streamGetCaptureInfoV2), 12000},
@@ -699,26 +1024,16 @@ cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t,
 
 // For FakeGpu.h's kernels: whether the GPU may touch [p, p + n).
 __attribute__((visibility("default"))) int fakeCudaReaches(const void *p, size_t n) {
-  const uintptr_t x = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard<std::mutex> lock(reachMutex);
-  auto it = reachable.upper_bound(x);
-  if (it == reachable.begin())
-    return 0;
-  --it;
-  return x + n <= it->first + it->second;
+  return gpuReaches(p, n);
 }
 
-// For FakeGpu.h's kernels: records run(ctx) where `s` is capturing and
-// returns 1 (drop(ctx) once no graph holds it), else returns 0.
-__attribute__((visibility("default"))) int fakeCudaRecord(CUstream s, void (*run)(void *),
-                                                          void *ctx, void (*drop)(void *)) {
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = captures.find(s);
-  if (it == captures.end())
-    return 0;
+// For FakeGpu.h's kernels: queues run(ctx) on `s` as a kernel, or records
+// it where `s` is capturing; drop(ctx) once neither the queue nor a graph
+// holds it.
+__attribute__((visibility("default"))) void fakeCudaLaunch(CUstream s, void (*run)(void *),
+                                                           void *ctx, void (*drop)(void *)) {
   std::shared_ptr<void> held(ctx, drop);
-  it->second->ops->push_back([run, held] { run(held.get()); });
-  return 1;
+  enqueue(s, [run, held] { run(held.get()); }, true);
 }
 
 } // extern "C"

@@ -1,11 +1,13 @@
 //===- FakeGpu.h - A host build that presents itself as nvcc's ------------===//
 //
 // Included first (-include) into the host build of a generated file: its
-// plans then have no host kernel and a "CUDA" launcher that runs each
-// block of the launch as a thread, at once, on the Args it is given. With
-// the fake driver (FakeCuda.cpp) in place of libcuda, collrt's GPU path
-// (device memory, VMM windows, Args upload, avg, in-place layouts, graph
-// capture) runs end to end on a machine without a GPU. On a stream that is
+// plans then have no host kernel and a "CUDA" launcher that queues the
+// launch on its stream in the fake driver (FakeCuda.cpp), whose stream
+// thread runs each block as a thread on the Args it is given, once the
+// work before it on the stream is done. With the fake driver in place of
+// libcuda, collrt's GPU path (device memory, VMM windows, Args upload,
+// avg, in-place layouts, graph capture) runs end to end, asynchronously
+// to the host as on a GPU, on a machine without one. On a stream that is
 // being captured, launches are recorded by the fake driver and run when
 // the graph is.
 //
@@ -34,18 +36,21 @@ inline bool failsNow() {
   return n && ++launches == atoi(n);
 }
 
-// Runs `job` on `stream` as the fake driver orders it: now, or recorded
-// into the graph that the stream is capturing.
+// Queues `job` on `stream` as a kernel of the fake driver (which runs it
+// on the stream's thread, or records it into the graph the stream is
+// capturing); runs it now where the fake driver is not loaded.
 template <class Job> void enqueue(void *stream, Job *job) {
-  using Record = int (*)(void *, void (*)(void *), void *, void (*)(void *));
-  static Record record = [] {
+  using Launch = void (*)(void *, void (*)(void *), void *, void (*)(void *));
+  static Launch queue = [] {
     const char *driver = getenv("COLL_CUDA_LIBRARY");
     void *lib = driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-    return lib ? reinterpret_cast<Record>(dlsym(lib, "fakeCudaRecord")) : nullptr;
+    return lib ? reinterpret_cast<Launch>(dlsym(lib, "fakeCudaLaunch")) : nullptr;
   }();
   auto run = [](void *j) { (*static_cast<Job *>(j))(); };
   auto drop = [](void *j) { delete static_cast<Job *>(j); };
-  if (!record || !record(stream, run, job, drop)) {
+  if (queue) {
+    queue(stream, run, job, drop);
+  } else {
     run(job);
     drop(job);
   }
@@ -117,13 +122,21 @@ template <void (*K)(const collc::Args *)> struct Kernel {
   }
 };
 
-template <void (*K)(const collc::Args *)> const char *launch(const collc::DeviceLaunch &l) {
-  if (failsNow()) {
+// A kernel that reports a timeout instead of running (its Args are on
+// the device once the stream gets to it).
+struct Failing {
+  collc::DeviceLaunch l;
+  void operator()() const {
     *l.args[0].error = collTimeout;
     strcpy(l.args[0].errorText, "rank 0 timed out (a fake kernel)");
-    return nullptr; // the launch itself succeeds: the kernel fails later
   }
-  enqueue(l.stream, new Kernel<K>{l});
+};
+
+template <void (*K)(const collc::Args *)> const char *launch(const collc::DeviceLaunch &l) {
+  if (failsNow()) // the launch itself succeeds: the kernel fails later
+    enqueue(l.stream, new Failing{l});
+  else
+    enqueue(l.stream, new Kernel<K>{l});
   return nullptr;
 }
 

@@ -1,0 +1,262 @@
+//===- FakeGpuTest.cpp - collrt's GPU path on an asynchronous device ------===//
+//
+// Against the fake driver (test/e2e/fakecuda), which runs each stream's
+// work on a thread of its own as a GPU runs it, asynchronously to the host:
+// first that the fake keeps CUDA's order (streams, events, the legacy
+// stream's implicit synchronisation) and says which call would hang; then
+// two ranks as threads of one process, one context, where one rank's
+// kernel spins on the other's while that one launches: its launches must
+// neither wait on the host for the device nor make a call that may
+// synchronise the whole device.
+//
+//===----------------------------------------------------------------------===//
+#include "FakeGpu.h"
+#include "PairPlan.h"
+#include "collrt.h"
+#include "support/CudaApi.h"
+#include "support/CudaDriver.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+// Set before main, as Env and the driver are read once: the kernels' own
+// timeout is long, so that a call the fake finds waiting for a spinning
+// kernel (after FAKE_CUDA_WAIT_LIMIT) is what fails.
+static const bool configured = setenv("COLL_CUDA_LIBRARY", COLLRT_FAKE_CUDA, 1) == 0 &&
+                               setenv("COLL_TIMEOUT", "120", 1) == 0 &&
+                               setenv("FAKE_CUDA_WAIT_LIMIT", "5", 1) == 0;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const collrt::CudaApi &driver() {
+  std::string why;
+  const collrt::CudaApi *cu = collrt::cudaDriver(why);
+  if (!cu) {
+    fprintf(stderr, "the fake driver does not load: %s\n", why.c_str());
+    abort();
+  }
+  return *cu;
+}
+
+// A call collrt does not make, from the fake driver as collrt finds its.
+template <typename F> F call(const char *name) {
+  using GetProc =
+      CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+  auto getProc = reinterpret_cast<GetProc>(
+      dlsym(dlopen(COLLRT_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD), "cuGetProcAddress_v2"));
+  void *fn = nullptr;
+  getProc(name, &fn, collrt::kCudaAbi, CU_GET_PROC_ADDRESS_DEFAULT, nullptr);
+  return reinterpret_cast<F>(fn);
+}
+
+// A kernel that spins until `go`, then counts itself done.
+struct Spin {
+  std::atomic<bool> go{false};
+  std::atomic<int> done{0};
+  void launch(CUstream s) {
+    using Launch = void (*)(void *, void (*)(void *), void *, void (*)(void *));
+    static Launch queue = reinterpret_cast<Launch>(
+        dlsym(dlopen(COLLRT_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD), "fakeCudaLaunch"));
+    queue(
+        s,
+        [](void *p) {
+          auto *self = static_cast<Spin *>(p);
+          while (!self->go)
+            std::this_thread::yield();
+          ++self->done;
+        },
+        this, [](void *) {});
+  }
+};
+
+// Whether `pred` holds within `seconds`.
+template <typename P> bool soon(P pred, int seconds = 20) {
+  const auto end = Clock::now() + std::chrono::seconds(seconds);
+  while (!pred())
+    if (Clock::now() > end)
+      return false;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return true;
+}
+
+} // namespace
+
+TEST(FakeCuda, StreamsRunAfterTheCallInOrderAndEventsFollowThem) {
+  const collrt::CudaApi &cu = driver();
+  CUstream a, b;
+  ASSERT_EQ(cu.cuStreamCreate(&a, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuStreamCreate(&b, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUdeviceptr p;
+  ASSERT_EQ(cu.cuMemAllocAsync(&p, 64, a), CUDA_SUCCESS);
+  CUevent e;
+  ASSERT_EQ(cu.cuEventCreate(&e, 0), CUDA_SUCCESS);
+  Spin spin;
+  spin.launch(a);
+  ASSERT_EQ(cu.cuMemsetD8Async(p, 7, 64, a), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuEventRecord(e, a), CUDA_SUCCESS);
+  // b copies what a wrote, once a has.
+  ASSERT_EQ(cu.cuStreamWaitEvent(b, e, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuMemcpyDtoDAsync(p + 32, p, 1, b), CUDA_SUCCESS);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto eventQuery = call<decltype(&cuEventQuery)>("cuEventQuery");
+  const auto streamQuery = call<decltype(&cuStreamQuery)>("cuStreamQuery");
+  ASSERT_TRUE(eventQuery && streamQuery);
+  EXPECT_EQ(eventQuery(e), CUDA_ERROR_NOT_READY);
+  EXPECT_EQ(streamQuery(b), CUDA_ERROR_NOT_READY);
+  EXPECT_NE(reinterpret_cast<unsigned char *>(p)[0], 7) << "the memset ran before the kernel";
+  spin.go = true;
+  ASSERT_EQ(cu.cuStreamSynchronize(b), CUDA_SUCCESS);
+  EXPECT_EQ(eventQuery(e), CUDA_SUCCESS);
+  EXPECT_EQ(reinterpret_cast<unsigned char *>(p)[32], 7);
+  ASSERT_EQ(cu.cuMemFreeAsync(p, b), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuStreamSynchronize(b), CUDA_SUCCESS);
+  cu.cuEventDestroy(e);
+  cu.cuStreamDestroy(a);
+  cu.cuStreamDestroy(b);
+}
+
+TEST(FakeCuda, TheLegacyStreamWaitsForBlockingStreamsOnly) {
+  const collrt::CudaApi &cu = driver();
+  CUstream blocking, later, nonBlocking;
+  ASSERT_EQ(cu.cuStreamCreate(&blocking, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuStreamCreate(&later, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuStreamCreate(&nonBlocking, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  std::vector<unsigned char> memory(2, 0);
+  ASSERT_EQ(cu.cuMemHostRegister(memory.data(), memory.size(), CU_MEMHOSTREGISTER_DEVICEMAP),
+            CUDA_SUCCESS);
+  const CUdeviceptr p = CUdeviceptr(reinterpret_cast<uintptr_t>(memory.data()));
+  Spin spin;
+  spin.launch(blocking);
+  ASSERT_EQ(cu.cuMemsetD8Async(p, 1, 1, nullptr), CUDA_SUCCESS); // the legacy stream
+  ASSERT_EQ(cu.cuMemsetD8Async(p + 1, 2, 1, nonBlocking), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuStreamSynchronize(nonBlocking), CUDA_SUCCESS);
+  EXPECT_EQ(memory[1], 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(memory[0], 0) << "the legacy stream did not wait for the blocking stream";
+  // And another blocking stream's work waits for the legacy stream's.
+  ASSERT_EQ(cu.cuMemsetD8Async(p + 1, 3, 1, later), CUDA_SUCCESS);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(memory[1], 2) << "a blocking stream did not wait for the legacy stream";
+  spin.go = true;
+  ASSERT_EQ(cu.cuStreamSynchronize(later), CUDA_SUCCESS);
+  EXPECT_EQ(memory[0], 1);
+  EXPECT_EQ(memory[1], 3);
+  cu.cuMemHostUnregister(memory.data());
+  cu.cuStreamDestroy(blocking);
+  cu.cuStreamDestroy(later);
+  cu.cuStreamDestroy(nonBlocking);
+}
+
+TEST(FakeCudaDeathTest, ACallThatWaitsForTheDeviceSaysWhatItWouldWaitFor) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        setenv("FAKE_CUDA_WAIT_LIMIT", "1", 1);
+        const collrt::CudaApi &cu = driver();
+        CUstream s;
+        cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+        static Spin forever;
+        forever.launch(s);
+        cu.cuMemFree(0);
+      },
+      "fake cuda: cuMemFree would wait for a kernel that is still running on stream 0x");
+}
+
+namespace {
+
+// The pair plan (rank 0 sends to rank 1 over a FIFO), as nvcc's build
+// describes it, its kernel run by the fake launcher.
+struct CudaPair : PairAlgorithm {
+  CudaPair() : PairAlgorithm(collc::kSimple) {
+    plan.hostKernel = nullptr;
+    plan.cuda.launch = &collc_fake::launch<&pairKernel>;
+    plan.cuda.divide = &collc_fake::divide;
+  }
+};
+
+struct Rank {
+  collComm_t comm = nullptr;
+  CUstream stream = nullptr;
+};
+
+} // namespace
+
+// Rank 1's kernels spin until rank 0's send: rank 0's launches must not wait
+// for the device (cuMemAlloc, cuMemFree and cuCtxSynchronize wait for it all,
+// the fake aborts naming them), nor rank 1's wait on the host for its own
+// earlier kernels (the ring of Args slots) while rank 0 has not launched.
+TEST(FakeGpu, LaunchesOfRanksInOneContextDoNotWaitForEachOther) {
+  const collrt::CudaApi &cu = driver();
+  CudaPair pair;
+  collUniqueId id;
+  ASSERT_EQ(collGetUniqueId(&id), collSuccess) << collGetLastError(nullptr);
+  Rank ranks[2];
+  constexpr size_t kCount = 4099;
+  constexpr int kAhead = 12; // more than the ring's slots
+  std::vector<std::vector<float>> in(kAhead + 2, std::vector<float>(kCount));
+  std::vector<std::vector<float>> out[2];
+  for (size_t i = 0; i < in.size(); ++i)
+    for (size_t k = 0; k < kCount; ++k)
+      in[i][k] = float(i * kCount + k);
+  for (auto &o : out)
+    o.assign(in.size(), std::vector<float>(kCount, -1));
+  std::atomic<int> queued{0};
+  std::atomic<bool> rank1Ahead{true};
+  const int entered = kernelsEntered;
+
+  auto run = [&](int r) {
+    Rank &me = ranks[r];
+    ASSERT_EQ(collCommInitRank(&me.comm, 2, id, r), collSuccess) << collGetLastError(nullptr);
+    ASSERT_EQ(cu.cuStreamCreate(&me.stream, 0), CUDA_SUCCESS);
+    auto launch = [&](size_t i) {
+      EXPECT_EQ(collLaunch(me.comm, &pair.alg, in[i].data(), out[r][i].data(), kCount, collFloat32,
+                           collSum, me.stream),
+                collSuccess)
+          << "rank " << r << ": " << collGetLastError(me.comm);
+    };
+    // Connects the FIFOs (collective) and runs once.
+    launch(0);
+    EXPECT_EQ(cu.cuStreamSynchronize(me.stream), CUDA_SUCCESS);
+    // Rank 1's kernel spins on rank 0 before rank 0 launches (each rank
+    // has one threadblock).
+    if (r == 1) {
+      launch(1);
+    } else {
+      EXPECT_TRUE(soon([&] { return kernelsEntered >= entered + 3; }));
+      launch(1);
+    }
+    EXPECT_EQ(cu.cuStreamSynchronize(me.stream), CUDA_SUCCESS);
+    // Rank 1 queues more launches than the ring has slots while rank 0
+    // waits for it; rank 0 launches its part anyway after a while, so that
+    // a rank 1 waiting on the host fails the test instead of hanging.
+    if (r == 1) {
+      for (int i = 0; i < kAhead; ++i, ++queued)
+        launch(2 + i);
+    } else {
+      rank1Ahead = soon([&] { return queued == kAhead; });
+      for (int i = 0; i < kAhead; ++i)
+        launch(2 + i);
+    }
+    EXPECT_EQ(cu.cuStreamSynchronize(me.stream), CUDA_SUCCESS);
+    EXPECT_EQ(collCommDestroy(me.comm), collSuccess);
+    cu.cuStreamDestroy(me.stream);
+  };
+  std::thread rank0(run, 0), rank1(run, 1);
+  rank0.join();
+  rank1.join();
+  EXPECT_TRUE(rank1Ahead) << "rank 1's launches waited on the host for its kernels, which "
+                             "wait for rank 0's";
+  for (int r = 0; r < 2; ++r)
+    for (size_t i = 0; i < in.size(); ++i)
+      EXPECT_EQ(out[r][i], in[i]) << "launch " << i << " on rank " << r;
+}
