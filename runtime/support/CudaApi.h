@@ -66,7 +66,9 @@
 
 // Calls that older drivers lack, resolved at kCudaOptionalAbi (CUDA 12.1):
 // null there, and collrt does without them (NVLink multicast came with
-// CUDA 12.1, dma-buf export with 11.7).
+// CUDA 12.1, dma-buf export with 11.7). The last every driver has, but
+// collrt does without it too: without the GPU's PCI bus id the ib
+// transport picks its NIC blind.
 // clang-format off
 #define COLLRT_CUDA_OPTIONAL_CALLS(X) \
   X(cuMulticastGetGranularity)        \
@@ -75,7 +77,8 @@
   X(cuMulticastBindMem)               \
   X(cuMulticastUnbind)                \
   X(cuMemGetHandleForAddressRange)    \
-  X(cuFlushGPUDirectRDMAWrites)
+  X(cuFlushGPUDirectRDMAWrites)        \
+  X(cuDeviceGetPCIBusId)
 // clang-format on
 
 namespace collrt {

@@ -4,7 +4,8 @@
 // TCP, with the in-memory verbs of LoopbackVerbs.h in place of a NIC: rings
 // large and small (smaller than one message), writes that land late, a
 // queue pair that fails, a shutdown that must drain through credits, steps
-// put straight into the receiver's slots (GPUDirect RDMA's path). And
+// put straight into the receiver's slots (GPUDirect RDMA's path), the path
+// MTU of ends that differ. And
 // libibverbs itself, on a machine without an RDMA device: a clear error.
 //
 //===----------------------------------------------------------------------===//
@@ -151,6 +152,23 @@ TEST(IbWire, APeerWhoseQueuePairFailsIsDropped) {
                       "(work request flushed error)"),
             std::string::npos)
       << said;
+}
+
+// A packet must pass both ports: each end joins its queue pair with the
+// smaller active MTU, whichever end has it.
+TEST(IbWire, BothEndsUseTheSmallerActiveMtu) {
+  for (uint8_t mtu0 : {5, 3}) {
+    const uint8_t mtu1 = mtu0 == 5 ? 3 : 5;
+    auto fabric = std::make_shared<LoopbackFabric>();
+    fabric->setMtu(0, mtu0); // 4096 bytes, or 1024
+    fabric->setMtu(1, mtu1);
+    Link link = ibLink(fabric, 4096);
+    ASSERT_TRUE(link.end[0] && link.end[1]);
+    EXPECT_EQ(fabric->connectedMtu(0, 1), 3) << "rank 0 at " << int(mtu0);
+    EXPECT_EQ(fabric->connectedMtu(1, 0), 3) << "rank 1 at " << int(mtu1);
+  }
+  EXPECT_EQ(pathMtu(0, 4), 4) << "an end that does not say";
+  EXPECT_EQ(pathMtu(2, 0), 2);
 }
 
 // Where rank 1 exposed its slots, every step's bytes go as a put straight
