@@ -93,7 +93,7 @@ std::string inBytes(uint64_t bytes) {
 
 // CAP_IPC_LOCK lifts RLIMIT_MEMLOCK for memory registration.
 bool canLockWithoutLimit() {
-  std::ifstream status("/proc/self/status");
+  std::ifstream status("/proc/thread-self/status");
   for (std::string line; std::getline(status, line);)
     if (line.rfind("CapEff:", 0) == 0) {
       const uint64_t caps = std::strtoull(line.c_str() + 7, nullptr, 16);

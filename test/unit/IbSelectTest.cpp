@@ -4,7 +4,7 @@
 // directory, as no machine here has an RDMA NIC: each GPU takes the NIC
 // behind its own PCIe switch, COLL_IB_HCA lists give each local rank its
 // entry, a RoCE port routes by a RoCE v2 GID. And the rings against a
-// lowered RLIMIT_MEMLOCK, in a child process.
+// lowered RLIMIT_MEMLOCK, in a child process and in the transport.
 //
 //===----------------------------------------------------------------------===//
 #include "support/Bootstrap.h"
@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -235,8 +236,40 @@ TEST(IbSelect, TheKnobsOfIbAreReadAndBounded) {
 
 namespace {
 
+// For its scope, this process's RLIMIT_MEMLOCK is `limit` bytes (the soft
+// limit; the hard one stays) and the calling thread, with the threads it
+// starts, lacks CAP_IPC_LOCK, which lifts the limit.
+class LockedMemoryLimit {
+public:
+  explicit LockedMemoryLimit(uint64_t limit) {
+    getrlimit(RLIMIT_MEMLOCK, &saved);
+    rlimit lowered{limit, saved.rlim_max};
+    __user_cap_data_struct caps[2] = {};
+    if (setrlimit(RLIMIT_MEMLOCK, &lowered) != 0)
+      error = "setrlimit failed";
+    else if (syscall(SYS_capget, &header, savedCaps) != 0)
+      error = "capget failed";
+    else {
+      memcpy(caps, savedCaps, sizeof caps);
+      caps[0].effective &= ~(1u << CAP_IPC_LOCK);
+      if (syscall(SYS_capset, &header, caps) != 0)
+        error = "capset failed";
+    }
+  }
+  ~LockedMemoryLimit() {
+    syscall(SYS_capset, &header, savedCaps);
+    setrlimit(RLIMIT_MEMLOCK, &saved);
+  }
+  std::string error;
+
+private:
+  rlimit saved{};
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct savedCaps[2] = {};
+};
+
 // Runs `body` in a child whose RLIMIT_MEMLOCK is `limit` bytes and which
-// lacks CAP_IPC_LOCK (which lifts the limit); what it returns comes back.
+// lacks CAP_IPC_LOCK; what it returns comes back.
 std::string withLockedMemoryLimit(uint64_t limit, const std::function<std::string()> &body) {
   int out[2];
   if (pipe(out) != 0)
@@ -244,20 +277,10 @@ std::string withLockedMemoryLimit(uint64_t limit, const std::function<std::strin
   const pid_t child = fork();
   if (child == 0) {
     close(out[0]);
-    rlimit r{limit, limit};
-    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct caps[2] = {};
     std::string said;
-    if (setrlimit(RLIMIT_MEMLOCK, &r) != 0)
-      said = "setrlimit failed";
-    else if (syscall(SYS_capget, &header, caps) != 0)
-      said = "capget failed";
-    else {
-      caps[0].effective &= ~(1u << CAP_IPC_LOCK);
-      if (syscall(SYS_capset, &header, caps) != 0)
-        said = "capset failed";
-      else
-        said = body();
+    {
+      LockedMemoryLimit lowered(limit);
+      said = lowered.error.empty() ? body() : lowered.error;
     }
     (void)!::write(out[1], said.data(), said.size());
     _exit(0);
@@ -291,14 +314,17 @@ TEST(IbSelect, RingsBeyondRlimitMemlockFailNamingTheLimitAndTheNeed) {
 }
 
 // The transport itself checks before it pins anything, and every rank
-// fails with the reason rather than at ibv_reg_mr.
+// fails with the reason rather than at ibv_reg_mr. In this process, the
+// limit restored after: a child forked from the sanitizers' runs, which
+// may have threads left, must start none.
 TEST(IbSelect, TheIbTransportChecksRlimitMemlockBeforeItOpensADevice) {
-  const std::string said = withLockedMemoryLimit(1 << 20, [] {
+  std::string failure[2];
+  {
+    LockedMemoryLimit lowered(1 << 20);
+    ASSERT_EQ(lowered.error, "");
     UniqueIdData id{};
     std::string error;
-    if (startBootstrapRoot(id, error) != collSuccess)
-      return "bootstrap root: " + error;
-    std::string failure[2];
+    ASSERT_EQ(startBootstrapRoot(id, error), collSuccess) << error;
     std::vector<std::thread> ranks;
     for (int r = 0; r < 2; ++r)
       ranks.emplace_back([&, r] {
@@ -312,12 +338,12 @@ TEST(IbSelect, TheIbTransportChecksRlimitMemlockBeforeItOpensADevice) {
       });
     for (std::thread &t : ranks)
       t.join();
-    return failure[0] + "\n" + failure[1];
-  });
+  }
   const std::string expected =
       std::to_string(int(collSystemError)) +
       " ib: ib needs 8 MiB of locked memory for its rings to 1 peer (2 x COLL_IB_RING=4194304 "
       "bytes each); RLIMIT_MEMLOCK is 1 MiB: raise it (ulimit -l, memlock in limits.conf, docker "
       "--ulimit memlock=-1) or lower COLL_IB_RING (to 524288 or less)";
-  EXPECT_EQ(said, expected + "\n" + expected);
+  EXPECT_EQ(failure[0], expected);
+  EXPECT_EQ(failure[1], expected);
 }
