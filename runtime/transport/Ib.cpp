@@ -250,8 +250,11 @@ private:
     const char *data = l.ring + at;
     // Steps put into GPU memory before this message must be visible to
     // the kernels before their tails move.
-    if (const MemoryBackend *m = gpu.load(std::memory_order_acquire))
-      m->flushWrites();
+    if (const MemoryBackend *m = gpu.load(std::memory_order_acquire)) {
+      std::string why;
+      if (!m->flushWrites(why))
+        return drop(peer, "the GPU cannot see what the NIC wrote (" + why + ")");
+    }
     l.read += bytes;
     l.owed += bytes; // the bytes are handed on or copied below
     size_t used = 0;
