@@ -69,7 +69,10 @@
 
 // Calls that older drivers lack, resolved at kCudaOptionalAbi (CUDA 12.1):
 // null there, and collrt does without them (NVLink multicast came with
-// CUDA 12.1, dma-buf export with 11.7).
+// CUDA 12.1, dma-buf export with 11.7). The last three every driver has,
+// but collrt does without them too: without the GPU's PCI bus id the ib
+// transport picks its NIC blind, and without the context calls it takes
+// no dma-buf (CudaMemory.cpp).
 // clang-format off
 #define COLLRT_CUDA_OPTIONAL_CALLS(X) \
   X(cuMulticastGetGranularity)        \
@@ -78,7 +81,10 @@
   X(cuMulticastBindMem)               \
   X(cuMulticastUnbind)                \
   X(cuMemGetHandleForAddressRange)    \
-  X(cuFlushGPUDirectRDMAWrites)
+  X(cuFlushGPUDirectRDMAWrites)        \
+  X(cuDeviceGetPCIBusId)               \
+  X(cuCtxGetCurrent)                   \
+  X(cuCtxSetCurrent)
 // clang-format on
 
 namespace collrt {

@@ -97,3 +97,16 @@ const CudaApi *collrt::cudaDriver(std::string &error) {
     error = why;
   return driver;
 }
+
+std::string collrt::currentGpuPciBusId() {
+#if __has_include(<cuda.h>)
+  std::string why;
+  const CudaApi *cu = cudaDriver(why);
+  CUdevice device;
+  char id[32] = "";
+  if (cu && cu->cuDeviceGetPCIBusId && cu->cuCtxGetDevice(&device) == CUDA_SUCCESS &&
+      cu->cuDeviceGetPCIBusId(id, sizeof id, device) == CUDA_SUCCESS)
+    return id;
+#endif
+  return "";
+}

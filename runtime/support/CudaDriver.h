@@ -18,6 +18,10 @@ const CudaApi *loadCudaDriver(const std::string &path, std::string &error);
 /// usable.
 const CudaApi *cudaDriver(std::string &error);
 
+/// The PCI bus id of the calling thread's GPU, as cuDeviceGetPCIBusId writes
+/// it ("0000:3B:00.0"); empty where there is no driver or no CUDA context.
+std::string currentGpuPciBusId();
+
 } // namespace collrt
 
 #endif // COLLRT_CUDADRIVER_H

@@ -88,6 +88,11 @@ Env Env::read(const std::function<const char *(const char *)> &lookup) {
   r.text("COLL_TRANSPORT", e.transport);
   r.text("COLL_HOSTID", e.hostId);
   r.text("COLL_IB_HCA", e.ibHca);
+  e.ibGidIndex = int(r.integer("COLL_IB_GID_INDEX", e.ibGidIndex, 0, 255));
+  e.ibTc = int(r.integer("COLL_IB_TC", e.ibTc, 0, 255));
+  e.ibSl = int(r.integer("COLL_IB_SL", e.ibSl, 0, 15));
+  // Credits carry a ring's byte count in 31 bits.
+  e.ibRing = r.integer("COLL_IB_RING", e.ibRing, 4096, int64_t(1) << 30);
   r.text("COLL_NVLINK_DOMAIN", e.nvlinkDomain);
   e.direct = r.integer("COLL_DIRECT", 0, 0, 1) == 1;
   e.nvls = r.integer("COLL_NVLS", 1, 0, 1) == 1;

@@ -15,8 +15,17 @@
 //                          (MNNVL: cluster and clique): ranks on different
 //                          hosts with equal ones join over nvl, mapping each
 //                          other's memory by fabric handles
-//   COLL_IB_HCA=           unset: ib uses the first RDMA device, port 1; else
-//                          this device, "mlx5_0" or "mlx5_0:2" for port 2
+//   COLL_IB_HCA=           unset: ib uses the RDMA device nearest the rank's
+//                          GPU on the PCI tree, port 1 (the local ranks spread
+//                          over equally near ones); else this device,
+//                          "mlx5_0" or "mlx5_0:2" for port 2, or a list
+//                          "mlx5_0:1,mlx5_1:1" whose entry i % n local rank i takes
+//   COLL_IB_GID_INDEX=     unset: on RoCE, a RoCE v2 GID with an IPv4, else a
+//                          routable IPv6 address, else index 0; else this index
+//   COLL_IB_TC=0           the traffic class of ib's packets (RoCE: DSCP << 2)
+//   COLL_IB_SL=0           the service level of ib's packets
+//   COLL_IB_RING=4194304   bytes of ib's ring per peer and direction: twice
+//                          this per peer is locked in memory (RLIMIT_MEMLOCK)
 //   COLL_HOSTID=           unset: a rank's host is its hostname and boot id;
 //                          else this string (ranks with equal ones use shm)
 //   COLL_DIRECT=0          1: direct connections store into the receiver's
@@ -61,7 +70,10 @@ struct Env {
   std::string socketIfname;
   std::string transport; // empty: chosen per pair of ranks
   std::string hostId;
-  std::string ibHca; // empty: the first device
+  std::string ibHca;   // empty: the device nearest the GPU
+  int ibGidIndex = -1; // -1: chosen from the port's GID table
+  int ibTc = 0, ibSl = 0;
+  int64_t ibRing = 4 << 20;
   std::string nvlinkDomain;
   bool direct = false;
   bool nvls = true;

@@ -10,7 +10,10 @@
 // import without a descriptor (Nvl.cpp). An RDMA NIC registers the memory
 // through a dma-buf (cuMemGetHandleForAddressRange), and
 // cuFlushGPUDirectRDMAWrites orders what the NIC wrote before the flags
-// that the proxy raises after it.
+// that the proxy raises after it: on the proxy's thread, which has no
+// context of its own, in the context current where the dma-buf was made.
+// Allocations are GPUDirect RDMA capable where the device allows it, as
+// NCCL makes them, so that a NIC can register them.
 //
 //===----------------------------------------------------------------------===//
 #include "transport/MemoryBackend.h"
@@ -18,6 +21,7 @@
 #include "support/CudaDriver.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <unistd.h>
 
@@ -123,12 +127,19 @@ public:
   int dmabuf(const Region &r, std::string &error) const override {
     int supported = 0;
     CUdevice device;
-    if (!cu.cuMemGetHandleForAddressRange || !cu.cuFlushGPUDirectRDMAWrites) {
+    if (!cu.cuMemGetHandleForAddressRange || !cu.cuFlushGPUDirectRDMAWrites ||
+        !cu.cuCtxGetCurrent || !cu.cuCtxSetCurrent) {
       error = "the CUDA driver exports no dma-buf (CUDA 11.7 or later does)";
       return -1;
     }
     if (!cu.currentDevice(device, error))
       return -1;
+    CUcontext current = nullptr;
+    if (CUresult c = cu.cuCtxGetCurrent(&current)) {
+      error = cu.describe("cuCtxGetCurrent", c);
+      return -1;
+    }
+    context.store(current, std::memory_order_release);
     if (CUresult c =
             cu.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, device)) {
       error = cu.describe("cuDeviceGetAttribute", c);
@@ -147,9 +158,23 @@ public:
     return fd;
   }
 
-  void flushWrites() const override {
-    cu.cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
-                                  CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
+  // The flush targets the current context, which a proxy thread lacks
+  // until it is given the one its memory lives in.
+  bool flushWrites(std::string &error) const override {
+    CUcontext want = context.load(std::memory_order_acquire), current = nullptr;
+    if (cu.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != want) {
+      if (CUresult c = cu.cuCtxSetCurrent(want)) {
+        error = cu.describe("cuCtxSetCurrent", c);
+        return false;
+      }
+    }
+    if (CUresult c =
+            cu.cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                          CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER)) {
+      error = cu.describe("cuFlushGPUDirectRDMAWrites", c);
+      return false;
+    }
+    return true;
   }
 
 private:
@@ -189,6 +214,12 @@ private:
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = device;
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    // Else a NIC may fail to register it through its dma-buf.
+    int rdma = 0;
+    if (cu.cuDeviceGetAttribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+                                device) == CUDA_SUCCESS &&
+        rdma)
+      prop.allocFlags.gpuDirectRDMACapable = 1;
     int fabric = 0;
     if (cu.cuDeviceGetAttribute(&fabric, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED,
                                 device) == CUDA_SUCCESS &&
@@ -231,6 +262,9 @@ private:
   }
 
   const CudaApi &cu;
+  // The context that dmabuf() found current: the memory's, which flushes
+  // need. One per process, as collrt serves one GPU per process.
+  mutable std::atomic<CUcontext> context{nullptr};
 };
 
 } // namespace

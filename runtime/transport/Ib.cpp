@@ -27,7 +27,10 @@
 #include "transport/Transport.h"
 
 #include "support/Bootstrap.h"
+#include "support/CudaDriver.h"
 #include "support/Env.h"
+#include "transport/IbSelect.h"
+#include "transport/PeerTransports.h"
 #include "transport/Proxy.h"
 #include "transport/Verbs.h"
 
@@ -47,7 +50,6 @@ namespace {
 
 constexpr uint32_t kCredit = 1u << 31; // in an immediate: returned ring space
 constexpr int kDepth = 64;             // writes outstanding per peer, NCCL's order
-constexpr size_t kRingBytes = 4 << 20; // per peer and direction, NCCL's buffer size
 
 // A put waiting for the stream to reach the byte it goes before.
 struct Put {
@@ -138,7 +140,8 @@ public:
               std::to_string(ringBytes);
       return false;
     }
-    if (!verbs->connectQueuePair(peer, theirs.qp, error))
+    if (!verbs->connectQueuePair(peer, theirs.qp, pathMtu(addresses[peer].mtu, theirs.qp.mtu),
+                                 error))
       return false;
     for (int i = 0; i < kDepth; ++i)
       if (!verbs->postReceive(peer, error))
@@ -247,8 +250,11 @@ private:
     const char *data = l.ring + at;
     // Steps put into GPU memory before this message must be visible to
     // the kernels before their tails move.
-    if (const MemoryBackend *m = gpu.load(std::memory_order_acquire))
-      m->flushWrites();
+    if (const MemoryBackend *m = gpu.load(std::memory_order_acquire)) {
+      std::string why;
+      if (!m->flushWrites(why))
+        return drop(peer, "the GPU cannot see what the NIC wrote (" + why + ")");
+    }
     l.read += bytes;
     l.owed += bytes; // the bytes are handed on or copied below
     size_t used = 0;
@@ -360,13 +366,31 @@ public:
   // with the reason instead of waiting for it.
   collResult_t connect(std::string &error) {
     const int n = int(peers.size());
-    const bool serves = std::count(peers.begin(), peers.end(), true) > 0;
+    const int served = int(std::count(peers.begin(), peers.end(), true));
+    const bool serves = served > 0;
+    const Env &env = Env::get();
+    // The local ranks, in rank order, share out the NICs.
+    std::vector<std::string> hosts;
+    if (collResult_t r = boot.allgather(localPeerInfo().host, hosts, error))
+      return r;
+    int localRank = 0;
+    for (int p = 0; p < rank; ++p)
+      localRank += hosts[p] == hosts[rank];
     std::string why;
     std::unique_ptr<IbWire> wire;
+    std::unique_ptr<Verbs> verbs;
     // A rank with no ib peers needs no device.
-    std::unique_ptr<Verbs> verbs = serves ? openIbVerbs(Env::get().ibHca, why) : nullptr;
+    if (serves && ibRingsFitLockedMemory(size_t(env.ibRing), served, why)) {
+      std::string how;
+      const std::string hca = chooseIbHca(env.ibHca, listIbNics("/sys"),
+                                          pciPathOf("/sys", currentGpuPciBusId()), localRank, how);
+      verbs = openIbVerbs(hca, why);
+      if (verbs && env.debug)
+        fprintf(stderr, "collrt: rank %d takes RDMA device %s (%s)\n", rank,
+                verbs->device().c_str(), how.c_str());
+    }
     if (verbs)
-      wire = makeIbWire(rank, std::move(verbs), peers, kRingBytes, why);
+      wire = makeIbWire(rank, std::move(verbs), peers, size_t(env.ibRing), why);
     const bool ok = !serves || wire;
     std::string mine = ok ? std::string(1, '+') : "-" + why;
     for (int p = 0; wire && p < n; ++p) {

@@ -4,8 +4,12 @@
 // at run time and its setup calls resolved by name, while <infiniband/verbs.h>
 // gives the types and the data path (post_send, post_recv, poll_cq are its
 // inline calls through the device's context, no symbols). RC queue pairs as
-// NCCL's net_ib makes them, one completion queue each; GID index 0, with a
-// global route where the port is Ethernet (RoCE) or has no LID. GPU memory
+// NCCL's net_ib makes them, one completion queue each, with a global route
+// where the port is Ethernet (RoCE) or has no LID: on RoCE from the GID that
+// IbSelect.h chooses (RoCE v2, routable) or COLL_IB_GID_INDEX, on
+// InfiniBand GID index 0. The path MTU is the smaller of both ends' active
+// MTUs, which the wire works out (pathMtu); COLL_IB_TC and COLL_IB_SL set
+// the traffic class and service level. GPU memory
 // is registered through a dma-buf with ibv_reg_dmabuf_mr, resolved where
 // rdma-core has it (34 and later).
 //
@@ -19,6 +23,7 @@
 #include "transport/Verbs.h"
 
 #include "support/Env.h"
+#include "transport/IbSelect.h"
 
 #include <mutex>
 
@@ -34,6 +39,7 @@ using namespace collrt;
 #include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -149,9 +155,20 @@ public:
       error = name + " port " + std::to_string(port) + " is not active";
       return false;
     }
-    global = portAttr.link_layer == IBV_LINK_LAYER_ETHERNET || portAttr.lid == 0;
-    if (global && (r = api.queryGid(context, port, 0, &gid))) {
-      error = name + ": " + failed("ibv_query_gid", r);
+    const bool roce = portAttr.link_layer == IBV_LINK_LAYER_ETHERNET;
+    global = roce || portAttr.lid == 0;
+    const Env &env = Env::get();
+    if (env.ibGidIndex >= 0) {
+      gidIndex = env.ibGidIndex;
+    } else if (roce) {
+      std::string why;
+      if (!chooseRoceGid(readGidTable("/sys", name, port), gidIndex, why))
+        fprintf(stderr, "collrt: %s port %d: %s\n", name.c_str(), int(port), why.c_str());
+      else if (env.debug)
+        fprintf(stderr, "collrt: %s port %d uses %s\n", name.c_str(), int(port), why.c_str());
+    }
+    if (global && (r = api.queryGid(context, port, gidIndex, &gid))) {
+      error = name + " GID index " + std::to_string(gidIndex) + ": " + failed("ibv_query_gid", r);
       return false;
     }
     if (!(pd = api.allocPd(context))) {
@@ -194,26 +211,30 @@ public:
     self.qpn = p.qp->qp_num;
     self.psn = p.psn;
     self.lid = portAttr.lid;
+    self.mtu = uint8_t(portAttr.active_mtu);
     memcpy(self.gid, gid.raw, sizeof self.gid);
     return true;
   }
 
-  bool connectQueuePair(int peer, const VerbsAddress &remote, std::string &error) override {
+  bool connectQueuePair(int peer, const VerbsAddress &remote, uint8_t mtu,
+                        std::string &error) override {
     Pair &p = pairs[peer];
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_RTR;
-    a.path_mtu = portAttr.active_mtu;
+    a.path_mtu = ibv_mtu(mtu ? mtu : uint8_t(portAttr.active_mtu));
     a.dest_qp_num = remote.qpn;
     a.rq_psn = remote.psn;
     a.max_dest_rd_atomic = 1;
     a.min_rnr_timer = 12;
     a.ah_attr.dlid = remote.lid;
     a.ah_attr.port_num = port;
+    a.ah_attr.sl = uint8_t(Env::get().ibSl);
     if (global) {
       a.ah_attr.is_global = 1;
       memcpy(a.ah_attr.grh.dgid.raw, remote.gid, sizeof remote.gid);
-      a.ah_attr.grh.sgid_index = 0;
+      a.ah_attr.grh.sgid_index = uint8_t(gidIndex);
       a.ah_attr.grh.hop_limit = 255;
+      a.ah_attr.grh.traffic_class = uint8_t(Env::get().ibTc);
     }
     if (int r =
             api.modifyQp(p.qp, &a,
@@ -365,6 +386,7 @@ private:
   uint8_t port;
   ibv_port_attr portAttr{};
   ibv_gid gid{};
+  int gidIndex = 0;
   bool global = false;
   ibv_pd *pd = nullptr;
   std::vector<Pair> pairs;
@@ -436,7 +458,11 @@ std::string collrt::rdmaDevice(std::string &why) {
   static std::once_flag once;
   static std::string device, reason;
   std::call_once(once, [] {
-    if (std::unique_ptr<Verbs> verbs = openIbVerbs(Env::get().ibHca, reason))
+    // Whether some device opens: local rank 0's, as the ranks are not
+    // counted yet. The transport opens each rank's own (Ib.cpp).
+    std::string how;
+    const std::string hca = chooseIbHca(Env::get().ibHca, {}, "", 0, how);
+    if (std::unique_ptr<Verbs> verbs = openIbVerbs(hca, reason))
       device = verbs->device();
   });
   why = reason;

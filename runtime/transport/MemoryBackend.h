@@ -72,7 +72,8 @@ public:
   /// Makes what a NIC wrote into this memory visible to the GPU before a
   /// flag in other memory says that it is there, as NCCL flushes after a
   /// GPUDirect receive. Memory that kernels do not read needs nothing.
-  virtual void flushWrites() const {}
+  /// Called from a proxy thread; false, saying why, where it failed.
+  virtual bool flushWrites(std::string & /*error*/) const { return true; }
 };
 
 /// memfds and mmap.

@@ -34,7 +34,15 @@ struct VerbsAddress {
   uint32_t qpn = 0, psn = 0;
   uint16_t lid = 0;
   uint8_t gid[16] = {};
+  /// The port's active MTU as enum ibv_mtu counts (1: 256 bytes, 2: 512,
+  /// 3: 1024, 4: 2048, 5: 4096); 0 where unknown.
+  uint8_t mtu = 0;
 };
+
+/// The MTU of a path between ports whose active MTUs are `a` and `b`
+/// (VerbsAddress::mtu): the smaller, as a packet must pass both; the known
+/// one where the other is 0.
+inline uint8_t pathMtu(uint8_t a, uint8_t b) { return !a ? b : !b ? a : a < b ? a : b; }
 
 /// A registered region: the key this rank's writes name it by, and the one
 /// a peer's writes into it need.
@@ -61,8 +69,10 @@ public:
   /// Makes the queue pair to `peer`, with room for `depth` outstanding
   /// writes and as many receives.
   virtual bool createQueuePair(int peer, int depth, VerbsAddress &self, std::string &error) = 0;
-  /// Joins it to the peer's queue pair (INIT, RTR, RTS).
-  virtual bool connectQueuePair(int peer, const VerbsAddress &remote, std::string &error) = 0;
+  /// Joins it to the peer's queue pair (INIT, RTR, RTS), sending packets of
+  /// at most `mtu` (as VerbsAddress::mtu counts; 0: this port's).
+  virtual bool connectQueuePair(int peer, const VerbsAddress &remote, uint8_t mtu,
+                                std::string &error) = 0;
   /// Breaks the queue pair to `peer`: nothing more leaves or lands.
   virtual void closeQueuePair(int peer) = 0;
   /// Registers host memory for local use and for the peers' writes. The
@@ -91,11 +101,12 @@ public:
 };
 
 /// libibverbs (IbVerbs.cpp): the first device, or `hca` ("mlx5_0", or
-/// "mlx5_0:2" for port 2). Null, saying why, when libibverbs cannot be
-/// loaded or no device opens.
+/// "mlx5_0:2" for port 2), as chooseIbHca (IbSelect.h) names it. Null,
+/// saying why, when libibverbs cannot be loaded or no device opens.
 std::unique_ptr<Verbs> openIbVerbs(const std::string &hca, std::string &error);
 
-/// The RDMA device this process opens (COLL_IB_HCA), tried once: its name,
+/// Whether this process opens an RDMA device, tried once with local rank
+/// 0's choice (COLL_IB_HCA's first entry, or the first device): its name,
 /// or empty with the reason in `why`.
 std::string rdmaDevice(std::string &why);
 

@@ -4,7 +4,8 @@
 // TCP, with the in-memory verbs of LoopbackVerbs.h in place of a NIC: rings
 // large and small (smaller than one message), writes that land late, a
 // queue pair that fails, a shutdown that must drain through credits, steps
-// put straight into the receiver's slots (GPUDirect RDMA's path). And
+// put straight into the receiver's slots (GPUDirect RDMA's path), a flush
+// of them that fails, the path MTU of ends that differ. And
 // libibverbs itself, on a machine without an RDMA device: a clear error.
 //
 //===----------------------------------------------------------------------===//
@@ -149,6 +150,51 @@ TEST(IbWire, APeerWhoseQueuePairFailsIsDropped) {
       << said;
   EXPECT_NE(said.find("collrt: rank 1 drops its ib connection to rank 0: its queue pair failed "
                       "(work request flushed error)"),
+            std::string::npos)
+      << said;
+}
+
+// A packet must pass both ports: each end joins its queue pair with the
+// smaller active MTU, whichever end has it.
+TEST(IbWire, BothEndsUseTheSmallerActiveMtu) {
+  for (uint8_t mtu0 : {5, 3}) {
+    const uint8_t mtu1 = mtu0 == 5 ? 3 : 5;
+    auto fabric = std::make_shared<LoopbackFabric>();
+    fabric->setMtu(0, mtu0); // 4096 bytes, or 1024
+    fabric->setMtu(1, mtu1);
+    Link link = ibLink(fabric, 4096);
+    ASSERT_TRUE(link.end[0] && link.end[1]);
+    EXPECT_EQ(fabric->connectedMtu(0, 1), 3) << "rank 0 at " << int(mtu0);
+    EXPECT_EQ(fabric->connectedMtu(1, 0), 3) << "rank 1 at " << int(mtu1);
+  }
+  EXPECT_EQ(pathMtu(0, 4), 4) << "an end that does not say";
+  EXPECT_EQ(pathMtu(2, 0), 2);
+}
+
+// A flush of the GPU's view that fails (no context on the proxy's thread)
+// drops the peer, saying so, rather than move a tail over bytes the
+// kernels may not see.
+TEST(IbWire, AFailedFlushOfGpuMemoryDropsThePeer) {
+  auto fabric = std::make_shared<LoopbackFabric>();
+  Link link = ibLink(fabric, 1 << 20);
+  ASSERT_TRUE(link.end[0] && link.end[1]);
+  Pair pair(std::move(link), Puts::kApart);
+  pair.publish(0, 0);
+  ASSERT_EQ(pair.take(0, 0), "");
+  const int flushed = pair.device.flushes.load();
+  EXPECT_GT(flushed, 0);
+
+  testing::internal::CaptureStderr();
+  pair.device.failFlush = true;
+  pair.publish(0, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  pair.proxy[0].stop();
+  pair.proxy[1].stop();
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_GT(pair.device.flushes.load(), flushed);
+  EXPECT_EQ(*pair.fifo[0].tail, 1u) << "step 1's tail never moved";
+  EXPECT_NE(said.find("collrt: rank 1 drops its ib connection to rank 0: the GPU cannot see what "
+                      "the NIC wrote (CUDA_ERROR_INVALID_CONTEXT)"),
             std::string::npos)
       << said;
 }

@@ -8,7 +8,9 @@
 // receive posted (else it waits, as an RC queue pair retries on RNR without
 // end). Writes are checked against
 // the regions their keys name, and a write can be made to fail; a failure
-// breaks the queue pair at both ends, as on a NIC. A "dma-buf" here is any
+// breaks the queue pair at both ends, as on a NIC. Each rank's ports have
+// the active MTU the test gives, and each end records the MTU it was
+// joined with. A "dma-buf" here is any
 // descriptor that mmap maps (a memfd): registering one maps it afresh, and
 // writes to its addresses go through that mapping, so that they reach the
 // memory only if the descriptor and addresses the wire gave agree.
@@ -56,6 +58,16 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     return stats[rank];
   }
+  /// The active MTU that `rank`'s queue pairs report (VerbsAddress::mtu).
+  void setMtu(int rank, uint8_t mtu) {
+    std::lock_guard<std::mutex> lock(mutex);
+    mtus[rank] = mtu;
+  }
+  /// The MTU that `rank` joined its queue pair to `peer` with; 0 before.
+  uint8_t connectedMtu(int rank, int peer) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return ends[{rank, peer}].mtu;
+  }
 
 private:
   friend class LoopbackVerbs;
@@ -71,6 +83,7 @@ private:
   struct End { // of the queue pair (rank, peer), at rank
     bool made = false, connected = false, broken = false;
     int receives = 0;
+    uint8_t mtu = 0;
     std::deque<Write> writes;
   };
   struct Region {
@@ -161,6 +174,7 @@ private:
   std::map<int, std::deque<VerbsCompletion>> completions;
   std::map<int, bool> failing;
   std::map<int, Landed> stats;
+  std::map<int, uint8_t> mtus;
 };
 
 class LoopbackVerbs : public Verbs {
@@ -188,15 +202,19 @@ public:
     std::lock_guard<std::mutex> lock(fabric->mutex);
     fabric->ends[{rank, peer}].made = true;
     self.qpn = uint32_t(rank);
+    self.mtu = fabric->mtus[rank];
     return true;
   }
-  bool connectQueuePair(int peer, const VerbsAddress &remote, std::string &error) override {
+  bool connectQueuePair(int peer, const VerbsAddress &remote, uint8_t mtu,
+                        std::string &error) override {
     if (remote.qpn != uint32_t(peer)) {
       error = "not the peer's queue pair";
       return false;
     }
     std::lock_guard<std::mutex> lock(fabric->mutex);
-    fabric->ends[{rank, peer}].connected = true;
+    LoopbackFabric::End &end = fabric->ends[{rank, peer}];
+    end.connected = true;
+    end.mtu = mtu;
     return true;
   }
   void closeQueuePair(int peer) override {

@@ -54,8 +54,14 @@ public:
   }
   void unmap(Region &region) const override { hostMemory().unmap(region); }
   int dmabuf(const Region &region, std::string &) const override { return dup(region.fd); }
-  void flushWrites() const override { flushes.fetch_add(1); }
+  bool flushWrites(std::string &error) const override {
+    flushes.fetch_add(1);
+    if (failFlush.load())
+      error = "CUDA_ERROR_INVALID_CONTEXT";
+    return !failFlush.load();
+  }
   mutable std::atomic<int> flushes{0};
+  std::atomic<bool> failFlush{false}; // flushes fail from now on
 };
 
 // How rank 0's steps reach rank 1's slots: copied by the proxies, put by
