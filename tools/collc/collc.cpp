@@ -66,8 +66,8 @@ cl::opt<Emit> emit(
                           "verified (deadlock-free, correct)"),
                clEnumValN(Emit::RankMap, "rank-map", "the GPU of each rank on --topology"),
                clEnumValN(Emit::MscclXml, "msccl-xml",
-                          "MSCCL-IR XML for the MSCCL/RCCL runtimes, one "
-                          "<algo> per size range (--message-size picks one)"),
+                          "MSCCL-IR XML for the MSCCL/RCCL runtimes: one "
+                          "<algo>, the size range --message-size picks"),
                clEnumValN(Emit::Cuda, "cuda",
                           "kernels as C++ for nvcc (and for the host "
                           "emulation), all size ranges in one file"),
@@ -298,9 +298,13 @@ int writeOutput(ModuleOp module, TimingScope &timing) {
   if (emit == Emit::RankMap) {
     printRankMap(module, output->os());
   } else if (emit == Emit::MscclXml) {
-    for (auto plan : module.getOps<coll::PlanOp>())
-      if (failed(coll::writeMscclXml(plan, output->os())))
-        return 1;
+    auto plans = module.getOps<coll::PlanOp>();
+    if (!llvm::hasSingleElement(plans)) {
+      reportManyMscclPlans(module);
+      return 1;
+    }
+    if (failed(coll::writeMscclXml(*plans.begin(), output->os())))
+      return 1;
   } else if (emit == Emit::Cuda) {
     if (failed(coll::writeKernels(module, inputFile, output->os())))
       return 1;
@@ -342,6 +346,29 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
 
 int main(int argc, char **argv) {
   collc::adviseHugeHeap();
+/// An MSCCL-IR file is one <algo> element, and the runtimes load one file
+/// per algorithm and size range; several would make no XML document at all.
+/// Says which plans there are and how to pick one.
+void reportManyMscclPlans(ModuleOp module) {
+  auto &os = llvm::errs();
+  auto plans = module.getOps<coll::PlanOp>();
+  int64_t n = std::distance(plans.begin(), plans.end());
+  os << "collc: error: --emit=msccl-xml writes one <algo> per file, but " << n
+     << " plans remain; pick one with --message-size=BYTES";
+  if (algorithm.empty())
+    os << " (and --algorithm=NAME)";
+  os << ":\n";
+  for (auto plan : plans) {
+    uint64_t lo = plan.getMinBytes().value_or(0);
+    os << "  " << plan.getSymName() << ": bytes [" << lo << ", ";
+    if (auto hi = plan.getMaxBytes(); hi && *hi < (uint64_t(1) << 62))
+      os << *hi << ")";
+    else
+      os << "...)";
+    os << ", --message-size=" << lo << "\n";
+  }
+}
+
   llvm::InitLLVM init(argc, argv);
   llvm::SmallVector<char *> args(argv, argv + argc);
   if (args.size() > 1 && llvm::StringRef(args[1]) == "run") {
