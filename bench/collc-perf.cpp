@@ -9,14 +9,13 @@
 //              [-f factor | -i stepbytes] [-d dtype] [-o op] [-n iters]
 //              [-w warmup] [-c check] [--id-file PATH]
 //
-// Semantics follow nccl-tests: sizes are bytes (K, M, G suffixes, powers of
-// 1024) of NCCL's count times the type size; the largest of the send and
-// receive buffers is printed, with NCCL's count of the collective. Warm-up
-// launches run at the largest and at the smallest size first. For each size
-// and placement, one untimed launch, then -n timed launches: the time is
-// their average, the maximum over ranks. With -c N the inputs are filled
-// again and N more launches are checked bit-exactly against Expected.h's
-// reference, and #wrong is the sum of wrong elements over ranks.
+// Semantics follow nccl-tests: sizes are bytes (K, M, G, T suffixes, powers
+// of 1024, read as collc reads them) of NCCL's count times the type size; the largest of the send
+// and receive buffers is printed, with NCCL's count of the collective. Warm-up launches run at the
+// largest and at the smallest size first. For each size and placement, one untimed launch, then -n
+// timed launches: the time is their average, the maximum over ranks. With -c N the inputs are
+// filled again and N more launches are checked bit-exactly against Expected.h's reference, and
+// #wrong is the sum of wrong elements over ranks.
 //
 // Ranks: by default this program starts R processes (itself again, with
 // --child/--id/--report) which send their results to it through a pipe, and
@@ -107,36 +106,12 @@ int64_t rowCount(const Options &o) {
   return rows;
 }
 
-/// nccl-tests' sizes: a number with an optional K, M or G (powers of 1024).
-bool parseSize(const char *s, int64_t &out) {
-  char *end;
-  double v = strtod(s, &end);
-  double unit = 1;
-  if (*end == 'K' || *end == 'k')
-    unit = 1024.0, ++end;
-  else if (*end == 'M' || *end == 'm')
-    unit = 1024.0 * 1024, ++end;
-  else if (*end == 'G' || *end == 'g')
-    unit = 1024.0 * 1024 * 1024, ++end;
-  if (end == s || *end || !(v >= 0) || v * unit > 1e15)
-    return false;
-  out = int64_t(v * unit);
-  return true;
-}
-
 bool parse(int argc, char **argv, Options &o, std::string &error) {
   ArgReader in(argc, argv, error);
   std::string a;
-  auto size = [&](int64_t &out) {
-    std::string v;
-    if (!in.text(v))
-      return false;
-    if (!parseSize(v.c_str(), out)) {
-      error = a + " expects a size in bytes (K, M, G suffixes), got '" + v + "'";
-      return false;
-    }
-    return true;
-  };
+  // nccl-tests' sizes, read as collc reads them; a petabyte is past any
+  // machine.
+  auto size = [&](int64_t &out) { return in.count(out, int64_t(1e15)); };
   while (const char *arg = in.next()) {
     a = arg;
     bool ok = true;
