@@ -14,6 +14,7 @@
 #include "lib/Synthesis/Generators.h"
 #include "lib/Sim/ProgramCost.h"
 #include "lib/Support/Bytes.h"
+#include "lib/Support/Names.h"
 #include "lib/Topology/Topology.h"
 
 #include "mlir/IR/Diagnostics.h"
