@@ -6,17 +6,16 @@
 // and in place, and the average bus bandwidth at the end.
 //
 //   collc-perf KERNEL.so --algorithm NAME --ranks R [-b minbytes] [-e maxbytes]
-//              [-f factor | -i stepbytes] [-d dtype] [-o op] [-n iters]
-//              [-w warmup] [-c check] [--id-file PATH]
+//              [-f factor | -i stepbytes] [-d dtype|all] [-o op] [-n iters]
+//              [-w warmup] [-c check] [-g 1] [-t 1] [--id-file PATH]
 //
-// Semantics follow nccl-tests: sizes are bytes (K, M, G suffixes, powers of
-// 1024) of NCCL's count times the type size; the largest of the send and
-// receive buffers is printed, with NCCL's count of the collective. Warm-up
-// launches run at the largest and at the smallest size first. For each size
-// and placement, one untimed launch, then -n timed launches: the time is
-// their average, the maximum over ranks. With -c N the inputs are filled
-// again and N more launches are checked bit-exactly against Expected.h's
-// reference, and #wrong is the sum of wrong elements over ranks.
+// Semantics follow nccl-tests: sizes are bytes (K, M, G, T suffixes, powers
+// of 1024, read as collc reads them) of NCCL's count times the type size; the largest of the send
+// and receive buffers is printed, with NCCL's count of the collective. Warm-up launches run at the
+// largest and at the smallest size first. For each size and placement, one untimed launch, then -n
+// timed launches: the time is their average, the maximum over ranks. With -c N the inputs are
+// filled again and N more launches are checked bit-exactly against Expected.h's reference, and
+// #wrong is the sum of wrong elements over ranks.
 //
 // Ranks: by default this program starts R processes (itself again, with
 // --child/--id/--report) which send their results to it through a pipe, and
@@ -65,23 +64,29 @@ struct Options {
   collDataType_t dtype = collFloat32;
   collRedOp_t op = collSum;
   int iters = 20, warmup = 1, check = 1;
+  // -d all: every type the host emulation has, one launch each.
+  bool allTypes = false;
+  bool help = false;
   // A rank this program started.
   int child = -1;
   int idFd = -1;
   int report = -1;
 };
 
+const char kUsage[] =
+    "usage: collc-perf KERNEL.so --algorithm NAME --ranks R [-b minbytes] [-e maxbytes]\n"
+    "         [-f stepfactor | -i stepbytes] [-d dtype|all] [-o op] [-n iters] [-w warmup]\n"
+    "         [-c check] [-g 1] [-t 1] [--id-file PATH]\n"
+    "  sizes take K, M, G, T suffixes (powers of 1024), as collc's do\n"
+    "  dtype: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16, or all\n"
+    "     (every type the host emulation has, one table each)\n"
+    "  op: sum prod max min avg\n"
+    "  -g and -t: one rank per process, on one GPU and one thread, as nccl-tests'\n"
+    "     -g 1 -t 1; --ranks sets how many ranks\n"
+    "  under mpirun (one process per rank) --id-file names a file every rank sees\n";
+
 int usage(const char *why) {
-  fprintf(stderr,
-          "collc-perf: %s\n"
-          "usage: collc-perf KERNEL.so --algorithm NAME --ranks R [-b minbytes] [-e maxbytes]\n"
-          "         [-f stepfactor | -i stepbytes] [-d dtype] [-o op] [-n iters] [-w warmup]\n"
-          "         [-c check] [--id-file PATH]\n"
-          "  sizes take K, M, G suffixes (powers of 1024)\n"
-          "  dtype: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16\n"
-          "  op: sum prod max min avg\n"
-          "  under mpirun (one process per rank) --id-file names a file every rank sees\n",
-          why);
+  fprintf(stderr, "collc-perf: %s\n%s", why, kUsage);
   return 2;
 }
 
@@ -107,36 +112,12 @@ int64_t rowCount(const Options &o) {
   return rows;
 }
 
-/// nccl-tests' sizes: a number with an optional K, M or G (powers of 1024).
-bool parseSize(const char *s, int64_t &out) {
-  char *end;
-  double v = strtod(s, &end);
-  double unit = 1;
-  if (*end == 'K' || *end == 'k')
-    unit = 1024.0, ++end;
-  else if (*end == 'M' || *end == 'm')
-    unit = 1024.0 * 1024, ++end;
-  else if (*end == 'G' || *end == 'g')
-    unit = 1024.0 * 1024 * 1024, ++end;
-  if (end == s || *end || !(v >= 0) || v * unit > 1e15)
-    return false;
-  out = int64_t(v * unit);
-  return true;
-}
-
 bool parse(int argc, char **argv, Options &o, std::string &error) {
   ArgReader in(argc, argv, error);
   std::string a;
-  auto size = [&](int64_t &out) {
-    std::string v;
-    if (!in.text(v))
-      return false;
-    if (!parseSize(v.c_str(), out)) {
-      error = a + " expects a size in bytes (K, M, G suffixes), got '" + v + "'";
-      return false;
-    }
-    return true;
-  };
+  // nccl-tests' sizes, read as collc reads them; a petabyte is past any
+  // machine.
+  auto size = [&](int64_t &out) { return in.count(out, int64_t(1e15)); };
   while (const char *arg = in.next()) {
     a = arg;
     bool ok = true;
@@ -156,9 +137,41 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
       ok = in.integer(o.warmup, 0, 1000000);
     else if (a == "-c" || a == "--check")
       ok = in.integer(o.check, 0, 1000);
-    else if (a == "-d" || a == "--datatype" || a == "--dtype")
-      ok = in.dtype(o.dtype);
-    else if (a == "-o" || a == "--op")
+    else if (a == "-d" || a == "--datatype" || a == "--dtype") {
+      std::string v;
+      ok = in.text(v);
+      o.allTypes = ok && v == "all";
+      if (ok && !o.allTypes && !parseType(v, o.dtype)) {
+        error = "unknown data type '" + v + "'; expected one of the list below, or all";
+        ok = false;
+      }
+    } else if (a == "-g" || a == "--ngpus" || a == "-t" || a == "--nthreads") {
+      // nccl-tests drives several GPUs from threads of one process; here
+      // every rank is a process of its own.
+      int n;
+      ok = in.integer(n, 1, 1 << 20);
+      if (ok && n != 1) {
+        error = a + " " + std::to_string(n) +
+                ": collc-perf runs one rank per process, on one GPU and one thread (" + a +
+                " 1); --ranks R sets how many ranks";
+        ok = false;
+      }
+    } else if (a == "-r" || a == "--root") {
+      error = a + ": the root of a broadcast or reduce is compiled into the algorithm; compile "
+                  "it with collc -D root=R";
+      ok = false;
+    } else if (a == "-G" || a == "--cudagraph") {
+      int n;
+      ok = in.integer(n, 0, 1 << 20);
+      if (ok && n != 0) {
+        error = a + " " + std::to_string(n) +
+                ": collc-perf times the host build of the kernels, which has no CUDA graphs";
+        ok = false;
+      }
+    } else if (a == "-h" || a == "--help") {
+      o.help = true;
+      return true;
+    } else if (a == "-o" || a == "--op")
       ok = in.op(o.op);
     else if (a == "--algorithm")
       ok = in.text(o.algorithm);
@@ -912,15 +925,45 @@ int mpiMain(Options o, int rank, int size) {
 
 } // namespace
 
+/// -d all: one table per type the host emulation has, each launch's ranks
+/// told their type by a -d after the others, which the last -d overrides.
+int everyType(Options o, int argc, char **argv) {
+  int status = 0;
+  for (int t = 0; t < collNumTypes; ++t) {
+    if (!dispatchType(collDataType_t(t), [](auto) {}))
+      continue; // fp8 needs a GPU
+    o.dtype = collDataType_t(t);
+    o.allTypes = false;
+    std::vector<char *> args(argv, argv + argc);
+    std::string flag = "-d", name = typeNames[t];
+    args.push_back(flag.data());
+    args.push_back(name.data());
+    args.push_back(nullptr);
+    if (int s = launcher(o, argc + 2, args.data()))
+      status = status ? status : s;
+    fflush(stdout);
+  }
+  return status;
+}
+
 int main(int argc, char **argv) {
   Options o;
   std::string error;
   if (!parse(argc, argv, o, error))
     return usage(error.c_str());
+  if (o.help) {
+    fputs(kUsage, stdout);
+    return 0;
+  }
   if (o.child >= 0)
     return child(o);
   int rank, size;
-  if (mpiRank(rank, size) && (size > 1 || !o.idFile.empty()))
+  if (mpiRank(rank, size) && (size > 1 || !o.idFile.empty())) {
+    if (o.allTypes)
+      return usage("-d all runs a launch per type, which mpirun cannot repeat: give one type");
     return mpiMain(o, rank, size);
+  }
+  if (o.allTypes)
+    return everyType(o, argc, argv);
   return launcher(o, argc, argv);
 }

@@ -10,6 +10,7 @@
 #define COLLC_LOWERING_PROTOCOLOPTION_H
 
 #include "dialect/CollOps.h"
+#include "lib/Support/Names.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CommandLine.h"
@@ -62,10 +63,10 @@ public:
         value = info.V.getValue();
         return false;
       }
-    std::string names;
-    for (size_t i = 1; i < Values.size(); ++i)
-      names += (i == 1 ? "" : i + 1 == Values.size() ? " or " : ", ") + Values[i].Name.str();
-    return o.error("unknown protocol '" + arg + "'; expected " + names);
+    SmallVector<StringRef> names;
+    for (const OptionInfo &info : llvm::drop_begin(Values))
+      names.push_back(info.Name);
+    return o.error(coll::unknownName("protocol", arg, names));
   }
 
   void printOptionDiff(const Option &o, const parser_data_type &value,

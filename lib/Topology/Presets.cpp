@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Topology/Topology.h"
+#include "lib/Support/Names.h"
 
 #include "llvm/ADT/StringExtras.h"
 

@@ -1,7 +1,9 @@
 //===- Topology.cpp - Machines that collectives run on --------------------===//
 #include "lib/Topology/Topology.h"
+#include "lib/Support/Names.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -203,23 +205,6 @@ public:
 };
 
 } // namespace
-
-std::string coll::didYouMean(llvm::StringRef word, llvm::ArrayRef<llvm::StringRef> known) {
-  // Close: two edits (a swap of letters), or a third of a long word, and
-  // never all of a short one.
-  if (word.empty())
-    return "";
-  unsigned best = std::min<unsigned>(std::max<size_t>(2, word.size() / 3), word.size() - 1) + 1;
-  llvm::StringRef closest;
-  for (llvm::StringRef name : known) {
-    unsigned d = word.edit_distance_insensitive(name, true, best);
-    if (d < best) {
-      best = d;
-      closest = name;
-    }
-  }
-  return closest.empty() ? "" : ("; did you mean '" + closest + "'?").str();
-}
 
 namespace {
 
@@ -436,11 +421,11 @@ llvm::Expected<Topology> coll::loadTopology(llvm::StringRef spec) {
       return llvm::createStringError(ec, llvm::formatv("{0}: the file is larger than the {1} "
                                                        "bytes (16 MiB) a topology may have",
                                                        spec, kMaxTopologyBytes));
-    std::string names;
-    for (const std::string &preset : presetNames())
-      names += (names.empty() ? "" : ", ") + preset;
-    return llvm::createStringError(ec, "'" + spec + "' is neither a topology preset (" + names +
-                                           ") nor a readable file");
+    std::vector<std::string> presetList = presetNames();
+    llvm::SmallVector<llvm::StringRef> presets(presetList.begin(), presetList.end());
+    return llvm::createStringError(ec, "'" + spec + "' is neither a topology preset (" +
+                                           llvm::join(presets, ", ") + ") nor a readable file" +
+                                           didYouMean(name, presets));
   }
   llvm::Expected<Topology> t = parseTopology(*text);
   if (!t)

@@ -106,10 +106,6 @@ constexpr int kMaxTopologyNesting = 64;
 /// Unknown keys, non-finite numbers and misshapen matrices are errors.
 llvm::Expected<Topology> parseTopology(llvm::StringRef json);
 
-/// "; did you mean 'x'?" for the known name closest to a misspelled `word`,
-/// or nothing when none is close.
-std::string didYouMean(llvm::StringRef word, llvm::ArrayRef<llvm::StringRef> known);
-
 /// A preset by name, with options: `hgx-h100`, `hgx-h200`, `dgx-a100`,
 /// `pcie-8`, `gb200-nvl72`, each taking `:nodes=N` (and `:oversub=X`).
 llvm::Expected<Topology> presetTopology(llvm::StringRef spec);

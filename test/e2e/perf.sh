@@ -17,6 +17,13 @@ for pair in ring_allreduce:ring:float:sum pairwise_alltoall:pairwise:int32:sum \
     -d "$dtype" -o "$op" -c 1 | tee "$work/out.txt"
   grep -q '^# Out of bounds values : 0 OK' "$work/out.txt"
 done
+# -d all: a table for every type the host emulation has (not fp8), each
+# validated; -g 1 is what collc-perf does anyway.
+"$perf" "$work/ring_allreduce.so" --algorithm ring --ranks 4 -b 1K -e 4K -f 4 -n 1 -w 0 \
+  -d all -g 1 -c 1 >"$work/all.txt"
+tables=$(grep -c '^# Out of bounds values : 0 OK' "$work/all.txt")
+[ "$tables" = 10 ] || { echo "-d all made $tables validated tables, not 10"; cat "$work/all.txt"; exit 1; }
+grep -q 'bfloat16' "$work/all.txt" || { echo "-d all left out bfloat16"; exit 1; }
 # Sizes that do not fit in memory are refused before any rank starts.
 if "$perf" "$work/ring_allreduce.so" --algorithm ring --ranks 4 -b 1K -e 1000000000000000 \
     -f 32 >"$work/big.txt" 2>&1; then

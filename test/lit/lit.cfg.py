@@ -17,5 +17,5 @@ llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%examples", os.path.join(config.collc_src_root, "examples")))
 tool_dirs = [config.collc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["collc", "collc-opt", "collc-perf", "collc-translate"], tool_dirs)
+llvm_config.add_tool_substitutions(["collc", "collc-launch", "collc-opt", "collc-perf", "collc-translate"], tool_dirs)
 llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_tools_dir])

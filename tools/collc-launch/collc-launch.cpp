@@ -106,7 +106,7 @@ bool parse(int argc, char **argv, Options &o, std::string &error) {
     if (a == "--ranks")
       ok = in.integer(o.ranks, 1, 4096);
     else if (a == "--count")
-      ok = in.integer(o.count, 0);
+      ok = in.count(o.count);
     else if (a == "--iters")
       ok = in.integer(o.iters, 1, 1000000);
     else if (a == "--repeat")

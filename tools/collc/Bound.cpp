@@ -10,6 +10,7 @@
 
 #include "lib/Bound/Bound.h"
 #include "lib/Synthesis/Generators.h"
+#include "lib/Support/Names.h"
 #include "lib/Topology/Topology.h"
 #include "lib/Support/Bytes.h"
 

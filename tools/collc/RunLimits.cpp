@@ -9,6 +9,7 @@
 #include "RunLimits.h"
 
 #include "dialect/CollOps.h"
+#include "lib/Support/Bytes.h"
 
 #include "ranks/Memory.h"
 #include "ranks/Names.h"
@@ -82,8 +83,12 @@ llvm::Error collc::checkRunRanks(int64_t ranks, bool given) {
 }
 
 llvm::Error collc::parseRunCount(llvm::StringRef text, int64_t &count) {
-  if (text.getAsInteger(10, count) || count < 0)
-    return fail("--count expects a non-negative integer of elements, got '" + text + "'");
+  std::optional<int64_t> n = coll::parseCount(text);
+  if (!n)
+    return fail("--count expects a whole number of elements, K, M, G or T (powers of 1024) may "
+                "follow, got '" +
+                text + "'");
+  count = *n;
   return llvm::Error::success();
 }
 

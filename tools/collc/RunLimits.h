@@ -22,7 +22,8 @@ constexpr int64_t kMaxRunRanks = 4096;
 /// --ranks: given, and in 1 .. kMaxRunRanks.
 llvm::Error checkRunRanks(int64_t ranks, bool given);
 
-/// --count: a non-negative integer; sets `count`.
+/// --count: a whole number with an optional K, M, G or T, as sizes are
+/// written; sets `count`.
 llvm::Error parseRunCount(llvm::StringRef text, int64_t &count);
 
 /// What one run asks for.

@@ -37,24 +37,27 @@ cl::opt<std::string> sizes("sizes",
                            cl::desc("Message sizes M (nccl-tests' size: the larger of a rank's "
                                     "buffers): FROM..TO, or a comma-separated list; K, M, G "
                                     "(powers of 1024) may follow each"),
-                           cl::value_desc("8B..4GiB"), cl::init("8B..4GiB"), cl::cat(category));
+                           cl::value_desc("8B..4GiB"), cl::init("8B..4GiB"), cl::cat(category),
+                           cl::sub(collc::simCommand()));
 cl::opt<double> factor("factor",
                        cl::desc("Step of FROM..TO: each size is this many times the last"),
-                       cl::value_desc("f"), cl::init(2), cl::cat(category));
+                       cl::value_desc("f"), cl::init(2), cl::cat(category),
+                       cl::sub(collc::simCommand()));
 cl::opt<bool> nccl("nccl",
                    cl::desc("Print NCCL's model (its tuning formulas) beside the simulation "
                             "(default; --nccl=false leaves it out)"),
-                   cl::init(true), cl::cat(category));
+                   cl::init(true), cl::cat(category), cl::sub(collc::simCommand()));
 cl::opt<int64_t> exactLoops("exact-loops",
                             cl::desc("Loops simulated one by one before the rest are "
                                      "extrapolated from their steady period"),
-                            cl::init(coll::SimOptions().exactLoops), cl::Hidden, cl::cat(category));
+                            cl::init(coll::SimOptions().exactLoops), cl::Hidden, cl::cat(category),
+                            cl::sub(collc::simCommand()));
 cl::opt<bool> asJson("json", cl::desc("Print one JSON array, an object per algorithm"),
-                     cl::cat(category));
+                     cl::cat(category), cl::sub(collc::simCommand()));
 cl::opt<bool> fold("fold",
                    cl::desc("Run one period of a plan that repeats from node to node "
                             "(default; --fold=false runs every rank, to the same times)"),
-                   cl::init(true), cl::Hidden, cl::cat(category));
+                   cl::init(true), cl::Hidden, cl::cat(category), cl::sub(collc::simCommand()));
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "collc sim: error: " << message << "\n";
@@ -290,6 +293,12 @@ void printJson(llvm::ArrayRef<Table> tables, llvm::raw_ostream &os) {
 }
 
 } // namespace
+
+cl::SubCommand &collc::simCommand() {
+  static cl::SubCommand command("sim", "Lower FILE.coll to plans and simulate their time per "
+                                       "message size on --topology");
+  return command;
+}
 
 cl::OptionCategory &collc::simCategory() { return category; }
 

@@ -7,7 +7,9 @@
 
 namespace collc {
 
-/// The options `collc sim` adds to collc's own.
+/// `collc sim FILE.coll ...`, which takes the compile's options and its own,
+/// in simCategory().
+llvm::cl::SubCommand &simCommand();
 llvm::cl::OptionCategory &simCategory();
 
 /// Checks the options of `collc sim` before the program is compiled.

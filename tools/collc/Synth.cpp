@@ -13,6 +13,8 @@
 #include "lib/Lowering/Pipelines.h"
 #include "lib/Synthesis/Generators.h"
 #include "lib/Sim/ProgramCost.h"
+#include "lib/Support/Bytes.h"
+#include "lib/Support/Names.h"
 #include "lib/Topology/Topology.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -47,10 +49,13 @@ cl::opt<int64_t> rankCount("ranks", cl::value_desc("N"),
 cl::opt<int64_t> rootRank("root", cl::value_desc("rank"),
                           cl::desc("Root of broadcast and reduce (default 0)"), cl::init(0),
                           cl::sub(synthCommand));
-cl::opt<int64_t>
-    messageBytes("message-size",
-                 cl::desc("Bytes per rank at which algorithms are costed (default 1 MiB)"),
-                 cl::value_desc("bytes"), cl::init(1 << 20), cl::sub(synthCommand));
+cl::opt<std::string>
+    messageSizeText("message-size",
+                    cl::desc("Bytes per rank at which algorithms are costed (default 1 MiB; "
+                             "K, M, G may follow)"),
+                    cl::value_desc("bytes"), cl::init("1M"), cl::sub(synthCommand));
+/// --message-size, read.
+int64_t messageBytes = 0;
 cl::opt<bool> listOnly("list",
                        cl::desc("Print the algorithms that apply, one per line, with "
                                 "their estimated time, instead of a program"),
@@ -186,9 +191,11 @@ int collc::runSynth() {
   llvm::Expected<coll::Topology> topo = coll::loadTopology(topologySpec);
   if (!topo)
     return fail("topology: " + llvm::toString(topo.takeError()));
-  if (messageBytes < 0)
-    return fail("--message-size must be a number of bytes, not " +
-                llvm::Twine(messageBytes.getValue()));
+  std::optional<int64_t> bytes = coll::parseCount(messageSizeText);
+  if (!bytes)
+    return fail("--message-size must be a number of bytes (K, M, G may follow), not " +
+                messageSizeText);
+  messageBytes = *bytes;
 
   Target target;
   target.collective = *collective;

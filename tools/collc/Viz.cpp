@@ -31,15 +31,18 @@ namespace {
 
 cl::OptionCategory category("collc viz options");
 cl::opt<std::string> sizeText("size", cl::desc("The message size M to trace (nccl-tests' size)"),
-                              cl::value_desc("bytes"), cl::init("1MiB"), cl::cat(category));
+                              cl::value_desc("bytes"), cl::init("1MiB"), cl::cat(category),
+                              cl::sub(collc::vizCommand()));
 cl::opt<std::string> picture("plot",
                              cl::desc("Draw the timeline here (.svg, .png or .pdf; default "
                                       "ALGORITHM-timeline.svg, '-' for none)"),
-                             cl::value_desc("file"), cl::cat(category));
+                             cl::value_desc("file"), cl::cat(category),
+                             cl::sub(collc::vizCommand()));
 cl::opt<std::string> spansFile("spans", cl::desc("Write every traced step as JSON here"),
-                               cl::value_desc("file"), cl::cat(category));
+                               cl::value_desc("file"), cl::cat(category),
+                               cl::sub(collc::vizCommand()));
 cl::opt<unsigned> summaryRows("rows", cl::desc("Threadblocks listed, the busiest first"),
-                              cl::init(16), cl::cat(category));
+                              cl::init(16), cl::cat(category), cl::sub(collc::vizCommand()));
 
 /// Steps traced at most: millions of bars draw nothing a user can read.
 constexpr size_t kMaxSpans = 2000000;
@@ -206,6 +209,13 @@ llvm::Error writeSpans(llvm::StringRef path, const coll::SimPlan &plan,
 }
 
 } // namespace
+
+cl::SubCommand &collc::vizCommand() {
+  static cl::SubCommand command("viz", "Lower FILE.coll to plans and trace one message size's "
+                                       "steps on --topology: a timeline and the busiest "
+                                       "threadblocks");
+  return command;
+}
 
 cl::OptionCategory &collc::vizCategory() { return category; }
 

@@ -7,7 +7,9 @@
 
 namespace collc {
 
-/// The options `collc viz` adds to collc's own.
+/// `collc viz FILE.coll ...`, which takes the compile's options and its own,
+/// in vizCategory().
+llvm::cl::SubCommand &vizCommand();
 llvm::cl::OptionCategory &vizCategory();
 
 /// Checks the options of `collc viz` before the program is compiled.

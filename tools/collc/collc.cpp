@@ -15,16 +15,20 @@
 #include "lib/Lowering/ProtocolOption.h"
 #include "lib/Topology/Topology.h"
 #include "lib/Frontend/Parser.h"
+#include "lib/Support/Bytes.h"
+#include "lib/Support/Names.h"
 #include "lib/Support/Source.h"
 #include "lib/Target/Kernel.h"
 #include "lib/Target/MscclXml.h"
 #include "Run.h"
+#include "ranks/Names.h"
 #include "RunLimits.h"
 #include "Bound.h"
 #include "Sim.h"
 #include "Viz.h"
 #include "Synth.h"
 #include "Tune.h"
+#include "Version.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -33,6 +37,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -48,16 +54,35 @@ enum class Emit { None, Coll, Plan, RankMap, MscclXml, Cuda, Header };
 
 cl::OptionCategory category("collc options");
 
+/// `collc run FILE.coll ...`: compile for the host and run on emulated ranks.
+cl::SubCommand &runCommand() {
+  static cl::SubCommand command("run", "Compile FILE.coll for the host and run it on --ranks "
+                                       "emulated ranks, checking the result");
+  return command;
+}
+
+/// An option of the compile that `collc run`, `sim` and `viz` read too, as
+/// they compile FILE.coll first: each command's help lists what it reads.
+struct CompilingCommands {
+  void apply(cl::Option &option) const {
+    option.addSubCommand(cl::SubCommand::getTopLevel());
+    option.addSubCommand(runCommand());
+    option.addSubCommand(collc::simCommand());
+    option.addSubCommand(collc::vizCommand());
+  }
+};
+constexpr CompilingCommands compilingCommands;
+
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<file.coll>"), cl::Required,
-                               cl::cat(category));
+                               cl::cat(category), compilingCommands);
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: standard output)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
 cl::list<std::string> defines("D", cl::Prefix,
                               cl::desc("Override an algorithm parameter: -D name=value"),
-                              cl::value_desc("name=value"), cl::cat(category));
+                              cl::value_desc("name=value"), cl::cat(category), compilingCommands);
 cl::opt<std::string> algorithm("algorithm", cl::desc("Compile only this algorithm of the file"),
-                               cl::value_desc("name"), cl::cat(category));
-cl::opt<Emit> emit(
+                               cl::value_desc("name"), cl::cat(category), compilingCommands);
+cl::opt<Emit, false, coll::NameParser<Emit>> emit(
     "emit", cl::desc("What to print"), cl::init(Emit::None),
     cl::values(clEnumValN(Emit::None, "none", "a one-line summary per algorithm (default)"),
                clEnumValN(Emit::Coll, "coll", "the verified global-view IR"),
@@ -66,8 +91,8 @@ cl::opt<Emit> emit(
                           "verified (deadlock-free, correct)"),
                clEnumValN(Emit::RankMap, "rank-map", "the GPU of each rank on --topology"),
                clEnumValN(Emit::MscclXml, "msccl-xml",
-                          "MSCCL-IR XML for the MSCCL/RCCL runtimes, one "
-                          "<algo> per size range (--message-size picks one)"),
+                          "MSCCL-IR XML for the MSCCL/RCCL runtimes: one "
+                          "<algo>, the size range --message-size picks"),
                clEnumValN(Emit::Cuda, "cuda",
                           "kernels as C++ for nvcc (and for the host "
                           "emulation), all size ranges in one file"),
@@ -75,64 +100,74 @@ cl::opt<Emit> emit(
     cl::cat(category));
 cl::opt<std::string> topology("topology",
                               cl::desc("Place ranks on this machine: " COLLC_TOPOLOGY_HELP),
-                              cl::value_desc("name|file"), cl::cat(category));
+                              cl::value_desc("name|file"), cl::cat(category), compilingCommands);
 cl::opt<std::optional<coll::Protocol>>
     protocol("protocol", cl::desc("Force the wire protocol: Simple, LL or LL128"),
-             cl::cat(category));
-cl::opt<int64_t>
-    messageSize("message-size",
-                cl::desc("Keep only the plan variant for this many bytes per rank (--emit=plan)"),
-                cl::value_desc("bytes"), cl::init(-1), cl::cat(category));
+             cl::cat(category), compilingCommands);
+cl::opt<std::string>
+    messageSizeText("message-size",
+                    cl::desc("Keep only the plan variant for this many bytes per rank (K, M, G "
+                             "may follow)"),
+                    cl::value_desc("bytes"), cl::cat(category));
+/// --message-size, read; -1 keeps every variant.
+int64_t messageSize = -1;
 cl::opt<int64_t> pipelineDepth("pipeline",
                                cl::desc("Split every chunk into this many pipelined sub-chunks"),
-                               cl::value_desc("k"), cl::init(1), cl::cat(category));
+                               cl::value_desc("k"), cl::init(1), cl::cat(category),
+                               compilingCommands);
 cl::opt<int64_t> instanceCount("instances",
                                cl::desc("Run this many copies of the program on separate channels"),
-                               cl::value_desc("k"), cl::init(1), cl::cat(category));
+                               cl::value_desc("k"), cl::init(1), cl::cat(category),
+                               compilingCommands);
 cl::opt<bool> noMultimem("no-multimem",
                          cl::desc("Do not use NVLink multicast (multimem) or peer "
                                   "windows (read_reduce, put, get) even where --topology "
                                   "has them"),
-                         cl::cat(category));
+                         cl::cat(category), compilingCommands);
 cl::opt<bool> noVerify("no-verify",
                        cl::desc("Skip the proof that each algorithm implements its "
                                 "collective (to inspect a wrong program's IR)"),
-                       cl::cat(category));
+                       cl::cat(category), compilingCommands);
 cl::opt<bool> verifyEach("verify-each",
                          cl::desc("Check the IR's invariants after every pass, as collc-opt "
                                   "does (slower; for debugging collc)"),
-                         cl::cat(category));
+                         cl::cat(category), compilingCommands);
 cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check the errors against expected-error comments in the input (tests)"),
     cl::cat(category));
 
-// `collc run FILE ...`: compile for the host and run on emulated ranks.
+// Which command compiles: `collc run`, `sim` or `viz` rather than the
+// compile alone.
 bool runMode = false;
-// `collc sim FILE ...`: lower to plans and simulate them per size.
 bool simMode = false;
-// `collc viz FILE ...`: lower to plans and trace one size's steps.
 bool vizMode = false;
 cl::OptionCategory runCategory("collc run options");
 cl::opt<int64_t> runRanks("ranks", cl::desc("Ranks to run (sets -D ranks= unless given)"),
-                          cl::init(0), cl::cat(runCategory));
-cl::opt<std::string> runCount("count", cl::desc("Elements (NCCL's count) per rank"),
-                              cl::init("1048576"), cl::cat(runCategory));
+                          cl::value_desc("R"), cl::init(0), cl::cat(runCategory),
+                          cl::sub(runCommand()));
+cl::opt<std::string> runCount("count",
+                              cl::desc("Elements (NCCL's count) per rank; K, M, G may follow"),
+                              cl::value_desc("N"), cl::init("1048576"), cl::cat(runCategory),
+                              cl::sub(runCommand()));
 cl::opt<std::string> runType("dtype",
                              cl::desc("int8 uint8 int32 uint32 int64 uint64 half float double "
                                       "bfloat16 (float16/32/64 too)"),
-                             cl::init("float"), cl::cat(runCategory));
-cl::opt<std::string> runOp("op", cl::desc("sum prod max min avg"), cl::init("sum"),
-                           cl::cat(runCategory));
+                             cl::value_desc("type"), cl::init("float"), cl::cat(runCategory),
+                             cl::sub(runCommand()));
+cl::opt<std::string> runOp("op", cl::desc("sum prod max min avg"), cl::value_desc("op"),
+                           cl::init("sum"), cl::cat(runCategory), cl::sub(runCommand()));
 cl::opt<bool> runInplace("inplace", cl::desc("Pass the same buffer as input and output"),
-                         cl::cat(runCategory));
-cl::opt<std::string> runIters("iters", cl::desc("Runs; the best time is printed"), cl::init("1"),
-                              cl::cat(runCategory));
+                         cl::cat(runCategory), cl::sub(runCommand()));
+cl::opt<std::string> runIters("iters", cl::desc("Runs; the best time is printed"),
+                              cl::value_desc("k"), cl::init("1"), cl::cat(runCategory),
+                              cl::sub(runCommand()));
 cl::opt<std::string> runTransport("transport",
                                   cl::desc("shm (the default), socket, or ib (an RDMA NIC)"),
-                                  cl::init("shm"), cl::cat(runCategory));
+                                  cl::value_desc("name"), cl::init("shm"), cl::cat(runCategory),
+                                  cl::sub(runCommand()));
 cl::opt<bool> runKeep("keep", cl::desc("Keep the generated kernel source and library"),
-                      cl::cat(runCategory));
+                      cl::cat(runCategory), cl::sub(runCommand()));
 
 LogicalResult parseDefines(coll::ElaborateOptions &options) {
   for (const std::string &d : defines) {
@@ -260,8 +295,27 @@ LogicalResult lower(MLIRContext &context, ModuleOp module, TimingScope &timing) 
   return success();
 }
 
+/// What is wrong with --dtype, --op and --transport of `collc run`, which
+/// collc-launch would refuse only after the compile; empty if nothing.
+std::string checkRunNames() {
+  auto names = [](llvm::ArrayRef<const char *> list) {
+    return llvm::SmallVector<llvm::StringRef>(list.begin(), list.end());
+  };
+  collDataType_t type;
+  collRedOp_t op;
+  if (!collc_launch::parseType(runType, type))
+    return coll::unknownName("data type", runType, names(collc_launch::typeNames));
+  if (!collc_launch::parseOp(runOp, op))
+    return coll::unknownName("reduction op", runOp, names(collc_launch::opNames));
+  llvm::StringRef transports[] = {"shm", "socket", "ib"};
+  if (!llvm::is_contained(transports, runTransport))
+    return coll::unknownName("transport", runTransport, transports);
+  return "";
+}
+
 /// `collc run`: the lowered module compiled for the host and run on
-/// emulated ranks; the exit status is the launcher's.
+/// emulated ranks; the exit status is the launcher's, or 2 for a run refused
+/// before it starts, as the launcher refuses one.
 int runLowered(ModuleOp module) {
   collc::RunRequest request;
   request.algorithm = algorithm;
@@ -271,18 +325,44 @@ int runLowered(ModuleOp module) {
   if (llvm::Error e = collc::parseRunCount(runCount, request.count);
       e || (e = collc::checkRunMemory(module, request))) {
     llvm::errs() << "collc run: error: " << llvm::toString(std::move(e)) << "\n";
-    return 1;
+    return 2;
   }
   collc::RunOptions run;
   run.source = inputFile;
   run.algorithm = algorithm;
   run.ranks = runRanks;
   run.keep = runKeep;
-  run.launchArgs = {"--count", runCount,  "--dtype", runType,       "--op",
-                    runOp,     "--iters", runIters,  "--transport", runTransport};
+  run.launchArgs = {"--count",     std::to_string(request.count),
+                    "--dtype",     runType,
+                    "--op",        runOp,
+                    "--iters",     runIters,
+                    "--transport", runTransport};
   if (runInplace)
     run.launchArgs.push_back("--inplace");
   return collc::runOnHost(module, run);
+}
+
+/// An MSCCL-IR file is one <algo> element, and the runtimes load one file
+/// per algorithm and size range; several would make no XML document at all.
+/// Says which plans there are and how to pick one.
+void reportManyMscclPlans(ModuleOp module) {
+  auto &os = llvm::errs();
+  auto plans = module.getOps<coll::PlanOp>();
+  int64_t n = std::distance(plans.begin(), plans.end());
+  os << "collc: error: --emit=msccl-xml writes one <algo> per file, but " << n
+     << " plans remain; pick one with --message-size=BYTES";
+  if (algorithm.empty())
+    os << " (and --algorithm=NAME)";
+  os << ":\n";
+  for (auto plan : plans) {
+    uint64_t lo = plan.getMinBytes().value_or(0);
+    os << "  " << plan.getSymName() << ": bytes [" << lo << ", ";
+    if (auto hi = plan.getMaxBytes(); hi && *hi < (uint64_t(1) << 62))
+      os << *hi << ")";
+    else
+      os << "...)";
+    os << ", --message-size=" << lo << "\n";
+  }
 }
 
 /// Writes what --emit asks for to -o; the file is kept only if all of it
@@ -298,9 +378,13 @@ int writeOutput(ModuleOp module, TimingScope &timing) {
   if (emit == Emit::RankMap) {
     printRankMap(module, output->os());
   } else if (emit == Emit::MscclXml) {
-    for (auto plan : module.getOps<coll::PlanOp>())
-      if (failed(coll::writeMscclXml(plan, output->os())))
-        return 1;
+    auto plans = module.getOps<coll::PlanOp>();
+    if (!llvm::hasSingleElement(plans)) {
+      reportManyMscclPlans(module);
+      return 1;
+    }
+    if (failed(coll::writeMscclXml(*plans.begin(), output->os())))
+      return 1;
   } else if (emit == Emit::Cuda) {
     if (failed(coll::writeKernels(module, inputFile, output->os())))
       return 1;
@@ -338,50 +422,71 @@ int compile(MLIRContext &context, llvm::SourceMgr &sourceMgr, TimingScope &timin
   return writeOutput(*module, timing);
 }
 
+/// The words that may come first on collc's command line.
+constexpr llvm::StringRef kCommands[] = {"run", "sim", "viz", "synth", "bound", "tune"};
+
+/// Whether `word`, first on the command line, is meant as a command that
+/// collc lacks: a bare lowercase word, not a file. `collc rn x.coll` would
+/// otherwise read as two inputs, and `collc rn` as a missing file.
+bool isUnknownCommand(llvm::StringRef word) {
+  return !word.empty() && llvm::isLower(word.front()) &&
+         llvm::all_of(word,
+                      [](char c) { return llvm::isLower(c) || llvm::isDigit(c) || c == '-'; }) &&
+         !llvm::is_contained(kCommands, word) && !llvm::sys::fs::exists(word);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   collc::adviseHugeHeap();
   llvm::InitLLVM init(argc, argv);
-  llvm::SmallVector<char *> args(argv, argv + argc);
-  if (args.size() > 1 && llvm::StringRef(args[1]) == "run") {
-    runMode = true;
-    args.erase(args.begin() + 1);
-  } else if (args.size() > 1 && llvm::StringRef(args[1]) == "sim") {
-    simMode = true;
-    args.erase(args.begin() + 1);
-  } else if (args.size() > 1 && llvm::StringRef(args[1]) == "viz") {
-    vizMode = true;
-    args.erase(args.begin() + 1);
+  if (argc > 1 && isUnknownCommand(argv[1])) {
+    llvm::errs() << "collc: error: " << coll::unknownName("command", argv[1], kCommands)
+                 << ", or a file to compile\n";
+    return 1;
   }
-  argc = int(args.size());
-  argv = args.data();
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   // libLLVM registers hundreds of code generation options; show only ours
-  // and the few MLIR ones that help users.
-  cl::HideUnrelatedOptions({&category, &runCategory, &collc::simCategory(), &collc::vizCategory()});
+  // and the few MLIR ones that help users. llvm::cl lets every command take
+  // the compile's options, but lists in a command's help only its own:
+  // --mlir-timing, which times every command that compiles, joins them.
+  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &runCategory}, runCommand());
+  cl::HideUnrelatedOptions({&category, &collc::simCategory()}, collc::simCommand());
+  cl::HideUnrelatedOptions({&category, &collc::vizCategory()}, collc::vizCommand());
   auto &registered = cl::getRegisteredOptions();
   for (llvm::StringRef name : {"mlir-timing", "mlir-print-debuginfo"})
     if (cl::Option *option = registered.lookup(name)) {
       option->setHiddenFlag(cl::NotHidden);
       option->addCategory(category);
+      if (name == "mlir-timing") {
+        option->removeArgument();
+        compilingCommands.apply(*option);
+        option->addArgument();
+      }
     }
+  // libLLVM's printer names LLVM's version, not collc's.
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "collc " COLLC_VERSION "\n" << "built with LLVM and MLIR " LLVM_VERSION_STRING "\n";
+  });
+  // A command's help says what the command does; collc's, what collc does.
+  bool command = argc > 1 && llvm::is_contained(kCommands, llvm::StringRef(argv[1]));
   cl::ParseCommandLineOptions(
       argc, argv,
-      "collc: compile a Coll collective algorithm\n"
-      "       collc run FILE.coll --ranks R [...]: run it on emulated ranks\n"
-      "       collc synth COLLECTIVE --topology T [...]: write a program for it\n"
-      "       collc bound COLLECTIVE --topology T --message-size S: lower bounds\n"
-      "       collc sim FILE.coll --topology T [--sizes 8B..4GiB]: simulated time per size\n"
-      "       collc viz FILE.coll --topology T [--size S]: a timeline of one size's steps\n"
-      "       collc tune [FILE.coll...] [--synth COLLECTIVE] --topology T [-o LIB.cu]:\n"
-      "         the fastest plan per size, as one library\n\n"
-      "Parses FILE.coll, evaluates its parameters, loops and conditions, and\n"
-      "proves that each algorithm implements its declared collective.\n"
-      "Exit status: 0 when verified, 1 on any error in the program.\n");
+      command ? "collc: a compiler for Coll collective algorithms\n"
+              : "collc: compile a Coll collective algorithm\n\n"
+                "Parses FILE.coll, evaluates its parameters, loops and conditions, and\n"
+                "proves that each algorithm implements its declared collective; --emit\n"
+                "writes it lowered. The subcommands run, simulate and tune it, or write\n"
+                "and bound algorithms for a collective.\n\n"
+                "Exit status: 0 on success; 1 on an error in the program or a flag;\n"
+                "2 when `collc run` refuses its flags (docs/guide.md, \"Exit status\").\n");
+  runMode = bool(runCommand());
+  simMode = bool(collc::simCommand());
+  vizMode = bool(collc::vizCommand());
   if (collc::synthRequested())
     return collc::runSynth();
   if (collc::boundRequested())
@@ -402,9 +507,8 @@ int main(int argc, char **argv) {
       llvm::errs() << "collc run: error: " << llvm::toString(std::move(e)) << "\n";
       return 2;
     }
-    if (runTransport != "shm" && runTransport != "socket" && runTransport != "ib") {
-      llvm::errs() << "collc run: error: transport '" << runTransport
-                   << "' is not shm, socket or ib\n";
+    if (std::string refusal = checkRunNames(); !refusal.empty()) {
+      llvm::errs() << "collc run: error: " << refusal << "\n";
       return 2;
     }
     bool given = llvm::any_of(defines, [](const std::string &d) {
@@ -415,7 +519,18 @@ int main(int argc, char **argv) {
   }
 
   // The default -1 keeps every size range; the ranges end below 2^62 bytes.
+  // A negative size is read to be reported as out of range.
   constexpr int64_t kMaxMessageSize = (int64_t(1) << 62) - 1;
+  if (messageSizeText.getNumOccurrences()) {
+    llvm::StringRef text = messageSizeText;
+    if (std::optional<int64_t> bytes = coll::parseCount(text))
+      messageSize = *bytes;
+    else if (!text.starts_with("-") || text.getAsInteger(10, messageSize)) {
+      llvm::errs() << "collc: error: --message-size=" << text
+                   << " is not a number of bytes (K, M, G may follow)\n";
+      return 1;
+    }
+  }
   if (messageSize < -1 || messageSize > kMaxMessageSize) {
     llvm::errs() << "collc: error: --message-size=" << messageSize << " is not in 0 .. "
                  << kMaxMessageSize << " bytes\n";

@@ -15,6 +15,7 @@
 #include "collrt.h"
 
 #include "ranks/Names.h"
+#include "support/ByteCount.h"
 
 #include <cerrno>
 #include <csignal>
@@ -75,6 +76,21 @@ public:
       return false;
     }
     out = int(n);
+    return true;
+  }
+  /// A number of elements or bytes with an optional K, M, G or T, as collc
+  /// reads sizes (support/ByteCount.h).
+  bool count(int64_t &out, int64_t max = INT64_MAX) {
+    const char *flag = argv[i], *v = value();
+    if (!v)
+      return false;
+    std::optional<int64_t> n = collrt::parseWholeCount(v, max);
+    if (!n) {
+      error = std::string(flag) + " expects a whole number, K, M, G or T (powers of 1024) " +
+              "may follow, at most " + std::to_string(max) + ", got '" + v + "'";
+      return false;
+    }
+    out = *n;
     return true;
   }
   bool text(std::string &out) {
