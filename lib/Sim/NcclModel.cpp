@@ -101,7 +101,7 @@ const Generation kBlackwell = {"Blackwell",
 const Generation *kGenerations[] = {&kAmpere, &kHopper, &kBlackwell};
 
 constexpr int kMaxRingChannels = 32; // MAXCHANNELS / 2
-constexpr int kMaxNVLSArity = 32;
+constexpr int kMaxNVLSArity = 32;    // NCCL_MAX_NVLS_ARITY, src/include/device.h
 // NCCL's correction of tree allreduce bandwidth, powers of two from 64 B.
 constexpr double kTreeCorrection[kNumProtocols][23] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
@@ -120,7 +120,34 @@ double firstSpeed(llvm::ArrayRef<double> speeds, double limit) {
   return speeds.back();
 }
 
+/// search.cc, ncclTopoCompute's second pass for the NVLS pattern: from
+/// `bwIntra`, bwInter steps up the speed array while it is below twice
+/// bwIntra and a NIC (`limit`) still carries it.
+double raisedInterSpeed(llvm::ArrayRef<double> speeds, double bwIntra, double limit) {
+  size_t i = 0;
+  while (i + 1 < speeds.size() && speeds[i] > bwIntra)
+    ++i;
+  double inter = speeds[i];
+  while (i > 0 && inter < 2 * bwIntra && speeds[i - 1] <= limit)
+    inter = speeds[--i];
+  return inter;
+}
+
 } // namespace
+
+void NcclModel::searchNVLS(llvm::ArrayRef<double> speeds, double intra, double nic, int heads) {
+  // search.cc, ncclTopoCompute: one channel per head GPU, at most
+  // NCCL_MAX_NVLS_ARITY; on one node every GPU is a head and minChannels =
+  // maxChannels ("pull evenly from all GPUs"); across nodes the heads are
+  // the GPUs with a NIC (ncclTopoSearchRecNet), and more channels win.
+  nvlsGraph.channels = std::min(kMaxNVLSArity, heads);
+  // ncclTopoSearchTryNvls: each channel takes bwIntra from NVSwitch to every
+  // GPU and back, twice for its head, so a GPU's NVLink carries channels + 1
+  // times bwIntra each way; across nodes a speed above the NIC's is not
+  // tried (system->maxBw).
+  nvlsGraph.bw = firstSpeed(speeds, std::min(nic, intra / (nvlsGraph.channels + 1)));
+  nvlsGraph.bwInter = raisedInterSpeed(speeds, nvlsGraph.bw, nic);
+}
 
 llvm::StringRef NcclModel::generationName() const { return kGenerations[generation]->name; }
 
@@ -179,10 +206,16 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
     ring.bw /= double((dup + ring.channels - 1) / ring.channels);
     ring.channels = dup;
   }
-  // NVLS: one channel per local GPU, which pulls evenly from all of them.
+  ring.bwInter = ring.bw;
+  // The NVLS graph: sm90SpeedArrayIntra on one node, sm90SpeedArrayInter
+  // across nodes (sm100 arrays on Blackwell), as ncclTopoCompute picks.
   if (nvls) {
-    nvlsGraph.channels = std::min<int>(kMaxNVLSArity, int(ppn));
-    nvlsGraph.bw = firstSpeed(g.intraSpeeds, intra * ppn / (ppn - 1) / double(nvlsGraph.channels));
+    if (nNodes == 1)
+      searchNVLS(g.intraSpeeds, intra, std::numeric_limits<double>::max(), int(ppn));
+    else
+      searchNVLS(
+          g.interSpeeds, intra, nic,
+          std::min(int(ppn), topo.nicsPerNode * std::max(1, topo.nvlinkDomain / topo.gpusPerNode)));
   }
   for (int c = 0; c <= int(Collective::reduce); ++c)
     tune(Collective(c));
@@ -223,14 +256,19 @@ void NcclModel::tune(Collective coll) {
         continue;
       if (p == kLL128 && !ll128)
         continue;
-      double bw = graph.bw;
+      double bw = nNodes <= 2 ? graph.bw : graph.bwInter;
       if (a == kNVLS || a == kNVLSTree) {
+        // ncclTopoTuneModel: at least two channels; per channel, bwIntra x
+        // nvlsEfficiency (0.85 Hopper, 0.74 Blackwell) x (nCh - 1) / nCh,
+        // doubled for allreduce (two operations pipelined), against
+        // bwInter (doubled for NVLS tree on two nodes) and NVLS tree's
+        // perChMaxNVLSTreeBws. On an H100 node: 40 x 0.85 x 7/8 x 2 = 59.5
+        // against 60, so 8 x 59.5 = 476 GB/s of busbw.
         if (graph.channels < 2)
           continue;
         double intraBw = graph.bw * g.nvlsEfficiency * (graph.channels - 1) / graph.channels;
         intraBw *= ar ? 2.0 : (ppn - 1) / ppn;
-        double interBw =
-            (a == kNVLSTree ? ring.bw : graph.bw) * (nNodes <= 2 && a == kNVLSTree ? 2 : 1);
+        double interBw = graph.bwInter * (nNodes <= 2 && a == kNVLSTree ? 2 : 1);
         bw = std::min(
             {intraBw, interBw,
              a == kNVLSTree ? g.perChNVLSTreeBw[nodesIndex] : std::numeric_limits<double>::max()});
