@@ -34,8 +34,6 @@ constexpr Row kHwLat[3][kNumNcclAlgorithms] = {
     {{14, 5.0, 8.5}, {14.0, 2.7, 4.0}, {18, 0, 0}, {20.9, 0, 0}, {14, 0, 0}}};
 // Network post overhead (µs), Intel hosts; three times that for Simple.
 constexpr double kNetOverhead = 1.0;
-// LL's ceiling across nodes, Intel hosts: 2 nodes, more.
-constexpr double kLLMaxBwNodes[2] = {39.0, 20.4};
 
 constexpr double kIntraSpeeds[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
                                    9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
@@ -54,8 +52,6 @@ constexpr double kInterSpeeds100[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 
 /// for 1, 2 and more nodes.
 struct Generation {
   const char *name;
-  double nvlinkCounted; // NCCL's NVLink bandwidth over the vendor's figure
-  double llMaxBw;       // LL's ceiling on one node
   double perChRingLL128Bw;
   double perChTreeLL128Bw[3], perChTreeBw[3], perChNVLSTreeBw[3];
   double nvlsEfficiency; // 0: no NVLS
@@ -63,11 +59,10 @@ struct Generation {
   bool sm90; // channels of 25 to 50 GB/s are not split when there are more than 4
 };
 
-// NVLink 3 (SM80_NVLINK_BW 20 of 25 GB/s a link), 4 (SM90 20.6 of 25) and
-// 5 (SM100 40.1 of 50).
+// NVLink 3, 4 and 5; NVLink as NCCL counts it and LL's ceilings are the
+// topology's (Topology::nvlinkCounted, maxBandwidthGBps and
+// netMaxBandwidthGBps), which the simulator of collc's plans shares.
 const Generation kAmpere = {"Ampere",
-                            20.0 / 25.0,
-                            87.7,
                             20.0,
                             {20.0, 20.0, 20.0},
                             {24.0, 23.6, 17.8},
@@ -77,8 +72,6 @@ const Generation kAmpere = {"Ampere",
                             kInterSpeeds,
                             false};
 const Generation kHopper = {"Hopper",
-                            20.6 / 25.0,
-                            141.0,
                             36.7,
                             {36.7, 36.7, 29.0},
                             {38.7, 41.4, 36.0},
@@ -88,8 +81,6 @@ const Generation kHopper = {"Hopper",
                             kInterSpeeds90,
                             true};
 const Generation kBlackwell = {"Blackwell",
-                               40.1 / 50.0,
-                               2 * 141.0,
                                40.0,
                                {55.6, 31.67, 20.0},
                                {70.0, 42.8, 24.0},
@@ -175,18 +166,20 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
   const Generation &g = *kGenerations[generation];
   // LL128 only where every intra-node path is NVLink (PATH_NVB).
   ll128 = nvlink;
+  llMaxBwIntra = topo.maxBandwidthGBps[kLL];
+  llMaxBwNet = topo.netMaxBandwidth(kLL, nNodes);
   nvls = topo.multicast && topo.nvlink == Topology::NVLinkKind::Switch && ppn >= 2 &&
          g.nvlsEfficiency > 0;
 
   // One GPU's bandwidth inside its node as NCCL counts it.
   double intra = topo.pcieParams.bandwidthGBps;
   if (topo.nvlink == Topology::NVLinkKind::Switch) {
-    intra = topo.nvlinkParams.bandwidthGBps * g.nvlinkCounted;
+    intra = topo.nvlinkParams.bandwidthGBps * topo.nvlinkCounted();
   } else if (topo.nvlink == Topology::NVLinkKind::PointToPoint) {
     double links = 0;
     for (int n : topo.nvlinkLinks[0])
       links += n;
-    intra = links * topo.nvlinkParams.bandwidthGBps * g.nvlinkCounted;
+    intra = links * topo.nvlinkParams.bandwidthGBps * topo.nvlinkCounted();
   }
   double nic = topo.netParams.bandwidthGBps;
 
@@ -231,7 +224,7 @@ void NcclModel::tune(Collective coll) {
   const Generation &g = *kGenerations[generation];
   int nodesIndex = nNodes <= 2 ? nNodes - 1 : 2;
   // LL's ceiling: by GPU on one node, by host across nodes.
-  double llMaxBw = nNodes == 1 ? g.llMaxBw : kLLMaxBwNodes[nodesIndex - 1];
+  double llMaxBw = nNodes == 1 ? llMaxBwIntra : llMaxBwNet;
   int nsteps = ar ? 2 * (nRanks - 1) : agrs ? nRanks - 1 : nRanks;
   Hw intraHw = nvlink ? HwNVLink : HwPCI;
   Hw hw = nNodes == 1 ? intraHw : HwNet;

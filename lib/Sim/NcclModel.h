@@ -77,6 +77,7 @@ private:
   int generation = 1; // Ampere, Hopper, Blackwell
   double ppn = 1;
   bool nvlink = false, ll128 = false, nvls = false;
+  double llMaxBwIntra = 0, llMaxBwNet = 0; // LL's busbw ceilings, GB/s
   Graph ring, nvlsGraph;
   std::array<Table, 6> bandwidth{}, latency{}; // per Collective: algbw GB/s, µs
 };
