@@ -34,8 +34,6 @@ constexpr Row kHwLat[3][kNumNcclAlgorithms] = {
     {{14, 5.0, 8.5}, {14.0, 2.7, 4.0}, {18, 0, 0}, {20.9, 0, 0}, {14, 0, 0}}};
 // Network post overhead (µs), Intel hosts; three times that for Simple.
 constexpr double kNetOverhead = 1.0;
-// LL's ceiling across nodes, Intel hosts: 2 nodes, more.
-constexpr double kLLMaxBwNodes[2] = {39.0, 20.4};
 
 constexpr double kIntraSpeeds[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
                                    9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
@@ -54,8 +52,6 @@ constexpr double kInterSpeeds100[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 
 /// for 1, 2 and more nodes.
 struct Generation {
   const char *name;
-  double nvlinkCounted; // NCCL's NVLink bandwidth over the vendor's figure
-  double llMaxBw;       // LL's ceiling on one node
   double perChRingLL128Bw;
   double perChTreeLL128Bw[3], perChTreeBw[3], perChNVLSTreeBw[3];
   double nvlsEfficiency; // 0: no NVLS
@@ -63,11 +59,10 @@ struct Generation {
   bool sm90; // channels of 25 to 50 GB/s are not split when there are more than 4
 };
 
-// NVLink 3 (SM80_NVLINK_BW 20 of 25 GB/s a link), 4 (SM90 20.6 of 25) and
-// 5 (SM100 40.1 of 50).
+// NVLink 3, 4 and 5; NVLink as NCCL counts it and LL's ceilings are the
+// topology's (Topology::nvlinkCounted, maxBandwidthGBps and
+// netMaxBandwidthGBps), which the simulator of collc's plans shares.
 const Generation kAmpere = {"Ampere",
-                            20.0 / 25.0,
-                            87.7,
                             20.0,
                             {20.0, 20.0, 20.0},
                             {24.0, 23.6, 17.8},
@@ -77,8 +72,6 @@ const Generation kAmpere = {"Ampere",
                             kInterSpeeds,
                             false};
 const Generation kHopper = {"Hopper",
-                            20.6 / 25.0,
-                            141.0,
                             36.7,
                             {36.7, 36.7, 29.0},
                             {38.7, 41.4, 36.0},
@@ -88,8 +81,6 @@ const Generation kHopper = {"Hopper",
                             kInterSpeeds90,
                             true};
 const Generation kBlackwell = {"Blackwell",
-                               40.1 / 50.0,
-                               2 * 141.0,
                                40.0,
                                {55.6, 31.67, 20.0},
                                {70.0, 42.8, 24.0},
@@ -101,7 +92,7 @@ const Generation kBlackwell = {"Blackwell",
 const Generation *kGenerations[] = {&kAmpere, &kHopper, &kBlackwell};
 
 constexpr int kMaxRingChannels = 32; // MAXCHANNELS / 2
-constexpr int kMaxNVLSArity = 32;
+constexpr int kMaxNVLSArity = 32;    // NCCL_MAX_NVLS_ARITY, src/include/device.h
 // NCCL's correction of tree allreduce bandwidth, powers of two from 64 B.
 constexpr double kTreeCorrection[kNumProtocols][23] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
@@ -120,7 +111,34 @@ double firstSpeed(llvm::ArrayRef<double> speeds, double limit) {
   return speeds.back();
 }
 
+/// search.cc, ncclTopoCompute's second pass for the NVLS pattern: from
+/// `bwIntra`, bwInter steps up the speed array while it is below twice
+/// bwIntra and a NIC (`limit`) still carries it.
+double raisedInterSpeed(llvm::ArrayRef<double> speeds, double bwIntra, double limit) {
+  size_t i = 0;
+  while (i + 1 < speeds.size() && speeds[i] > bwIntra)
+    ++i;
+  double inter = speeds[i];
+  while (i > 0 && inter < 2 * bwIntra && speeds[i - 1] <= limit)
+    inter = speeds[--i];
+  return inter;
+}
+
 } // namespace
+
+void NcclModel::searchNVLS(llvm::ArrayRef<double> speeds, double intra, double nic, int heads) {
+  // search.cc, ncclTopoCompute: one channel per head GPU, at most
+  // NCCL_MAX_NVLS_ARITY; on one node every GPU is a head and minChannels =
+  // maxChannels ("pull evenly from all GPUs"); across nodes the heads are
+  // the GPUs with a NIC (ncclTopoSearchRecNet), and more channels win.
+  nvlsGraph.channels = std::min(kMaxNVLSArity, heads);
+  // ncclTopoSearchTryNvls: each channel takes bwIntra from NVSwitch to every
+  // GPU and back, twice for its head, so a GPU's NVLink carries channels + 1
+  // times bwIntra each way; across nodes a speed above the NIC's is not
+  // tried (system->maxBw).
+  nvlsGraph.bw = firstSpeed(speeds, std::min(nic, intra / (nvlsGraph.channels + 1)));
+  nvlsGraph.bwInter = raisedInterSpeed(speeds, nvlsGraph.bw, nic);
+}
 
 llvm::StringRef NcclModel::generationName() const { return kGenerations[generation]->name; }
 
@@ -148,18 +166,20 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
   const Generation &g = *kGenerations[generation];
   // LL128 only where every intra-node path is NVLink (PATH_NVB).
   ll128 = nvlink;
+  llMaxBwIntra = topo.maxBandwidthGBps[kLL];
+  llMaxBwNet = topo.netMaxBandwidth(kLL, nNodes);
   nvls = topo.multicast && topo.nvlink == Topology::NVLinkKind::Switch && ppn >= 2 &&
          g.nvlsEfficiency > 0;
 
   // One GPU's bandwidth inside its node as NCCL counts it.
   double intra = topo.pcieParams.bandwidthGBps;
   if (topo.nvlink == Topology::NVLinkKind::Switch) {
-    intra = topo.nvlinkParams.bandwidthGBps * g.nvlinkCounted;
+    intra = topo.nvlinkParams.bandwidthGBps * topo.nvlinkCounted();
   } else if (topo.nvlink == Topology::NVLinkKind::PointToPoint) {
     double links = 0;
     for (int n : topo.nvlinkLinks[0])
       links += n;
-    intra = links * topo.nvlinkParams.bandwidthGBps * g.nvlinkCounted;
+    intra = links * topo.nvlinkParams.bandwidthGBps * topo.nvlinkCounted();
   }
   double nic = topo.netParams.bandwidthGBps;
 
@@ -179,10 +199,16 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
     ring.bw /= double((dup + ring.channels - 1) / ring.channels);
     ring.channels = dup;
   }
-  // NVLS: one channel per local GPU, which pulls evenly from all of them.
+  ring.bwInter = ring.bw;
+  // The NVLS graph: sm90SpeedArrayIntra on one node, sm90SpeedArrayInter
+  // across nodes (sm100 arrays on Blackwell), as ncclTopoCompute picks.
   if (nvls) {
-    nvlsGraph.channels = std::min<int>(kMaxNVLSArity, int(ppn));
-    nvlsGraph.bw = firstSpeed(g.intraSpeeds, intra * ppn / (ppn - 1) / double(nvlsGraph.channels));
+    if (nNodes == 1)
+      searchNVLS(g.intraSpeeds, intra, std::numeric_limits<double>::max(), int(ppn));
+    else
+      searchNVLS(
+          g.interSpeeds, intra, nic,
+          std::min(int(ppn), topo.nicsPerNode * std::max(1, topo.nvlinkDomain / topo.gpusPerNode)));
   }
   for (int c = 0; c <= int(Collective::reduce); ++c)
     tune(Collective(c));
@@ -198,7 +224,7 @@ void NcclModel::tune(Collective coll) {
   const Generation &g = *kGenerations[generation];
   int nodesIndex = nNodes <= 2 ? nNodes - 1 : 2;
   // LL's ceiling: by GPU on one node, by host across nodes.
-  double llMaxBw = nNodes == 1 ? g.llMaxBw : kLLMaxBwNodes[nodesIndex - 1];
+  double llMaxBw = nNodes == 1 ? llMaxBwIntra : llMaxBwNet;
   int nsteps = ar ? 2 * (nRanks - 1) : agrs ? nRanks - 1 : nRanks;
   Hw intraHw = nvlink ? HwNVLink : HwPCI;
   Hw hw = nNodes == 1 ? intraHw : HwNet;
@@ -223,14 +249,19 @@ void NcclModel::tune(Collective coll) {
         continue;
       if (p == kLL128 && !ll128)
         continue;
-      double bw = graph.bw;
+      double bw = nNodes <= 2 ? graph.bw : graph.bwInter;
       if (a == kNVLS || a == kNVLSTree) {
+        // ncclTopoTuneModel: at least two channels; per channel, bwIntra x
+        // nvlsEfficiency (0.85 Hopper, 0.74 Blackwell) x (nCh - 1) / nCh,
+        // doubled for allreduce (two operations pipelined), against
+        // bwInter (doubled for NVLS tree on two nodes) and NVLS tree's
+        // perChMaxNVLSTreeBws. On an H100 node: 40 x 0.85 x 7/8 x 2 = 59.5
+        // against 60, so 8 x 59.5 = 476 GB/s of busbw.
         if (graph.channels < 2)
           continue;
         double intraBw = graph.bw * g.nvlsEfficiency * (graph.channels - 1) / graph.channels;
         intraBw *= ar ? 2.0 : (ppn - 1) / ppn;
-        double interBw =
-            (a == kNVLSTree ? ring.bw : graph.bw) * (nNodes <= 2 && a == kNVLSTree ? 2 : 1);
+        double interBw = graph.bwInter * (nNodes <= 2 && a == kNVLSTree ? 2 : 1);
         bw = std::min(
             {intraBw, interBw,
              a == kNVLSTree ? g.perChNVLSTreeBw[nodesIndex] : std::numeric_limits<double>::max()});

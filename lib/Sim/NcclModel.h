@@ -51,22 +51,33 @@ public:
   /// Ring channels and their per-channel GB/s, as the graph search finds.
   int ringChannels() const { return ring.channels; }
   double ringChannelGBps() const { return ring.bw; }
+  /// NVLS channels and their bwIntra / bwInter (GB/s), as the graph search
+  /// finds them; no channels where NCCL would not use NVLS.
+  int nvlsChannels() const { return nvls ? nvlsGraph.channels : 0; }
+  double nvlsIntraGBps() const { return nvlsGraph.bw; }
+  double nvlsInterGBps() const { return nvlsGraph.bwInter; }
   /// The GPU generation whose constants apply: Ampere, Hopper or Blackwell.
   llvm::StringRef generationName() const;
 
 private:
   struct Graph {
     int channels = 0;
-    double bw = 0; // GB/s per channel, intra- and inter-node alike
+    double bw = 0;      // GB/s per channel inside a node (bwIntra)
+    double bwInter = 0; // GB/s per channel across nodes (bwInter)
   };
   using Table = std::array<std::array<double, kNumProtocols>, kNumNcclAlgorithms>;
 
   void tune(Collective c);
+  /// NCCL's NVLS graph search: channels and bwIntra / bwInter from `speeds`
+  /// for GPUs of `intra` GB/s of NVLink, `heads` of them, bwInter no faster
+  /// than `nic`.
+  void searchNVLS(llvm::ArrayRef<double> speeds, double intra, double nic, int heads);
 
   int nRanks = 0, nNodes = 1;
   int generation = 1; // Ampere, Hopper, Blackwell
   double ppn = 1;
   bool nvlink = false, ll128 = false, nvls = false;
+  double llMaxBwIntra = 0, llMaxBwNet = 0; // LL's busbw ceilings, GB/s
   Graph ring, nvlsGraph;
   std::array<Table, 6> bandwidth{}, latency{}; // per Collective: algbw GB/s, µs
 };

@@ -1,6 +1,8 @@
 //===- SimLinks.cpp - The links a simulated flow crosses ------------------===//
 #include "lib/Sim/SimLinks.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 using namespace coll;
 using namespace coll::sim;
 
@@ -26,13 +28,15 @@ void Links::addTransfer(std::vector<Use> &uses, int64_t a, int64_t b) {
     uses.push_back({resource(Mem, a, topo.bandwidth(int(a), int(a))), 1});
     return;
   case LinkClass::NVLink:
+    // At the rate NCCL's model counts NVLink (Topology::nvlinkCounted).
     if (topo.nvlink == Topology::NVLinkKind::PointToPoint) {
-      uses.push_back(
-          {resource(Link, uint64_t(a) * topo.size() + b, topo.bandwidth(int(a), int(b))), 1});
+      uses.push_back({resource(Link, uint64_t(a) * topo.size() + b,
+                               topo.bandwidth(int(a), int(b)) * topo.nvlinkCounted()),
+                      1});
       return;
     }
-    uses.push_back({resource(NvOut, a, topo.nvlinkParams.bandwidthGBps), 1});
-    uses.push_back({resource(NvIn, b, topo.nvlinkParams.bandwidthGBps), 1});
+    uses.push_back({resource(NvOut, a, topo.nvlinkParams.bandwidthGBps * topo.nvlinkCounted()), 1});
+    uses.push_back({resource(NvIn, b, topo.nvlinkParams.bandwidthGBps * topo.nvlinkCounted()), 1});
     return;
   case LinkClass::PCIe:
     uses.push_back({resource(PcieOut, a, topo.pcieParams.bandwidthGBps), 1});
@@ -52,6 +56,31 @@ void Links::addTransfer(std::vector<Use> &uses, int64_t a, int64_t b) {
     return;
   }
   }
+}
+
+/// NCCL's model caps a protocol's busbw as a whole, not per channel (LL at
+/// llMaxBw). For NCCL's ring that busbw is what each GPU sends over NVLink
+/// on one node, and what each NVLink domain sends across the network on
+/// several; so the cap is a resource of the GPU, or of the domain, that
+/// every flow of the protocol shares, in payload bytes (a flow's wire bytes
+/// weigh its efficiency).
+void Links::addProtocolCeiling(std::vector<Use> &uses, int64_t a, int64_t b, int p) {
+  LinkClass link = topo.linkClass(int(a), int(b));
+  bool net = link == LinkClass::Net;
+  double cap = net ? topo.netMaxBandwidth(p, domains) : topo.maxBandwidthGBps[p];
+  if (link == LinkClass::Local || cap >= 1e9)
+    return;
+  // A folded plan's GPUs (and so their domains) stand for their every shift.
+  if (plan.foldGpus) {
+    a %= plan.foldGpus;
+    b %= plan.foldGpus;
+  }
+  uint64_t from = net ? uint64_t(topo.domainOf(int(a))) : uint64_t(a);
+  uint64_t to = net ? uint64_t(topo.domainOf(int(b))) : uint64_t(b);
+  double weight = topo.efficiency[p];
+  uses.push_back(
+      {resource(net ? NetProtocolOut : ProtocolOut, from * kNumProtocols + p, cap), weight});
+  uses.push_back({resource(net ? NetProtocolIn : ProtocolIn, to * kNumProtocols + p, cap), weight});
 }
 
 int32_t Links::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step) {
@@ -84,9 +113,9 @@ int32_t Links::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step)
   if (step.sends) {
     perBlock = topo.threadblockGBps[p];
     addTransfer(path.uses, gpu, peer);
+    addProtocolCeiling(path.uses, gpu, peer, p);
     path.latency = topo.latency(int(gpu), int(peer), p);
     path.efficiency = topo.efficiency[p];
-    perBlock = std::min(perBlock, topo.maxBandwidthGBps[p]);
   } else if (memoryPass) {
     addTransfer(path.uses, gpu, gpu);
   } else if (step.access == A::Get) {
@@ -95,7 +124,7 @@ int32_t Links::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step)
     // Every rank's chunk at once: through the switch (multimem), or one
     // peer at a time through its window.
     double others = double(plan.ranks - 1);
-    double nv = topo.nvlinkParams.bandwidthGBps;
+    double nv = topo.nvlinkParams.bandwidthGBps * topo.nvlinkCounted();
     bool reads = step.access == A::LdReduce || step.access == A::Read;
     bool all = step.access == A::LdReduce || step.access == A::Store;
     path.uses.push_back({resource(reads ? NvIn : NvOut, gpu, nv), all ? 1 : others});
@@ -114,6 +143,10 @@ llvm::Error Links::build() {
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "plan " + plan.name + " places a rank on GPU " +
                                          llvm::Twine(g) + ", which " + topo.name + " lacks");
+  llvm::SmallDenseSet<int, 16> seen;
+  for (int64_t g : plan.gpus)
+    seen.insert(topo.domainOf(int(g)));
+  domains = std::max(1, int(seen.size()));
   stepPath.assign(plan.steps.size(), -1);
   for (const SimPlan::Threadblock &tb : plan.threadblocks)
     for (int32_t s = tb.stepBegin; s < tb.stepEnd; ++s)

@@ -1,8 +1,10 @@
 //===- SimLinks.h - The links a simulated flow crosses --------------------===//
 //
 // The simulator's resources (each direction of a GPU's NVLink and PCIe
-// port, of a NIC and of a node's uplinks to the spine, and a GPU's memory)
-// with their capacities, and for each step of a plan what its flow crosses:
+// port, of a NIC and of a node's uplinks to the spine, a GPU's memory, and
+// the protocol ceilings NCCL's model applies to a GPU's and to an NVLink
+// domain's traffic as a whole) with their capacities, NVLink at the rate
+// NCCL counts, and for each step of a plan what its flow crosses:
 // those resources and how many bytes of each a byte of the flow takes, its
 // hop latency, its protocol's payload efficiency and one threadblock's
 // ceiling. Built once per plan and topology.
@@ -62,16 +64,22 @@ private:
     SpineOut,
     SpineIn,
     Link,
-    Mem
+    Mem,
+    ProtocolOut, // a GPU's payload in one protocol over NVLink or PCIe
+    ProtocolIn,
+    NetProtocolOut, // an NVLink domain's payload in one protocol across the network
+    NetProtocolIn
   };
 
   int32_t resource(Kind kind, uint64_t index, double gbps);
   void addTransfer(std::vector<Use> &uses, int64_t a, int64_t b);
+  void addProtocolCeiling(std::vector<Use> &uses, int64_t a, int64_t b, int p);
   int32_t pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step);
 
   const SimPlan &plan;
   const Topology &topo;
   const SimOptions &options;
+  int domains = 1; // NVLink domains the plan's ranks span
   llvm::DenseMap<uint64_t, int32_t> resourceIds, pathIds;
 };
 

@@ -22,6 +22,7 @@ namespace {
 constexpr std::array<double, kNumProtocols> kNVLinkLat = {3.4, 0.6, 1.9};
 constexpr std::array<double, kNumProtocols> kPCIeLat = {5.7, 1.0, 2.5};
 constexpr std::array<double, kNumProtocols> kNetLat = {14.0, 2.7, 4.0};
+constexpr int kLL = 1; // coll::Protocol::LL
 
 Topology base(const char *name, int gpusPerNode, double nvlinkGBps, double nicGBps,
               int nicsPerNode) {
@@ -35,7 +36,10 @@ Topology base(const char *name, int gpusPerNode, double nvlinkGBps, double nicGB
   t.netParams = {kNetLat, nicGBps};
   t.nicsPerNode = nicsPerNode;
   t.baseLatencyUs = {8.4, 6.6, 14.0}; // NCCL baseLat, ring
-  t.efficiency = {1.0, 0.5, 15.0 / 16.0};
+  // Payload per wire byte: LL carries 8 data bytes per 16-byte line
+  // (prims_ll.h), LL128 120 per 128-byte line (prims_ll128.h; tuning.cc's
+  // 0.92 "120.0/128.0").
+  t.efficiency = {1.0, 0.5, 120.0 / 128.0};
   return t;
 }
 
@@ -96,8 +100,13 @@ llvm::Expected<Topology> coll::presetTopology(llvm::StringRef spec) {
                                          (hint.empty() ? "; expected nodes=N or oversub=X" : hint));
     }
   }
-  // NCCL's llMaxBw on Hopper: 141, 45 and 35 GB/s for 1, 2 and more nodes.
-  t.maxBandwidthGBps[1] = t.nodes == 1 ? 141 : t.nodes == 2 ? 45 : 35;
+  // NCCL's llMaxBws (src/graph/tuning.cc, ncclTunerConstantsDefaults, used
+  // in ncclTopoTuneModel): LL on one node by GPU generation (Ampere 87.7,
+  // Hopper 141, Blackwell 2 x 141 GB/s), across nodes by host: the Intel x86
+  // row, 39 GB/s with two nodes and 20.4 with more.
+  double perGpu = t.nvlinkParams.bandwidthGBps;
+  t.maxBandwidthGBps[kLL] = perGpu >= 900 ? 2 * 141.0 : perGpu >= 450 ? 141.0 : 87.7;
+  t.netMaxBandwidthGBps[kLL] = {39.0, 20.4};
   t.nvlinkLinks.assign(t.gpusPerNode, std::vector<int>(t.gpusPerNode, 0));
   for (int n = 0; n < t.nodes; ++n)
     for (int l = 0; l < t.gpusPerNode; ++l)

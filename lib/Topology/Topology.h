@@ -59,9 +59,17 @@ struct Topology {
   std::array<double, kNumProtocols> baseLatencyUs{};
   /// Payload fraction of the wire per protocol.
   std::array<double, kNumProtocols> efficiency{};
-  /// Ceiling on one connection's payload bandwidth per protocol (GB/s): LL
-  /// cannot keep a fast link busy (NCCL's llMaxBw).
+  /// Ceiling on one GPU's payload bandwidth per protocol over NVLink or
+  /// PCIe, all its connections together, each way (GB/s): LL cannot keep a
+  /// fast link busy (NCCL's llMaxBw on one node, by GPU generation).
   std::array<double, kNumProtocols> maxBandwidthGBps{1e9, 1e9, 1e9};
+  /// Ceiling on one NVLink domain's payload bandwidth per protocol across
+  /// the network, all its GPUs together, each way (GB/s), with two domains
+  /// and with more (NCCL's llMaxBw across nodes, which the host sets). For
+  /// NCCL's ring a domain's traffic across the network is its busbw, so
+  /// this is NCCL's cap wherever the plan is a ring.
+  std::array<std::array<double, 2>, kNumProtocols> netMaxBandwidthGBps{
+      {{1e9, 1e9}, {1e9, 1e9}, {1e9, 1e9}}};
   /// Payload one threadblock moves at most per protocol (GB/s): an SM, not
   /// the link, limits one channel. Simple: NCCL's symmetric-kernel model (65
   /// GB/s per block); LL128: NCCL's per-channel ring ceiling on Hopper
@@ -73,6 +81,25 @@ struct Topology {
   std::vector<Gpu> gpus;
 
   int size() const { return static_cast<int>(gpus.size()); }
+  /// The NVLink domain of a GPU (NCCL's node: one NVL72 rack is one).
+  int domainOf(int gpu) const {
+    return (gpus[gpu].node * gpusPerNode + gpus[gpu].local) / std::max(1, nvlinkDomain);
+  }
+  /// netMaxBandwidthGBps[protocol] for a collective over `domains` NVLink
+  /// domains.
+  double netMaxBandwidth(int protocol, int domains) const {
+    return netMaxBandwidthGBps[protocol][domains <= 2 ? 0 : 1];
+  }
+  /// NVLink's bandwidth as NCCL counts it, over the vendor's figure: 20 of
+  /// 25 GB/s a link for NVLink 3, 20.6 of 25 for NVLink 4, 40.1 of 50 for
+  /// NVLink 5 (src/graph/topo.h, SM80_NVLINK_BW, SM90_NVLINK_BW,
+  /// SM100_NVLINK_BW), the generation named by a GPU's NVLink bandwidth.
+  /// NCCL's model and the simulator of collc's plans both run NVLink at
+  /// this fraction; the bound keeps the vendor's figure.
+  double nvlinkCounted() const {
+    double perGpu = nvlinkParams.bandwidthGBps;
+    return perGpu >= 900 ? 40.1 / 50 : perGpu >= 450 ? 20.6 / 25 : 20.0 / 25;
+  }
   LinkClass linkClass(int a, int b) const;
   /// Bandwidth (GB/s) of a lone transfer from GPU a to GPU b.
   double bandwidth(int a, int b) const;

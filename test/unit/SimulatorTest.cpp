@@ -123,18 +123,18 @@ TEST(Simulator, OneTransferIsLatencyPlusBytesOverBandwidth) {
   b.connect(b.threadblock(0, Protocol::Simple, {PlanBuilder::Send}),
             b.threadblock(1, Protocol::Simple, {PlanBuilder::Recv}));
   double bytes = 256 * 1024; // one loop: less than a Simple slot
-  double expected = t.baseLatencyUs[0] + t.nvlinkParams.latencyUs[0] +
-                    bytes / (t.nvlinkParams.bandwidthGBps * 1e3);
+  // NCCL's Simple ring latencies (tuning.cc: base 8.4 us, 3.4 us an NVLink
+  // hop) and NVLink 4 as NCCL counts it: 18 links of 20.6 GB/s (topo.h).
+  double expected = 8.4 + 3.4 + bytes / (18 * 20.6 * 1e3);
   EXPECT_NEAR(simulated(b.plan, linksOnly(t), bytes), expected, 1e-9 * expected);
-  // A threadblock, not the link, limits one channel by default.
-  double perBlock = t.threadblockGBps[0];
-  EXPECT_NEAR(simulated(b.plan, t, bytes),
-              t.baseLatencyUs[0] + t.nvlinkParams.latencyUs[0] + bytes / (perBlock * 1e3), 1e-6);
+  // A threadblock, not the link, limits one channel by default: 65 GB/s,
+  // NCCL's smBw before sm100 (sym_kernels.cc).
+  EXPECT_NEAR(simulated(b.plan, t, bytes), 8.4 + 3.4 + bytes / (65 * 1e3), 1e-6);
 }
 
 TEST(Simulator, TwoTransfersIntoOnePortShareIt) {
   Topology t = topology("hgx-h100");
-  double bytes = 256 * 1024, alone = bytes / (t.nvlinkParams.bandwidthGBps * 1e3);
+  double bytes = 256 * 1024, alone = bytes / (18 * 20.6 * 1e3);
   PlanBuilder one(3), two(3);
   one.connect(one.threadblock(0, Protocol::Simple, {PlanBuilder::Send}),
               one.threadblock(2, Protocol::Simple, {PlanBuilder::Recv}));
@@ -157,8 +157,9 @@ TEST(Simulator, TransfersShareOnlyTheLinksTheyCross) {
   b.connect(b.threadblock(0, Protocol::Simple, {PlanBuilder::Send}),
             b.threadblock(8, Protocol::Simple, {PlanBuilder::Recv}));
   double bytes = 256 * 1024;
-  double net = t.netParams.latencyUs[0] + bytes / (t.netParams.bandwidthGBps * 1e3);
-  EXPECT_NEAR(simulated(b.plan, linksOnly(t), bytes), t.baseLatencyUs[0] + net, 1e-6);
+  // A ConnectX-7 NIC: 400 Gb/s, 50 GB/s; NCCL's Simple network hop 14 us.
+  double net = 14.0 + bytes / (50 * 1e3);
+  EXPECT_NEAR(simulated(b.plan, linksOnly(t), bytes), 8.4 + net, 1e-6);
   // Ranks 0 and 1 both send to rank 8: rank 1's message crosses rails
   // (two network hops) and both share rank 8's NIC.
   PlanBuilder c(16);
@@ -166,10 +167,7 @@ TEST(Simulator, TransfersShareOnlyTheLinksTheyCross) {
     c.connect(c.threadblock(from, Protocol::Simple, {PlanBuilder::Send}),
               c.threadblock(8, Protocol::Simple, {PlanBuilder::Recv}));
   double shared = simulated(c.plan, linksOnly(t), bytes);
-  EXPECT_NEAR(shared,
-              t.baseLatencyUs[0] + 2 * t.netParams.latencyUs[0] +
-                  2 * bytes / (t.netParams.bandwidthGBps * 1e3),
-              1e-6);
+  EXPECT_NEAR(shared, 8.4 + 2 * 14.0 + 2 * bytes / (50 * 1e3), 1e-6);
 }
 
 TEST(Simulator, RingIsLatencyBoundWhenSmall) {
@@ -177,14 +175,16 @@ TEST(Simulator, RingIsLatencyBoundWhenSmall) {
   for (Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
     SimPlan ring = ringAllreduce(8, p);
     double small = simulated(ring, t, 8);
-    // 2(n-1) hops one after the other, as NCCL's ring latency counts them.
-    double hops = t.baseLatencyUs[int(p)] + 14 * t.nvlinkParams.latencyUs[int(p)];
+    // 2(n-1) hops one after the other, as NCCL's ring latency counts them
+    // (tuning.cc: base and NVLink hop latencies of Simple, LL, LL128).
+    const double base[] = {8.4, 6.6, 14.0}, hop[] = {3.4, 0.6, 1.9};
+    double hops = base[int(p)] + 14 * hop[int(p)];
     EXPECT_NEAR(small, hops, 0.01 * hops) << stringifyProtocol(p).str();
     EXPECT_NEAR(simulated(ring, t, 512), small, 0.01 * small);
   }
 }
 
-TEST(Simulator, RingApproachesTheBoundWhenLinksAloneLimit) {
+TEST(Simulator, RingRunsAtNcclsNVLinkRateWhenLinksAloneLimit) {
   Topology t = topology("hgx-h100");
   for (int p = 0; p < kNumProtocols; ++p)
     t.nvlinkParams.latencyUs[p] = t.baseLatencyUs[p] = 0;
@@ -193,12 +193,60 @@ TEST(Simulator, RingApproachesTheBoundWhenLinksAloneLimit) {
   CollectiveBound bound = finiteBound(Collective::allreduce, t, 8, bytes);
   double time = simulated(ring, linksOnly(t), bytes);
   EXPECT_GE(time, bound.lowerUs() * (1 - 1e-9));
-  EXPECT_LE(time, bound.lowerUs() * 1.02);
+  // NVLink at the rate NCCL counts it, 18 x 20.6 GB/s (topo.h), not the
+  // vendor's 450 that the bound keeps.
+  double busbw = bytes / (1000 * time) * 14 / 8;
+  EXPECT_NEAR(busbw, 18 * 20.6, 0.02 * 18 * 20.6);
+}
+
+/// `channels` LL rings over `nodes` H100 nodes, NCCL's way: each channel
+/// leaves a node from another GPU, so the NICs share the traffic.
+SimPlan staggeredRings(int nodes, int channels, Protocol p) {
+  int n = 8 * nodes;
+  PlanBuilder b(n, int64_t(n) * channels);
+  using K = PlanBuilder::Kind;
+  std::vector<K> kinds = {K::Send};
+  kinds.insert(kinds.end(), 2 * n - 3, K::RecvSend);
+  kinds.push_back(K::Recv);
+  for (int c = 0; c < channels; ++c) {
+    std::vector<int> order;
+    for (int node = 0; node < nodes; ++node)
+      for (int k = 0; k < 8; ++k)
+        order.push_back(node * 8 + (c + k) % 8);
+    for (int r = 0; r < n; ++r)
+      b.threadblock(r, p, kinds);
+    for (int i = 0; i < n; ++i)
+      b.connect(c * n + order[i], c * n + order[(i + 1) % n]);
+  }
+  b.plan.collective = Collective::allreduce;
+  return b.plan;
+}
+
+TEST(Simulator, LLIsCappedForTheWholeCollectiveAsNcclCapsIt) {
+  // NCCL's llMaxBws (tuning.cc) cap LL's busbw, not a channel's: 141 GB/s
+  // on one Hopper node; across nodes, on an Intel host, 39 GB/s on two and
+  // 20.4 on more. Eight LL rings would move far more (8 x 32.5 GB/s).
+  // Without latencies, so that only bandwidth limits the rings.
+  double bytes = 256.0 * (1 << 20);
+  for (auto [nodes, cap] : {std::pair{1, 141.0}, {2, 39.0}, {4, 20.4}}) {
+    std::string spec = "hgx-h100:nodes=" + std::to_string(nodes);
+    Topology t = topology(spec.c_str());
+    for (int p = 0; p < kNumProtocols; ++p)
+      t.nvlinkParams.latencyUs[p] = t.netParams.latencyUs[p] = t.baseLatencyUs[p] = 0;
+    SimPlan rings = staggeredRings(nodes, 8, Protocol::LL);
+    double busbw = bytes / (1000 * simulated(rings, t, bytes)) *
+                   busBandwidthFactor(Collective::allreduce, 8 * nodes);
+    EXPECT_NEAR(busbw, cap, 0.03 * cap) << spec;
+  }
 }
 
 TEST(Simulator, NcclsRingChannelsMeetNcclsModel) {
   // NCCL's ring on one H100 node: 12 channels (its graph search), each a
-  // ring of Simple steps. Its own model says 12 x 30 = 360 GB/s of busbw.
+  // ring of Simple steps. Its own model says 12 x 30 = 360 GB/s of busbw,
+  // and nccl-tests measures about that. The simulator runs NVLink at NCCL's
+  // 370.8 GB/s but puts each step's hop latency (3.4 us) on the ring's
+  // critical path, where NCCL's model counts it once per hop of the whole
+  // collective: about 307 GB/s, 15% under.
   Topology t = topology("hgx-h100");
   SimPlan rings = ringAllreduce(8, Protocol::Simple, 12);
   NcclModel model(t, rings.gpus);
@@ -207,7 +255,7 @@ TEST(Simulator, NcclsRingChannelsMeetNcclsModel) {
       model.time(Collective::allreduce, NcclAlgorithm::Ring, Protocol::Simple, bytes);
   ASSERT_TRUE(nccl);
   double time = simulated(rings, t, bytes);
-  EXPECT_NEAR(time, *nccl, 0.15 * *nccl);
+  EXPECT_NEAR(time, *nccl, 0.2 * *nccl);
   // More channels than the links carry add nothing.
   EXPECT_GT(time, 0.9 * simulated(ringAllreduce(8, Protocol::Simple, 24), t, bytes));
 }
@@ -259,7 +307,7 @@ TEST(Simulator, FifoSlotsBoundWhatIsInFlight) {
   b.plan.slots = 1;
   double shallow = simulated(b.plan, t, 16 * 4096);
   // One slot: each message waits for the last one's hop latency.
-  EXPECT_GT(shallow - deep, 12 * t.nvlinkParams.latencyUs[0]);
+  EXPECT_GT(shallow - deep, 12 * 3.4);
 }
 
 TEST(Simulator, ExtrapolatedLoopsMatchRunningThemAll) {
@@ -510,6 +558,32 @@ TEST(NcclModel, OneNodeOfH100) {
   EXPECT_FALSE(m.choose(Collective::alltoall, 1024));
   // PAT needs one GPU per node.
   EXPECT_FALSE(m.time(Collective::allgather, NcclAlgorithm::PAT, Protocol::Simple, 1024));
+}
+
+TEST(NcclModel, NVLSOnAnH100NodeAsNcclSearchesIt) {
+  // NCCL's graph search on an 8 x H100 node logs `Pattern 5, nChannels 8,
+  // bw 40.000000/60.000000` (NCCL_DEBUG_SUBSYS=GRAPH): eight NVLS channels
+  // at bwIntra 40 and bwInter 60 GB/s.
+  Topology t = topology("hgx-h100");
+  NcclModel m(t, {0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(m.nvlsChannels(), 8);
+  EXPECT_DOUBLE_EQ(m.nvlsIntraGBps(), 40);
+  EXPECT_DOUBLE_EQ(m.nvlsInterGBps(), 60);
+  // On that graph NCCL's tuning.cc predicts 476 GB/s of busbw for the NVLS
+  // allreduce; nccl-tests measures about 480 on 8 x H100. At 256 MiB the
+  // 25 us of NVLS latency takes less than 3% off.
+  double bytes = 256.0 * (1 << 20);
+  std::optional<double> nvls =
+      m.time(Collective::allreduce, NcclAlgorithm::NVLS, Protocol::Simple, bytes);
+  ASSERT_TRUE(nvls);
+  double busbw = bytes / (1000 * *nvls) * 14 / 8;
+  EXPECT_NEAR(busbw, 476, 0.03 * 476);
+  EXPECT_NEAR(busbw, 480, 0.05 * 480);
+  std::optional<NcclChoice> big = m.choose(Collective::allreduce, bytes);
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->algorithm, NcclAlgorithm::NVLS);
+  // Without multicast there is no NVLS graph.
+  EXPECT_EQ(NcclModel(topology("dgx-a100"), {0, 1, 2, 3, 4, 5, 6, 7}).nvlsChannels(), 0);
 }
 
 TEST(NcclModel, GenerationsFollowNVLink) {

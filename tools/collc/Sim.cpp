@@ -123,6 +123,8 @@ struct Table {
   double bus = 1;               // busbw over algbw
   int ringChannels = 0;
   double ringChannelGBps = 0;
+  int nvlsChannels = 0;
+  double nvlsIntraGBps = 0, nvlsInterGBps = 0;
   std::string generation;
   std::vector<Row> rows;
 
@@ -157,6 +159,9 @@ llvm::Error simulateAlgorithm(Table &table, Algorithm &alg, llvm::ArrayRef<doubl
   NcclModel model(*topo, first.gpus);
   table.ringChannels = model.ringChannels();
   table.ringChannelGBps = model.ringChannelGBps();
+  table.nvlsChannels = model.nvlsChannels();
+  table.nvlsIntraGBps = model.nvlsIntraGBps();
+  table.nvlsInterGBps = model.nvlsInterGBps();
   table.generation = model.generationName().str();
   // The bound is a line in M past its latency: take its slope once.
   bool bounded = first.ranks >= 2 && first.ranks <= topo->size();
@@ -248,10 +253,16 @@ void printTable(const Table &t, llvm::raw_ostream &os) {
   }
   os << "bound: busbw at collc bound's lower bound (max of the cut bound and the any-fan-out "
         "latency bound)\n";
-  if (nccl)
-    os << "nccl model: NCCL's tuning formulas (src/graph/tuning.cc) with " << t.generation
-       << "'s constants, " << t.ringChannels << " ring channels of " << fixed(t.ringChannelGBps, 1)
-       << " GB/s; a model, not a measurement\n";
+  if (!nccl)
+    return;
+  os << "nccl model: NCCL's tuning formulas (src/graph/tuning.cc) with " << t.generation
+     << "'s constants, " << t.ringChannels << " ring channels of " << fixed(t.ringChannelGBps, 1)
+     << " GB/s";
+  // The graph search's NVLS channels and their bwIntra / bwInter.
+  if (t.nvlsChannels)
+    os << ", " << t.nvlsChannels << " NVLS channels of " << fixed(t.nvlsIntraGBps, 1) << "/"
+       << fixed(t.nvlsInterGBps, 1) << " GB/s";
+  os << "; a model, not a measurement\n";
 }
 
 void printJson(llvm::ArrayRef<Table> tables, llvm::raw_ostream &os) {
