@@ -193,8 +193,10 @@ TEST(IbWire, AFailedFlushOfGpuMemoryDropsThePeer) {
   std::string said = testing::internal::GetCapturedStderr();
   EXPECT_GT(pair.device.flushes.load(), flushed);
   EXPECT_EQ(*pair.fifo[0].tail, 1u) << "step 1's tail never moved";
-  EXPECT_NE(said.find("collrt: rank 1 drops its ib connection to rank 0: the GPU cannot see what "
-                      "the NIC wrote (CUDA_ERROR_INVALID_CONTEXT)"),
+  // Both ends flush what lands in their memory (steps, returned credits),
+  // and the device is shared: whichever flushes first drops its peer.
+  EXPECT_NE(said.find("drops its ib connection to rank"), std::string::npos) << said;
+  EXPECT_NE(said.find(": the GPU cannot see what the NIC wrote (CUDA_ERROR_INVALID_CONTEXT)"),
             std::string::npos)
       << said;
 }
