@@ -12,11 +12,12 @@
 #include "transport/IbSelect.h"
 #include "transport/Transport.h"
 
+#include "FakeTree.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <linux/capability.h>
@@ -34,19 +35,8 @@ namespace {
 /// A directory tree standing in for /sys: PCI functions under devices/,
 /// reached through the links of class/infiniband and bus/pci/devices as
 /// the kernel lays them out.
-class FakeSysfs : public ::testing::Test {
+class FakeSysfs : public FakeTree {
 protected:
-  void SetUp() override {
-    std::string name = ::testing::TempDir() + "collc-sysfs-XXXXXX";
-    ASSERT_NE(mkdtemp(name.data()), nullptr);
-    root = name;
-  }
-  void TearDown() override { fs::remove_all(root); }
-
-  void write(const std::string &path, const std::string &text) {
-    fs::create_directories(fs::path(root + "/" + path).parent_path());
-    std::ofstream(root + "/" + path) << text << "\n";
-  }
   // A PCI function at `path` below devices/, with its bus id's link.
   void pci(const std::string &path) {
     fs::create_directories(root + "/devices/" + path);
@@ -67,8 +57,6 @@ protected:
     if (!type.empty())
       write(port + "gid_attrs/types/" + std::to_string(index), type);
   }
-
-  std::string root;
 };
 
 // Two PCIe switches, each with a GPU and a NIC below it, on root ports of

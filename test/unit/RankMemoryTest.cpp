@@ -8,37 +8,23 @@
 
 #include "ranks/Memory.h"
 
+#include "FakeTree.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 
 using collc_launch::cgroupRoom;
-namespace fs = std::filesystem;
 
 namespace {
 
 /// A directory tree standing in for /sys/fs/cgroup and /proc/self/cgroup.
-class FakeCgroups : public ::testing::Test {
+class FakeCgroups : public FakeTree {
 protected:
-  void SetUp() override {
-    std::string name = ::testing::TempDir() + "collc-cgroup-XXXXXX";
-    ASSERT_NE(mkdtemp(name.data()), nullptr);
-    root = name;
-  }
-  void TearDown() override { fs::remove_all(root); }
-
-  void write(const std::string &path, const std::string &text) {
-    fs::create_directories(fs::path(root + "/" + path).parent_path());
-    std::ofstream(root + "/" + path) << text << "\n";
-  }
   std::optional<double> room(const std::string &self) {
     write("self", self);
     return cgroupRoom(root + "/mnt", (root + "/self").c_str());
   }
-
-  std::string root;
 };
 
 } // namespace

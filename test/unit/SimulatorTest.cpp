@@ -95,14 +95,21 @@ struct PlanBuilder {
   }
 };
 
-/// NCCL's ring allreduce on n ranks (runRing), `channels` rings of one
-/// threadblock per rank each, every ring with its share of the chunks.
-SimPlan ringAllreduce(int n, Protocol p, int channels = 1) {
-  PlanBuilder b(n, int64_t(n) * channels);
+/// One rank's threadblock of a ring allreduce on n ranks: a send, 2n - 3
+/// receive-and-sends, a receive.
+std::vector<PlanBuilder::Kind> ringKinds(int n) {
   using K = PlanBuilder::Kind;
   std::vector<K> kinds = {K::Send};
   kinds.insert(kinds.end(), 2 * n - 3, K::RecvSend);
   kinds.push_back(K::Recv);
+  return kinds;
+}
+
+/// NCCL's ring allreduce on n ranks (runRing), `channels` rings of one
+/// threadblock per rank each, every ring with its share of the chunks.
+SimPlan ringAllreduce(int n, Protocol p, int channels = 1) {
+  PlanBuilder b(n, int64_t(n) * channels);
+  const std::vector<PlanBuilder::Kind> kinds = ringKinds(n);
   for (int c = 0; c < channels; ++c) {
     for (int r = 0; r < n; ++r)
       b.threadblock(r, p, kinds);
@@ -204,10 +211,7 @@ TEST(Simulator, RingRunsAtNcclsNVLinkRateWhenLinksAloneLimit) {
 SimPlan staggeredRings(int nodes, int channels, Protocol p) {
   int n = 8 * nodes;
   PlanBuilder b(n, int64_t(n) * channels);
-  using K = PlanBuilder::Kind;
-  std::vector<K> kinds = {K::Send};
-  kinds.insert(kinds.end(), 2 * n - 3, K::RecvSend);
-  kinds.push_back(K::Recv);
+  const std::vector<PlanBuilder::Kind> kinds = ringKinds(n);
   for (int c = 0; c < channels; ++c) {
     std::vector<int> order;
     for (int node = 0; node < nodes; ++node)
