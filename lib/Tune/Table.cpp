@@ -92,6 +92,39 @@ std::vector<Row> coll::tune::describe(llvm::ArrayRef<Candidate> candidates,
   return rows;
 }
 
+std::vector<std::string> coll::tune::shortfalls(llvm::ArrayRef<Candidate> candidates,
+                                                llvm::ArrayRef<Range> ranges,
+                                                llvm::ArrayRef<double> sizes,
+                                                const References &refs, double bus) {
+  std::vector<std::string> said;
+  auto check = [&](const Range &r, const std::vector<std::optional<double>> &ref,
+                   llvm::StringRef what) {
+    std::optional<size_t> worst;
+    double worstRatio = 0.5;
+    for (size_t i = r.first; i <= r.last; ++i) {
+      if (!ref[i] || *ref[i] <= 0)
+        continue;
+      double ratio = busbw(candidates[r.winner].micros[i], sizes[i], bus) / *ref[i];
+      if (ratio < worstRatio) {
+        worst = i;
+        worstRatio = ratio;
+      }
+    }
+    if (!worst)
+      return;
+    size_t i = *worst;
+    said.push_back(sizeSpan(sizes, r) + ": the winner " + candidates[r.winner].name + " reaches " +
+                   fixed(busbw(candidates[r.winner].micros[i], sizes[i], bus)) + " GB/s at " +
+                   formatBytes(sizes[i]) + ", " + fixed(worstRatio * 100, 0) + "% of " +
+                   what.str() + " (" + fixed(*ref[i]) + " GB/s)");
+  };
+  for (const Range &r : ranges) {
+    check(r, refs.ncclBusbw, "NCCL's model");
+    check(r, refs.boundBusbw, "the bound");
+  }
+  return said;
+}
+
 std::string coll::tune::sizeSpan(llvm::ArrayRef<double> sizes, const Range &r) {
   if (r.first == r.last)
     return formatBytes(sizes[r.first]);

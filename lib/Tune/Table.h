@@ -60,6 +60,12 @@ double busbw(double micros, double bytes, double factor);
 /// The rows of the table, one per range.
 std::vector<Row> describe(llvm::ArrayRef<Candidate> candidates, llvm::ArrayRef<Range> ranges,
                           llvm::ArrayRef<double> sizes, const References &refs, double bus);
+/// Per range and reference, where the winner's busbw falls below half of
+/// NCCL's model or of the bound: the range, the winner, its worst ratio
+/// and the size where it is.
+std::vector<std::string> shortfalls(llvm::ArrayRef<Candidate> candidates,
+                                    llvm::ArrayRef<Range> ranges, llvm::ArrayRef<double> sizes,
+                                    const References &refs, double bus);
 /// "8 B..4 KiB": the sizes M of range `r`.
 std::string sizeSpan(llvm::ArrayRef<double> sizes, const Range &r);
 void printTable(llvm::raw_ostream &os, llvm::ArrayRef<Candidate> candidates,

@@ -119,6 +119,23 @@ llvm::Expected<Grid> readGrid(const TuneOptions &options, int64_t ranks) {
   return g;
 }
 
+/// Says how far a long tune has got: at most once per `every` seconds, and
+/// nothing before the first `every` seconds have passed.
+struct Progress {
+  llvm::raw_ostream *os = nullptr;
+  double every = 10;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point start = last;
+
+  void say(const llvm::Twine &what) {
+    if (!os || since(last) < every)
+      return;
+    last = std::chrono::steady_clock::now();
+    *os << "collc tune: " << what << " (" << llvm::format("%.0f", since(start)) << " s)\n";
+    os->flush();
+  }
+};
+
 } // namespace
 
 /// Everything the tuner keeps alive: the context owns every candidate's IR.
@@ -141,6 +158,10 @@ struct coll::tune::Tuner {
   std::optional<coll::Collective> collective;
   /// Generated sources that no lowering accepted, with the first refusal.
   std::vector<std::string> skipped;
+  /// Where each refused grid point is said, if anywhere.
+  llvm::raw_ostream *refusals = nullptr;
+  Progress progress;
+  std::vector<std::string> sourceNames; // per parsed source
 
   /// A source read by `read`, for `accept`.
   struct Read {
@@ -259,6 +280,7 @@ llvm::Error Tuner::accept(const Source &source, Read r) {
   }
   for (const Read::Algorithm &alg : r.algorithms)
     names.push_back(alg.name);
+  sourceNames.push_back(source.name);
   estimates.push_back(std::move(r.estimate));
   parsed.push_back(std::move(r.program));
   verified.push_back(false);
@@ -377,9 +399,13 @@ llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Pr
                                                int64_t instances, int64_t pipeline,
                                                std::string &firstRefusal) {
   SmallVector<bool> any(protocols.size(), false);
-  auto refused = [&](std::string &refusal) {
+  auto refused = [&](std::string &refusal, llvm::StringRef protocol, bool peers) {
     if (firstRefusal.empty())
       firstRefusal = refusal;
+    if (refusals)
+      *refusals << "collc tune: refused " << sourceNames[k] << " at " << protocol
+                << (protocol.empty() ? "i" : "/i") << instances << "/p" << pipeline
+                << (peers ? "" : "/fifo") << ": " << refusal << "\n";
   };
   // Where the machine has NVLink, copies between ranks become steps on the
   // peers' buffers; the same program over FIFOs is a candidate too, as
@@ -392,7 +418,7 @@ llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Pr
     std::string refusal;
     OwningOpRef<ModuleOp> streams = lowerStreams(k, instances, pipeline, peers, refusal);
     if (!streams) {
-      refused(refusal);
+      refused(refusal, "", peers); // before any protocol is chosen
       continue;
     }
     streams->walk([&](coll::ThreadblockOp tb) { peerSteps |= coll::usesPeers(tb); });
@@ -403,7 +429,7 @@ llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Pr
           p + 1 < protocols.size() ? streams->clone() : std::move(streams);
       refusal.clear();
       if (!lowerPlans(*module, protocol, instances, refusal)) {
-        refused(refusal);
+        refused(refusal, stringifyProtocol(protocol), peers);
         continue;
       }
       any[p] = true;
@@ -530,6 +556,8 @@ llvm::Error lowerSources(Tuner &tuner, llvm::ArrayRef<Source> sources,
       if (llvm::Error e = tuner.lowerGrid(k, sources[k]))
         return e;
       took(tuner.timing, "lower " + sources[k].name, start);
+      tuner.progress.say("lowered " + llvm::Twine(k + 1) + " of " + llvm::Twine(sources.size()) +
+                         " programs");
     }
     return llvm::Error::success();
   }
@@ -546,7 +574,9 @@ llvm::Error lowerSources(Tuner &tuner, llvm::ArrayRef<Source> sources,
     return sources[k].file ? 0 : ratio;
   };
   llvm::stable_sort(order, [&](size_t a, size_t b) { return promise(a) < promise(b); });
-  for (size_t k : order) {
+  for (auto [done, k] : llvm::enumerate(order)) {
+    tuner.progress.say("lowered or screened " + llvm::Twine(done) + " of " +
+                       llvm::Twine(sources.size()) + " programs");
     bool near = sources[k].file;
     for (size_t i = 0; i < sizes.size() && !near; ++i)
       near = estimate[k][i] <= kScreenFactor * lowered[i];
@@ -878,6 +908,8 @@ llvm::Error lowerAndSimulate(Tuner &tuner, llvm::ArrayRef<Source> sources,
     return error("no candidates: no generator serves " + synth + " on " + llvm::Twine(tuner.ranks) +
                  " ranks");
 
+  tuner.progress.say("simulating " + llvm::Twine(tuner.candidates.size()) + " candidates at " +
+                     llvm::Twine(sizes.size()) + " sizes");
   auto simStart = std::chrono::steady_clock::now();
   if (llvm::Error e = simulateAll(tuner.candidates, tuner.topo, sizes, tuner.timing))
     return e;
@@ -886,6 +918,7 @@ llvm::Error lowerAndSimulate(Tuner &tuner, llvm::ArrayRef<Source> sources,
     return llvm::Error::success();
   auto start = std::chrono::steady_clock::now();
   size_t said = tuner.skipped.size();
+  tuner.progress.say("refining the winners");
   llvm::Expected<size_t> from = refine(tuner, sizes);
   if (!from)
     return from.takeError();
@@ -930,6 +963,9 @@ llvm::Expected<Tuned> coll::tune::run(const TuneOptions &options, MLIRContext &c
   result.name = options.name;
   Tuner &tuner = *result.tuner;
   tuner.collective = collective;
+  tuner.refusals = options.refusals;
+  tuner.progress.os = options.progress;
+  tuner.progress.every = options.progressEvery;
   result.sizes = sweep();
   const std::vector<double> &sizes = result.sizes;
   if (llvm::Error e = readSources(tuner, *sources, fileOptions, sizes))
@@ -950,6 +986,8 @@ llvm::Expected<Tuned> coll::tune::run(const TuneOptions &options, MLIRContext &c
   result.busFactor = coll::busBandwidthFactor(result.collective, ranks);
   result.rows =
       describe(tuner.candidates, result.ranges, sizes, result.references, result.busFactor);
+  result.warnings =
+      shortfalls(tuner.candidates, result.ranges, sizes, result.references, result.busFactor);
   llvm::raw_string_ostream(result.heading)
       << options.name << ": " << stringifyCollective(result.collective) << " on "
       << result.topology.name << ", " << ranks << " ranks; " << tuner.candidates.size()

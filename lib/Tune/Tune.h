@@ -54,6 +54,13 @@ struct TuneOptions {
   llvm::raw_ostream *timing = nullptr;
   /// Where to say which candidates were left out and why.
   llvm::raw_ostream *notes = nullptr;
+  /// Where to say each grid point the lowering refused, and why; none:
+  /// only a program with no point left is reported.
+  llvm::raw_ostream *refusals = nullptr;
+  /// Where to say how far a long tune has got, at most once per
+  /// `progressEvery` seconds; none: say nothing.
+  llvm::raw_ostream *progress = nullptr;
+  double progressEvery = 10;
 };
 
 struct Tuner;
@@ -77,6 +84,9 @@ struct Tuned {
   std::string heading;
   /// Candidates left out, each with its reason.
   std::vector<std::string> leftOut;
+  /// Where the winner is below half of NCCL's model or of the bound: a
+  /// sign of a missing candidate or a plan that does not scale.
+  std::vector<std::string> warnings;
 
   /// Every candidate, in the order of the table; a range's `winner` and a
   /// row's `second` index these.

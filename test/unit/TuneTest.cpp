@@ -112,6 +112,63 @@ TEST_F(TuneTest, TimingAndNotesGoWhereAsked) {
   EXPECT_NE(timing.find("collc tune: simulate "), std::string::npos) << timing;
 }
 
+TEST_F(TuneTest, ProgressIsSaidWhenAsked) {
+  TuneOptions o = small();
+  std::string said;
+  llvm::raw_string_ostream os(said);
+  o.progress = &os;
+  o.progressEvery = 0; // every step
+  ASSERT_TRUE(bool(run(o, context)));
+  EXPECT_NE(said.find("collc tune: lowered 2 of 2 programs ("), std::string::npos) << said;
+  EXPECT_NE(said.find("collc tune: simulating "), std::string::npos) << said;
+  said.clear();
+  o.progressEvery = 3600; // a short tune says nothing
+  ASSERT_TRUE(bool(run(o, context)));
+  EXPECT_EQ(said, "");
+}
+
+TEST_F(TuneTest, RefusedGridPointsAreSaidWhenAsked) {
+  TuneOptions o = small();
+  // 64 instances of the two-shot allreduce need more channels than there
+  // are, whatever the protocol.
+  o.instances = {1, 64};
+  std::string said;
+  llvm::raw_string_ostream os(said);
+  o.refusals = &os;
+  ASSERT_TRUE(bool(run(o, context)));
+  EXPECT_NE(said.find("collc tune: refused twoshot_allreduce.coll at i64/p1: the plan uses 64 "
+                      "channels"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("i1/p1"), std::string::npos) << said;
+}
+
+/// One candidate per time table, one range per candidate: `shortfalls`
+/// sees only what it is given.
+TEST_F(TuneTest, ShortfallsNameTheRangeTheWinnerAndTheReference) {
+  std::vector<double> sizes = {1024, 2048, 4096};
+  std::vector<Candidate> cs(1);
+  cs[0].name = "slow/LL/i1/p1";
+  // busbw = bytes / (us * 1e3): 1.024, 1.024 and 0.4096 GB/s.
+  cs[0].micros = {1, 2, 10};
+  std::vector<Range> ranges = {{0, 2, 0, 0, 8192}};
+  References refs;
+  refs.ncclBusbw = {1.5, 1.5, 1.5};
+  refs.boundBusbw = {2.0, 2.0, std::nullopt};
+  std::vector<std::string> said = shortfalls(cs, ranges, sizes, refs, 1.0);
+  // Below half of NCCL's model only at 4 KiB, worst there; the bound
+  // is beaten by half where it exists.
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0], "1 KiB..4 KiB: the winner slow/LL/i1/p1 reaches 0.41 GB/s at 4 KiB, 27% "
+                     "of NCCL's model (1.50 GB/s)");
+  refs.boundBusbw = {2.5, 2.0, std::nullopt};
+  said = shortfalls(cs, ranges, sizes, refs, 1.0);
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_NE(said[1].find("reaches 1.02 GB/s at 1 KiB, 41% of the bound (2.50 GB/s)"),
+            std::string::npos)
+      << said[1];
+}
+
 TEST_F(TuneTest, BadOptionsSayWhatIsWrong) {
   TuneOptions o = small();
   o.topology = "";

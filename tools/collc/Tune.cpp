@@ -70,6 +70,10 @@ cl::opt<std::string> plotPath("plot",
 cl::opt<bool> timing("timing",
                      cl::desc("Say on standard error how long each phase and candidate took"),
                      cl::sub(tuneCommand));
+cl::opt<bool> verbose("verbose", cl::desc("Say every grid point the lowering refused, and why"),
+                      cl::sub(tuneCommand));
+cl::opt<bool> quiet("quiet", cl::desc("Say nothing on how far a long tune has got"),
+                    cl::sub(tuneCommand));
 cl::opt<bool> asJson("json",
                      cl::desc("Print every candidate's time per size and the ranges as JSON"),
                      cl::sub(tuneCommand));
@@ -124,6 +128,8 @@ llvm::Expected<TuneOptions> readOptions() {
   o.name = libraryName;
   o.timing = timing ? &llvm::errs() : nullptr;
   o.notes = &llvm::errs();
+  o.refusals = verbose ? &llvm::errs() : nullptr;
+  o.progress = quiet ? nullptr : &llvm::errs();
   return o;
 }
 
@@ -183,6 +189,8 @@ int collc::runTune() {
       return fail(llvm::toString(std::move(e)));
     tableOs << "busbw by size: " << plotPath << "\n";
   }
+  for (const std::string &w : tuned->warnings)
+    llvm::errs() << "collc tune: warning: " << w << "\n";
   int status = outputPath.empty() ? 0 : writeLibrary(*tuned);
   if (status == 0)
     took("in all", tuneStart);
