@@ -8,6 +8,16 @@
 // makes the call NAME fail with out-of-memory, so that tests see how
 // collrt reports a failing call.
 //
+// VMM is as strict as CUDA's on a Hopper GPU: the granularity is 2 MiB,
+// and cuMemCreate, cuMemAddressReserve and cuMemMap refuse sizes, offsets
+// and addresses that are not multiples of it; cuMemMap maps only into a
+// reserved range that nothing maps yet, and the mapping is inaccessible
+// (PROT_NONE; copies and memsets into it fail, FakeGpu.h's kernels abort)
+// until cuMemSetAccess opens it to the device. An allocation is exported
+// and imported only as a handle type it was created with
+// (CUmemAllocationProp::requestedHandleTypes, which its memfd's name
+// carries to importers).
+//
 // The device is asynchronous as CUDA defines it. Each stream has a thread
 // that runs its work in order (kernels, copies, memsets, event records,
 // waits on events, stream-ordered frees) while the host goes on; events
@@ -94,8 +104,40 @@ bool failing(const char *call) {
   return which && !strcmp(which, call);
 }
 
+// CUDA's VMM rules with a Hopper GPU's numbers: device memory comes in
+// 2 MiB pages (its minimum and recommended granularity alike), and so do
+// a multicast object's bindings, best in 512 MiB ones.
+constexpr size_t kGranularity = size_t(2) << 20;
+constexpr size_t kMulticastGranularity = kGranularity, kMulticastRecommended = size_t(512) << 20;
+
+// A VMM allocation or multicast object is a memfd named for the handle
+// types it may be exported as ("fake-cuda-vmm-1": POSIX descriptors), so
+// that they travel with it to every process that imports it.
+std::string nameFor(const char *kind, unsigned types) {
+  return std::string("fake-cuda-") + kind + "-" + std::to_string(types);
+}
+// The handle types the allocation or object of `fd` may be exported as;
+// -1 where it is none of this driver's.
+int exportableAs(int fd) {
+  char link[256];
+  ssize_t n = readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), link, sizeof link - 1);
+  if (n <= 0)
+    return -1;
+  link[n] = 0;
+  const char *name = strstr(link, "/memfd:fake-cuda-");
+  unsigned types = 0;
+  return name && sscanf(name, "/memfd:fake-cuda-%*[a-z]-%u", &types) == 1 ? int(types) : -1;
+}
+// Whether this device can make memory exportable as `types`: descriptors,
+// and fabric handles where it offers them (Windows' handles never).
+CUresult offered(unsigned types) {
+  if (types & ~unsigned(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC))
+    return CUDA_ERROR_NOT_SUPPORTED;
+  return (types & CU_MEM_HANDLE_TYPE_FABRIC) && !fabric() ? CUDA_ERROR_NOT_SUPPORTED : CUDA_SUCCESS;
+}
+
 // A multicast object: its memfd's first page, then what it maps.
-constexpr size_t kMulticastHeader = 4096, kMulticastGranularity = 65536;
+constexpr size_t kMulticastHeader = 4096;
 struct MulticastHeader {
   std::atomic<uint32_t> devices, added;
   uint64_t size;
@@ -138,6 +180,78 @@ bool gpuReaches(const void *p, size_t n) {
     return false;
   --it;
   return x + n <= it->first + it->second;
+}
+
+// The address space of VMM: the ranges reserved (cuMemAddressReserve) and
+// in them the mappings (cuMemMap), each inaccessible, as CUDA makes them,
+// until cuMemSetAccess opens it to the device. Here an inaccessible
+// mapping is PROT_NONE, so that a kernel touching it faults, and copies
+// and memsets into it are refused.
+struct Mapping {
+  size_t size;
+  bool open;
+};
+std::mutex vmmMutex;
+std::map<uintptr_t, size_t> reservations; // by start
+std::map<uintptr_t, Mapping> mappings;    // by start
+
+// With vmmMutex held: whether one reservation holds [p, p + n).
+bool reserved(uintptr_t p, size_t n) {
+  auto it = reservations.upper_bound(p);
+  return it != reservations.begin() && p + n <= std::prev(it)->first + std::prev(it)->second;
+}
+// With vmmMutex held: whether any mapping overlaps [p, p + n).
+bool mapped(uintptr_t p, size_t n) {
+  auto it = mappings.upper_bound(p);
+  if (it != mappings.begin() && std::prev(it)->first + std::prev(it)->second.size > p)
+    return true;
+  return it != mappings.end() && it->first < p + n;
+}
+// With vmmMutex held: the starts of the mappings that tile [p, p + n)
+// exactly, or none where they do not.
+std::vector<uintptr_t> tiling(uintptr_t p, size_t n) {
+  std::vector<uintptr_t> tiles;
+  uintptr_t x = p;
+  for (auto it = mappings.find(p); n && x < p + n; ++it) {
+    if (it == mappings.end() || it->first != x)
+      return {};
+    tiles.push_back(x);
+    x += it->second.size;
+  }
+  return x == p + n ? tiles : std::vector<uintptr_t>{};
+}
+// Whether the device may touch [p, p + n) as VMM has it: outside every
+// reservation it is not VMM's to say; inside, only through mappings that
+// cuMemSetAccess opened.
+bool vmmAllows(const void *ptr, size_t n) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(vmmMutex);
+  auto r = reservations.upper_bound(p + n - 1);
+  const bool touches =
+      n && r != reservations.begin() && std::prev(r)->first + std::prev(r)->second > p;
+  if (!touches)
+    return true;
+  for (uintptr_t x = p; x < p + n;) {
+    auto m = mappings.upper_bound(x);
+    if (m == mappings.begin())
+      return false;
+    --m;
+    if (!m->second.open || m->first + m->second.size <= x)
+      return false;
+    x = m->first + m->second.size;
+  }
+  return true;
+}
+// A copy or memset through memory that VMM keeps from the device fails,
+// saying so.
+bool refused(const char *call, CUdeviceptr p, size_t n) {
+  if (vmmAllows(at(p), n))
+    return false;
+  fprintf(stderr,
+          "fake cuda: %s: [%p, +%zu) is reserved address space that is not mapped, or mapped "
+          "without access for the device (cuMemSetAccess)\n",
+          call, at(p), n);
+  return true;
 }
 
 // Waits, as CUDA does, until every device of the object is added.
@@ -400,6 +514,10 @@ CUresult cuGetErrorName(CUresult r, const char **name) {
           : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
           : r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT    ? "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT"
           : r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
+          : r == CUDA_ERROR_INVALID_VALUE              ? "CUDA_ERROR_INVALID_VALUE"
+          : r == CUDA_ERROR_INVALID_DEVICE             ? "CUDA_ERROR_INVALID_DEVICE"
+          : r == CUDA_ERROR_NOT_SUPPORTED              ? "CUDA_ERROR_NOT_SUPPORTED"
+          : r == CUDA_ERROR_ILLEGAL_STATE              ? "CUDA_ERROR_ILLEGAL_STATE"
                                                        : "CUDA_ERROR_FAKE";
   return CUDA_SUCCESS;
 }
@@ -429,18 +547,29 @@ CUresult cuDeviceCanAccessPeer(int *v, CUdevice, CUdevice) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *,
-                                       CUmemAllocationGranularity_flags) {
-  *g = 4096;
+CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *prop,
+                                       CUmemAllocationGranularity_flags option) {
+  if (!g || !prop || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+      (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
+       option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
+    return CUDA_ERROR_INVALID_VALUE;
+  *g = kGranularity;
   return CUDA_SUCCESS;
 }
-CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *,
-                     unsigned long long) {
+CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *prop,
+                     unsigned long long flags) {
   if (forbidden())
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (failing("cuMemCreate"))
     return CUDA_ERROR_OUT_OF_MEMORY;
-  int fd = memfd_create("fake-cuda", MFD_CLOEXEC);
+  if (!prop || flags || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || !size || size % kGranularity)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (prop->location.id != 0)
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult r = offered(prop->requestedHandleTypes))
+    return r;
+  int fd = memfd_create(nameFor("vmm", prop->requestedHandleTypes).c_str(), MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, off_t(size)))
     return CUDA_ERROR_OUT_OF_MEMORY;
   *h = CUmemGenericAllocationHandle(fd + 1);
@@ -450,11 +579,16 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle h) {
   close(fdOf(h));
   return CUDA_SUCCESS;
 }
+// Only as a type that the allocation (or multicast object) was made
+// exportable as.
 CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h,
-                                      CUmemAllocationHandleType type, unsigned long long) {
+                                      CUmemAllocationHandleType type, unsigned long long flags) {
+  const int types = exportableAs(fdOf(h));
+  if (!out || flags || types < 0 ||
+      (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && type != CU_MEM_HANDLE_TYPE_FABRIC) ||
+      !(unsigned(types) & type))
+    return CUDA_ERROR_INVALID_VALUE;
   if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
-    if (!fabric())
-      return CUDA_ERROR_NOT_SUPPORTED;
     CUmemFabricHandle handle{};
     const int owner[2] = {int(getpid()), fdOf(h)};
     memcpy(handle.data, owner, sizeof owner);
@@ -464,83 +598,178 @@ CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h,
   *static_cast<int *>(out) = dup(fdOf(h));
   return CUDA_SUCCESS;
 }
+// Only what was exported as `type`: an allocation of this driver that its
+// creator made exportable as that type.
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *os,
                                         CUmemAllocationHandleType type) {
+  int fd = -1;
   if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
+    if (!fabric())
+      return CUDA_ERROR_NOT_SUPPORTED;
     int owner[2];
     memcpy(owner, static_cast<const CUmemFabricHandle *>(os)->data, sizeof owner);
     const std::string path =
         "/proc/" + std::to_string(owner[0]) + "/fd/" + std::to_string(owner[1]);
-    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-      return CUDA_ERROR_INVALID_VALUE;
-    *h = CUmemGenericAllocationHandle(fd + 1);
-    return CUDA_SUCCESS;
+    fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  } else if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+    fd = fcntl(int(reinterpret_cast<intptr_t>(os)), F_DUPFD_CLOEXEC, 0);
   }
-  int fd = dup(int(reinterpret_cast<intptr_t>(os)));
   if (fd < 0)
     return CUDA_ERROR_INVALID_VALUE;
+  const int types = exportableAs(fd);
+  if (types < 0 || !(unsigned(types) & type)) {
+    close(fd);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   *h = CUmemGenericAllocationHandle(fd + 1);
   return CUDA_SUCCESS;
 }
-CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t, CUdeviceptr, unsigned long long) {
-  void *r = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+// Ranges in multiples of the allocation granularity only, at an address
+// aligned to it (or to `alignment`, a power of two, where larger). CUDA's
+// docs ask only for multiples of the host page here; the fake asks for
+// what cuMemMap needs of every range it maps, so that collrt relies on
+// no driver's leniency.
+CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t alignment, CUdeviceptr addr,
+                             unsigned long long flags) {
+  if (!p || !size || size % kGranularity || addr % kGranularity || (alignment & (alignment - 1)) ||
+      flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  const size_t align = std::max(alignment, kGranularity);
+  void *r =
+      mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (r == MAP_FAILED)
     return CUDA_ERROR_OUT_OF_MEMORY;
-  *p = of(r);
+  const uintptr_t from = reinterpret_cast<uintptr_t>(r), to = from + size + align;
+  const uintptr_t start = (from + align - 1) & ~(align - 1), end = start + size;
+  if (start > from)
+    munmap(r, start - from);
+  if (to > end)
+    munmap(reinterpret_cast<void *>(end), to - end);
+  std::lock_guard<std::mutex> lock(vmmMutex);
+  reservations[start] = size;
+  *p = CUdeviceptr(start);
   return CUDA_SUCCESS;
 }
+// Only a whole reservation, as it was made; what is still mapped in it
+// goes with it.
 CUresult cuMemAddressFree(CUdeviceptr p, size_t size) {
+  std::lock_guard<std::mutex> lock(vmmMutex);
+  auto it = reservations.find(uintptr_t(p));
+  if (it == reservations.end() || it->second != size)
+    return CUDA_ERROR_INVALID_VALUE;
+  reservations.erase(it);
+  for (auto m = mappings.lower_bound(uintptr_t(p)); m != mappings.end() && m->first < p + size;) {
+    unreach(at(m->first));
+    m = mappings.erase(m);
+  }
   munmap(at(p), size);
   return CUDA_SUCCESS;
 }
+// Into a reserved range that nothing maps yet, at offsets, addresses and
+// sizes of the granularity; the mapping is inaccessible until
+// cuMemSetAccess.
 CUresult cuMemMap(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocationHandle h,
-                  unsigned long long) {
+                  unsigned long long flags) {
+  if (flags || !size || p % kGranularity || size % kGranularity || offset % kGranularity)
+    return CUDA_ERROR_INVALID_VALUE;
+  int fd = fdOf(h);
+  size_t from = offset;
+  std::unique_lock<std::mutex> bindingLock(bindings, std::defer_lock);
   if (isMulticast(h)) {
     uint64_t objectSize = 0;
     if (CUresult r = allAdded(h, objectSize))
       return r;
     if (offset + size > objectSize)
       return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> lock(bindings);
+    bindingLock.lock();
     auto it = bound.find(inodeOf(h));
     if (it == bound.end())
       return CUDA_ERROR_INVALID_VALUE; // nothing bound here to show
-    void *r = mmap(at(p), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, it->second.first,
-                   off_t(it->second.second + offset));
-    if (r == MAP_FAILED)
+    fd = it->second.first;
+    from = it->second.second + offset;
+  } else {
+    struct stat st;
+    if (fstat(fd, &st) || offset + size > size_t(st.st_size))
       return CUDA_ERROR_INVALID_VALUE;
-    reach(r, size);
-    return CUDA_SUCCESS;
   }
-  void *r =
-      mmap(at(p), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fdOf(h), off_t(offset));
-  if (r == MAP_FAILED)
+  std::lock_guard<std::mutex> lock(vmmMutex);
+  if (!reserved(p, size) || mapped(p, size))
     return CUDA_ERROR_INVALID_VALUE;
-  reach(r, size);
+  if (mmap(at(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, off_t(from)) == MAP_FAILED)
+    return CUDA_ERROR_INVALID_VALUE;
+  mappings[uintptr_t(p)] = Mapping{size, false};
   return CUDA_SUCCESS;
 }
+// Whole mappings only.
 CUresult cuMemUnmap(CUdeviceptr p, size_t size) {
-  unreach(at(p));
-  void *r = mmap(at(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  std::lock_guard<std::mutex> lock(vmmMutex);
+  const std::vector<uintptr_t> tiles = tiling(p, size);
+  if (tiles.empty())
+    return CUDA_ERROR_INVALID_VALUE;
+  for (uintptr_t t : tiles) {
+    unreach(at(t));
+    mappings.erase(t);
+  }
+  void *r =
+      mmap(at(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   return r == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
-CUresult cuMemSetAccess(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t) {
+// For this device (0, the only one), over whole mappings.
+CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *desc, size_t count) {
+  if (!desc || !count)
+    return CUDA_ERROR_INVALID_VALUE;
+  int prot = PROT_NONE;
+  for (size_t i = 0; i < count; ++i) {
+    if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (desc[i].location.id != 0)
+      return CUDA_ERROR_INVALID_DEVICE;
+    switch (desc[i].flags) {
+    case CU_MEM_ACCESS_FLAGS_PROT_NONE:
+      prot = PROT_NONE;
+      break;
+    case CU_MEM_ACCESS_FLAGS_PROT_READ:
+      prot = PROT_READ;
+      break;
+    case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
+      prot = PROT_READ | PROT_WRITE;
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  std::lock_guard<std::mutex> lock(vmmMutex);
+  const std::vector<uintptr_t> tiles = tiling(p, size);
+  if (tiles.empty() || mprotect(at(p), size, prot))
+    return CUDA_ERROR_INVALID_VALUE;
+  for (uintptr_t t : tiles) {
+    Mapping &m = mappings[t];
+    m.open = prot != PROT_NONE;
+    if (m.open)
+      reach(at(t), m.size);
+    else
+      unreach(at(t));
+  }
   return CUDA_SUCCESS;
 }
 
-CUresult cuMulticastGetGranularity(size_t *g, const CUmulticastObjectProp *,
-                                   CUmulticastGranularity_flags) {
-  *g = kMulticastGranularity;
+CUresult cuMulticastGetGranularity(size_t *g, const CUmulticastObjectProp *prop,
+                                   CUmulticastGranularity_flags option) {
+  if (!g || !prop ||
+      (option != CU_MULTICAST_GRANULARITY_MINIMUM &&
+       option != CU_MULTICAST_GRANULARITY_RECOMMENDED))
+    return CUDA_ERROR_INVALID_VALUE;
+  *g = option == CU_MULTICAST_GRANULARITY_MINIMUM ? kMulticastGranularity : kMulticastRecommended;
   return CUDA_SUCCESS;
 }
 CUresult cuMulticastCreate(CUmemGenericAllocationHandle *h, const CUmulticastObjectProp *prop) {
   if (failing("cuMulticastCreate"))
     return CUDA_ERROR_OUT_OF_MEMORY;
-  if (!prop->numDevices || !prop->size || prop->size % kMulticastGranularity ||
-      !(prop->handleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+  if (!prop->numDevices || !prop->size || prop->size % kMulticastGranularity)
     return CUDA_ERROR_INVALID_VALUE;
-  int fd = memfd_create("fake-cuda-multicast", MFD_CLOEXEC);
+  if (CUresult r = offered(unsigned(prop->handleTypes)))
+    return r;
+  int fd = memfd_create(nameFor("multicast", unsigned(prop->handleTypes)).c_str(), MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, off_t(kMulticastHeader + prop->size)))
     return CUDA_ERROR_OUT_OF_MEMORY;
   *h = CUmemGenericAllocationHandle(fd + 1);
@@ -597,12 +826,16 @@ CUresult cuMulticastUnbind(CUmemGenericAllocationHandle h, CUdevice, size_t, siz
 // On the legacy stream, and as CUDA's, asynchronous to the host (for
 // device memory).
 CUresult cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) {
+  if (refused("cuMemsetD8", p, n))
+    return CUDA_ERROR_INVALID_VALUE;
   if (legacyClash())
     return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
   enqueue(nullptr, [=] { memset(at(p), v, n); });
   return CUDA_SUCCESS;
 }
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
+  if (refused("cuMemsetD8Async", p, n))
+    return CUDA_ERROR_INVALID_VALUE;
   if (!s && legacyClash())
     return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
   enqueue(s, [=] { memset(at(p), v, n); });
@@ -692,6 +925,8 @@ CUresult cuMemFreeHost(void *p) {
 // captured copy on every replay, as CUDA's do; from pageable memory, the
 // source is staged before the call returns, as CUDA stages it.
 CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream stream) {
+  if (refused("cuMemcpyHtoDAsync", d, n))
+    return CUDA_ERROR_INVALID_VALUE;
   if (!stream && legacyClash())
     return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
   if (capturing(stream) || gpuReaches(s, n)) {
@@ -704,6 +939,8 @@ CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream stre
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream stream) {
+  if (refused("cuMemcpyDtoDAsync", d, n) || refused("cuMemcpyDtoDAsync", s, n))
+    return CUDA_ERROR_INVALID_VALUE;
   if (!stream && legacyClash())
     return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
   enqueue(stream, [=] { memmove(at(d), at(s), n); });
@@ -1025,6 +1262,12 @@ cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t,
 // For FakeGpu.h's kernels: whether the GPU may touch [p, p + n).
 __attribute__((visibility("default"))) int fakeCudaReaches(const void *p, size_t n) {
   return gpuReaches(p, n);
+}
+
+// For FakeGpu.h's kernels: whether VMM lets the device touch [p, p + n)
+// (outside VMM's reservations, not its to refuse).
+__attribute__((visibility("default"))) int fakeCudaMayTouch(const void *p, size_t n) {
+  return vmmAllows(p, n);
 }
 
 // For FakeGpu.h's kernels: queues run(ctx) on `s` as a kernel, or records

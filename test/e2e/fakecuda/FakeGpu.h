@@ -105,10 +105,38 @@ inline void checkFifos(const collc::Args &a) {
   }
 }
 
+// A kernel touches its buffers, its peers' and the barrier: none may lie
+// in VMM memory mapped without access for the device (cuMemSetAccess),
+// which on a GPU faults. Here it would fault too, but without a word.
+inline void checkAccess(const collc::Args &a) {
+  using MayTouch = int (*)(const void *, size_t);
+  static MayTouch mayTouch = [] {
+    const char *driver = getenv("COLL_CUDA_LIBRARY");
+    void *lib = driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+    return lib ? reinterpret_cast<MayTouch>(dlsym(lib, "fakeCudaMayTouch")) : nullptr;
+  }();
+  if (!mayTouch)
+    return;
+  std::vector<const void *> touched(a.buffers, a.buffers + collc::kMaxBuffers);
+  touched.insert(touched.end(), a.multicast, a.multicast + collc::kMaxBuffers);
+  if (a.peers)
+    touched.insert(touched.end(), a.peers, a.peers + size_t(a.nranks) * collc::kMaxBuffers);
+  touched.push_back(a.barrier);
+  for (const void *p : touched)
+    if (p && !mayTouch(p, 1)) {
+      fprintf(stderr,
+              "fake GPU: rank %d threadblock %d: a buffer at %p lies in VMM memory that is not "
+              "mapped with access for the device (cuMemSetAccess)\n",
+              a.rank, a.tb, p);
+      abort();
+    }
+}
+
 template <void (*K)(const collc::Args *)> struct Kernel {
   collc::DeviceLaunch l;
   void operator()() const {
     for (int32_t b = 0; b < l.blocks; ++b) {
+      checkAccess(l.args[b]);
       checkMulticast(l.args[b]);
       checkFifos(l.args[b]);
     }

@@ -1,0 +1,259 @@
+//===- FakeCudaVmmTest.cpp - The fake driver refuses what CUDA's VMM does -===//
+//
+// collrt's VMM code is tested against the fake driver only where no GPU
+// is, so the fake must refuse what a Hopper GPU's driver refuses: sizes,
+// offsets and addresses off the 2 MiB granularity, mappings outside a
+// reservation or over another, access before cuMemSetAccess, and handle
+// types the allocation was not created with.
+//
+//===----------------------------------------------------------------------===//
+#include "FakeGpu.h"
+#include "support/CudaApi.h"
+#include "support/CudaDriver.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static const bool configured = setenv("COLL_CUDA_LIBRARY", COLLRT_FAKE_CUDA, 1) == 0;
+
+namespace {
+
+constexpr size_t kMiB = size_t(1) << 20, kPage = 2 * kMiB;
+
+const collrt::CudaApi &driver() {
+  std::string why;
+  const collrt::CudaApi *cu = collrt::cudaDriver(why);
+  if (!cu) {
+    fprintf(stderr, "the fake driver does not load: %s\n", why.c_str());
+    abort();
+  }
+  return *cu;
+}
+
+CUmemAllocationProp deviceMemory(unsigned types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  prop.requestedHandleTypes = CUmemAllocationHandleType(types);
+  return prop;
+}
+
+CUmemAccessDesc readWrite(int device = 0) {
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = device;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  return access;
+}
+
+// An allocation of `bytes` mapped at a reservation of its own, without
+// access yet.
+struct Mapped {
+  const collrt::CudaApi &cu = driver();
+  CUmemGenericAllocationHandle handle = 0;
+  CUdeviceptr at = 0;
+  size_t bytes;
+  explicit Mapped(size_t bytes) : bytes(bytes) {
+    const CUmemAllocationProp prop = deviceMemory();
+    EXPECT_EQ(cu.cuMemCreate(&handle, bytes, &prop, 0), CUDA_SUCCESS);
+    EXPECT_EQ(cu.cuMemAddressReserve(&at, bytes, 0, 0, 0), CUDA_SUCCESS);
+    EXPECT_EQ(cu.cuMemMap(at, bytes, 0, handle, 0), CUDA_SUCCESS);
+  }
+  ~Mapped() {
+    EXPECT_EQ(cu.cuMemUnmap(at, bytes), CUDA_SUCCESS);
+    EXPECT_EQ(cu.cuMemAddressFree(at, bytes), CUDA_SUCCESS);
+    EXPECT_EQ(cu.cuMemRelease(handle), CUDA_SUCCESS);
+  }
+};
+
+} // namespace
+
+TEST(FakeCuda, GranularityIsHoppers) {
+  const collrt::CudaApi &cu = driver();
+  const CUmemAllocationProp prop = deviceMemory();
+  size_t g = 0;
+  ASSERT_EQ(cu.cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+            CUDA_SUCCESS);
+  EXPECT_EQ(g, kPage);
+  ASSERT_EQ(cu.cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+            CUDA_SUCCESS);
+  EXPECT_EQ(g, kPage);
+  CUmulticastObjectProp mc{};
+  mc.numDevices = 2;
+  mc.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  ASSERT_EQ(cu.cuMulticastGetGranularity(&g, &mc, CU_MULTICAST_GRANULARITY_MINIMUM),
+            CUDA_SUCCESS);
+  EXPECT_EQ(g, kPage);
+  ASSERT_EQ(cu.cuMulticastGetGranularity(&g, &mc, CU_MULTICAST_GRANULARITY_RECOMMENDED),
+            CUDA_SUCCESS);
+  EXPECT_EQ(g, 512 * kMiB);
+}
+
+TEST(FakeCuda, CreateRefusesSizesOffTheGranularity) {
+  const collrt::CudaApi &cu = driver();
+  const CUmemAllocationProp prop = deviceMemory();
+  CUmemGenericAllocationHandle h = 0;
+  EXPECT_EQ(cu.cuMemCreate(&h, 0, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cu.cuMemCreate(&h, 4096, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cu.cuMemCreate(&h, kPage + 4096, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+  ASSERT_EQ(cu.cuMemCreate(&h, 2 * kPage, &prop, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemRelease(h), CUDA_SUCCESS);
+}
+
+TEST(FakeCuda, ReserveRefusesSizesAndAddressesOffTheGranularity) {
+  const collrt::CudaApi &cu = driver();
+  CUdeviceptr p = 0;
+  EXPECT_EQ(cu.cuMemAddressReserve(&p, 4096, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cu.cuMemAddressReserve(&p, kPage, 0, CUdeviceptr(kPage + 4096), 0),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cu.cuMemAddressReserve(&p, kPage, 3 * kPage, 0, 0), CUDA_ERROR_INVALID_VALUE);
+  ASSERT_EQ(cu.cuMemAddressReserve(&p, 2 * kPage, 0, 0, 0), CUDA_SUCCESS);
+  EXPECT_EQ(p % kPage, 0u) << "a reservation starts on the granularity";
+  EXPECT_EQ(cu.cuMemAddressFree(p, kPage), CUDA_ERROR_INVALID_VALUE) << "only as reserved";
+  EXPECT_EQ(cu.cuMemAddressFree(p, 2 * kPage), CUDA_SUCCESS);
+}
+
+TEST(FakeCuda, MapRefusesOffsetsAddressesAndRangesCudaRefuses) {
+  const collrt::CudaApi &cu = driver();
+  const CUmemAllocationProp prop = deviceMemory();
+  CUmemGenericAllocationHandle h = 0;
+  ASSERT_EQ(cu.cuMemCreate(&h, 2 * kPage, &prop, 0), CUDA_SUCCESS);
+  CUdeviceptr p = 0;
+  ASSERT_EQ(cu.cuMemAddressReserve(&p, 2 * kPage, 0, 0, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemMap(p, kPage, 4096, h, 0), CUDA_ERROR_INVALID_VALUE) << "offset";
+  EXPECT_EQ(cu.cuMemMap(p, kMiB, 0, h, 0), CUDA_ERROR_INVALID_VALUE) << "size";
+  EXPECT_EQ(cu.cuMemMap(p + 4096, kPage, 0, h, 0), CUDA_ERROR_INVALID_VALUE) << "address";
+  EXPECT_EQ(cu.cuMemMap(p + kPage, 2 * kPage, 0, h, 0), CUDA_ERROR_INVALID_VALUE)
+      << "past the reservation";
+  EXPECT_EQ(cu.cuMemMap(p, kPage, 2 * kPage, h, 0), CUDA_ERROR_INVALID_VALUE)
+      << "past the allocation";
+  // An address no reservation holds, aligned as one would be.
+  void *wild = mmap(nullptr, 2 * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(wild, MAP_FAILED);
+  const CUdeviceptr unreserved = (CUdeviceptr(reinterpret_cast<uintptr_t>(wild)) + kPage - 1) /
+                                 kPage * kPage;
+  EXPECT_EQ(cu.cuMemMap(unreserved, kPage, 0, h, 0), CUDA_ERROR_INVALID_VALUE) << "unreserved";
+  munmap(wild, 2 * kPage);
+  ASSERT_EQ(cu.cuMemMap(p + kPage, kPage, kPage, h, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemMap(p, 2 * kPage, 0, h, 0), CUDA_ERROR_INVALID_VALUE) << "already mapped";
+  ASSERT_EQ(cu.cuMemMap(p, kPage, 0, h, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemUnmap(p, kMiB), CUDA_ERROR_INVALID_VALUE) << "part of a mapping";
+  EXPECT_EQ(cu.cuMemUnmap(p, 2 * kPage), CUDA_SUCCESS) << "two whole mappings";
+  EXPECT_EQ(cu.cuMemAddressFree(p, 2 * kPage), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemRelease(h), CUDA_SUCCESS);
+}
+
+TEST(FakeCuda, MappedMemoryIsInaccessibleUntilSetAccess) {
+  Mapped m(2 * kPage);
+  const collrt::CudaApi &cu = m.cu;
+  CUstream s;
+  ASSERT_EQ(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  const char byte = 1;
+  EXPECT_EQ(cu.cuMemsetD8Async(m.at, 7, 16, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cu.cuMemcpyHtoDAsync(m.at, &byte, 1, s), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cu.cuMemcpyDtoDAsync(m.at, m.at + kPage, 1, s), CUDA_ERROR_INVALID_VALUE);
+  const CUmemAccessDesc other = readWrite(1), mine = readWrite();
+  EXPECT_EQ(cu.cuMemSetAccess(m.at, 2 * kPage, &other, 1), CUDA_ERROR_INVALID_DEVICE)
+      << "the fake has device 0 only";
+  EXPECT_EQ(cu.cuMemSetAccess(m.at, kPage, &mine, 1), CUDA_ERROR_INVALID_VALUE)
+      << "part of a mapping";
+  EXPECT_EQ(cu.cuMemSetAccess(m.at, 4 * kPage, &mine, 1), CUDA_ERROR_INVALID_VALUE)
+      << "past the mapping";
+  ASSERT_EQ(cu.cuMemSetAccess(m.at, 2 * kPage, &mine, 1), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuMemsetD8Async(m.at, 7, 2 * kPage, s), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuMemcpyDtoDAsync(m.at, m.at + kPage, 1, s), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuStreamSynchronize(s), CUDA_SUCCESS);
+  EXPECT_EQ(reinterpret_cast<const char *>(m.at)[2 * kPage - 1], 7);
+  cu.cuStreamDestroy(s);
+}
+
+TEST(FakeCudaDeathTest, AKernelOnMemoryWithoutAccessAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Mapped m(kPage);
+  EXPECT_DEATH(
+      {
+        collc::Args args{};
+        args.buffers[1] = reinterpret_cast<char *>(m.at) + 64;
+        collc_fake::checkAccess(args);
+      },
+      "rank 0 threadblock 0: a buffer at 0x[0-9a-f]+ lies in VMM memory that is not mapped with "
+      "access");
+  EXPECT_DEATH(*reinterpret_cast<volatile char *>(m.at) = 1, "") << "a plain store faults too";
+}
+
+TEST(FakeCuda, HandlesTravelOnlyAsTheTypesTheyWereCreatedWith) {
+  const collrt::CudaApi &cu = driver();
+  int fd = -1;
+  CUmemGenericAllocationHandle none = 0, posix = 0, imported = 0;
+  CUmemAllocationProp prop = deviceMemory(CU_MEM_HANDLE_TYPE_NONE);
+  ASSERT_EQ(cu.cuMemCreate(&none, kPage, &prop, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemExportToShareableHandle(&fd, none, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                            0),
+            CUDA_ERROR_INVALID_VALUE);
+  prop = deviceMemory(CU_MEM_HANDLE_TYPE_FABRIC);
+  EXPECT_EQ(cu.cuMemCreate(&posix, kPage, &prop, 0), CUDA_ERROR_NOT_SUPPORTED)
+      << "a device without fabric handles";
+  prop = deviceMemory(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+  ASSERT_EQ(cu.cuMemCreate(&posix, kPage, &prop, 0), CUDA_SUCCESS);
+  CUmemFabricHandle fabric{};
+  EXPECT_EQ(cu.cuMemExportToShareableHandle(&fabric, posix, CU_MEM_HANDLE_TYPE_FABRIC, 0),
+            CUDA_ERROR_INVALID_VALUE);
+  ASSERT_EQ(cu.cuMemExportToShareableHandle(&fd, posix, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                            0),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuMemImportFromShareableHandle(&imported, reinterpret_cast<void *>(intptr_t(fd)),
+                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+            CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemRelease(imported), CUDA_SUCCESS);
+  // A fabric handle of memory made for descriptors only, on a device that
+  // has fabric handles: the importer refuses it.
+  setenv("FAKE_CUDA_FABRIC", "1", 1);
+  const int owner[2] = {int(getpid()), fd};
+  memcpy(fabric.data, owner, sizeof owner);
+  EXPECT_EQ(cu.cuMemImportFromShareableHandle(&imported, &fabric, CU_MEM_HANDLE_TYPE_FABRIC),
+            CUDA_ERROR_INVALID_VALUE);
+  unsetenv("FAKE_CUDA_FABRIC");
+  // A descriptor that is no allocation of the driver.
+  const int foreign = memfd_create("not-cuda", MFD_CLOEXEC);
+  ASSERT_EQ(ftruncate(foreign, off_t(kPage)), 0);
+  EXPECT_EQ(cu.cuMemImportFromShareableHandle(&imported,
+                                              reinterpret_cast<void *>(intptr_t(foreign)),
+                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+            CUDA_ERROR_INVALID_VALUE);
+  close(foreign);
+  close(fd);
+  // A multicast object likewise.
+  CUmulticastObjectProp mc{};
+  mc.numDevices = 1;
+  mc.size = kPage;
+  mc.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  CUmemGenericAllocationHandle object = 0;
+  ASSERT_EQ(cu.cuMulticastCreate(&object, &mc), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemExportToShareableHandle(&fd, object, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                            0),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cu.cuMemRelease(object), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemRelease(posix), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemRelease(none), CUDA_SUCCESS);
+}
+
+TEST(FakeCuda, FabricHandlesTravelWhereRequested) {
+  const collrt::CudaApi &cu = driver();
+  setenv("FAKE_CUDA_FABRIC", "1", 1);
+  const CUmemAllocationProp prop =
+      deviceMemory(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC);
+  CUmemGenericAllocationHandle h = 0, imported = 0;
+  ASSERT_EQ(cu.cuMemCreate(&h, kPage, &prop, 0), CUDA_SUCCESS);
+  CUmemFabricHandle fabric{};
+  ASSERT_EQ(cu.cuMemExportToShareableHandle(&fabric, h, CU_MEM_HANDLE_TYPE_FABRIC, 0),
+            CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemImportFromShareableHandle(&imported, &fabric, CU_MEM_HANDLE_TYPE_FABRIC),
+            CUDA_SUCCESS);
+  unsetenv("FAKE_CUDA_FABRIC");
+  EXPECT_EQ(cu.cuMemRelease(imported), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemRelease(h), CUDA_SUCCESS);
+}
