@@ -60,7 +60,7 @@ mv "$installed/prefix" "$work/prefix"
 cp "$root/examples/ring_allreduce.coll" "$0" "$work/"
 stage=("$work/install.sh" --from-prefix "$work/prefix" "$work" "$cxx" "$man")
 
-if unshare -rm true 2> /dev/null; then
+if unshare -rm mount -t tmpfs none "$work" 2> /dev/null; then
   # The build tree first: it may lie inside the source tree.
   unshare -rm bash -c 'mount -t tmpfs none "$1" && mount -t tmpfs none "$2" && shift 2 &&
     exec bash "$@"' _ "$build" "$root" "${stage[@]}"
