@@ -8,7 +8,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-format-22
   antlr4 libantlr4-runtime-dev
   openmpi-bin libopenmpi-dev
-  libibverbs-dev python3-matplotlib
+  libibverbs-dev python3-matplotlib help2man
 )
 
 missing=()

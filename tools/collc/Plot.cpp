@@ -3,7 +3,7 @@
 // collc writes the numbers; tools/collc/plot.py draws them with matplotlib,
 // a well-kept plotting library, rather than collc drawing axes by hand. The
 // script is found where `cmake --install` puts it (share/collc beside bin/),
-// else in the source tree collc was built from.
+// else in the source tree collc was built from (Paths.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "Plot.h"
@@ -27,18 +27,6 @@ using namespace llvm;
 namespace {
 
 Error error(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
-
-/// Any address in this program, for finding its executable.
-int anchor;
-
-std::string script() {
-  std::string exe = sys::fs::getMainExecutable("collc", &anchor);
-  SmallString<256> installed(sys::path::parent_path(sys::path::parent_path(exe)));
-  sys::path::append(installed, "share", "collc", "plot.py");
-  if (sys::fs::exists(installed))
-    return std::string(installed);
-  return COLLC_PLOT_SCRIPT;
-}
 
 /// plot.py's exit status when its Python has no matplotlib.
 constexpr int kNoMatplotlib = 3;
@@ -68,7 +56,7 @@ bool collc::plotFormatKnown(StringRef path) {
 Error collc::drawPlot(StringRef json, StringRef output) {
   if (!plotFormatKnown(output))
     return error("'" + output + "' does not end in .svg, .png or .pdf");
-  std::string path = script();
+  std::string path = paths().plotScript;
   if (!sys::fs::exists(path))
     return error("the plotting script " + path + " is missing");
 

@@ -228,10 +228,11 @@ int collc::runOnHost(ModuleOp module, const RunOptions &options) {
   if (options.keep)
     llvm::sys::DontRemoveFileOnSignal(library);
 
-  std::string cxx = fromEnv("COLLC_CXX", COLLC_HOST_CXX);
-  std::string libDir = fromEnv("COLLC_LIB_DIR", COLLC_LIB_DIR);
-  std::string include = "-I" + fromEnv("COLLC_RUNTIME_INCLUDE", COLLC_RUNTIME_INCLUDE);
-  std::string device = "-I" + fromEnv("COLLC_DEVICE_INCLUDE", COLLC_DEVICE_INCLUDE);
+  const Paths &found = paths();
+  std::string cxx = fromEnv("COLLC_CXX", found.hostCompiler.c_str());
+  std::string libDir = fromEnv("COLLC_LIB_DIR", found.libDir.c_str());
+  std::string include = "-I" + fromEnv("COLLC_RUNTIME_INCLUDE", found.runtimeInclude.c_str());
+  std::string device = "-I" + fromEnv("COLLC_DEVICE_INCLUDE", found.deviceInclude.c_str());
   std::string rpath = "-Wl,-rpath," + libDir;
   std::string libFlag = "-L" + libDir;
   auto compiler = llvm::sys::findProgramByName(cxx);
@@ -253,7 +254,7 @@ int collc::runOnHost(ModuleOp module, const RunOptions &options) {
   // The launcher dies with collc (it reads COLLC_PARENT_PID), and its ranks
   // with the launcher: killing collc leaves no process behind.
   setenv("COLLC_PARENT_PID", std::to_string(getpid()).c_str(), 1);
-  std::string launcher = fromEnv("COLLC_LAUNCH", COLLC_BIN_DIR "/collc-launch");
+  std::string launcher = fromEnv("COLLC_LAUNCH", found.launcher.c_str());
   llvm::SmallVector<std::string> args = {
       launcher, library.str().str(), "--algorithm", name, "--ranks", std::to_string(options.ranks)};
   args.append(options.launchArgs.begin(), options.launchArgs.end());

@@ -20,6 +20,7 @@
 #include "lib/Support/Source.h"
 #include "lib/Target/Kernel.h"
 #include "lib/Target/MscclXml.h"
+#include "Paths.h"
 #include "Run.h"
 #include "ranks/Names.h"
 #include "RunLimits.h"
@@ -471,6 +472,12 @@ int main(int argc, char **argv) {
   // libLLVM's printer names LLVM's version, not collc's.
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "collc " COLLC_VERSION "\n" << "built with LLVM and MLIR " LLVM_VERSION_STRING "\n";
+    // Which runtime `collc run` uses, as clang names its InstalledDir.
+    const collc::Paths &paths = collc::paths();
+    if (!paths.prefix.empty())
+      os << "installed in " << paths.prefix << "\n";
+    else
+      os << "runtime from the build tree: " << paths.libDir << ", " << paths.deviceInclude << "\n";
   });
   // A command's help says what the command does; collc's, what collc does.
   bool command = argc > 1 && llvm::is_contained(kCommands, llvm::StringRef(argv[1]));
