@@ -89,6 +89,8 @@ void coll::buildCollLoweringPipeline(OpPassManager &pm, const CollLoweringOption
   // Verified unrolled; the verifier checks that the shapes make the same steps.
   if (runs(options, LoweringStage::Reroll))
     (variants ? *variants : pm.nest<PlanOp>()).addPass(createCollRerollPass());
+  if (!options.name.empty() && runs(options, LoweringStage::Plans))
+    pm.addPass(createCollNameAlgorithmsPass({options.name}));
 }
 
 coll::CollLoweringOptions coll::CollLoweringPipelineOptions::toLoweringOptions() const {

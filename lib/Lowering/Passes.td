@@ -197,6 +197,23 @@ def CollChooseChannelsPass : Pass<"coll-choose-channels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::coll::CollDialect"];
 }
 
+def CollNameAlgorithmsPass : Pass<"coll-name-algorithms", "::mlir::ModuleOp"> {
+  let summary = "Rename the module's algorithms and their plans after a given name";
+  let description = [{
+    Gives the plans of a module the names their emitted symbols take, so
+    that code compiled from one file several times (for other rank counts
+    or parameters) links into one program. With one algorithm in the
+    module, it takes `name`; with several, each algorithm `a` becomes
+    `name_a`. A plan named after its algorithm (`@ring_LL` of `ring`) is
+    renamed with it (`@name_LL`); any other plan `@p` becomes `@name_p`.
+    `name` must be a C identifier.
+  }];
+  let options = [
+    Option<"name", "name", "std::string", /*default=*/"\"\"",
+           "The new name (a C identifier)">
+  ];
+}
+
 def CollVerifyPlanPass : Pass<"coll-verify-plan", "::coll::PlanOp"> {
   let summary = "Prove that each plan runs without deadlock and computes its collective";
   let description = [{

@@ -61,6 +61,9 @@ struct CollLoweringOptions {
   /// also within the MSCCL runtime's limits when `mscclLimits`.
   bool verifyPlans = true;
   bool mscclLimits = false;
+  /// Rename the algorithms after this C identifier (coll-name-algorithms)
+  /// once they are plans; empty keeps their names.
+  std::string name;
 };
 
 /// Adds the passes of the stages `options.from` to `options.to` to `pm`,
@@ -68,9 +71,9 @@ struct CollLoweringOptions {
 /// coll-split-chunks, coll-multimem, coll-to-rank-streams,
 /// coll-assign-channels, coll-fuse, coll-number-steps, then
 /// coll-select-protocol, coll-choose-channels, coll-verify-plan, then
-/// coll-reroll. The stages up to Streams read neither `protocol` nor
-/// `messageSize`, so that what they make can be cloned and finished once
-/// per protocol (collc tune).
+/// coll-reroll, and coll-name-algorithms where `name` is given. The stages up to Streams read
+/// neither `protocol` nor `messageSize`, so that what they make can be cloned and finished once per
+/// protocol (collc tune).
 void buildCollLoweringPipeline(mlir::OpPassManager &pm, const CollLoweringOptions &options);
 
 /// The options of `coll-lower`, the pipeline as a textual pass.

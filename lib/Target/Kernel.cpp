@@ -427,10 +427,16 @@ void printPlanDesc(raw_indented_ostream &os, PlanOp plan) {
 /// An algorithm: its plans, their table, its AlgorithmDesc and its entry
 /// point.
 LogicalResult printAlgorithm(KernelEmitter &e, ArrayRef<PlanOp> plans) {
+  raw_indented_ostream &os = e.ostream();
+  // Internal linkage, so that plans of the same name in other files (the
+  // same algorithm compiled for other ranks) link into one program: the
+  // runtime reaches them through the descriptor's pointers.
+  os << "// The plans are this file's own; the descriptor and the entry point\n"
+     << "// below are its only global names.\nnamespace {\n\n";
   for (PlanOp plan : plans)
     if (failed(e.emitOperation(*plan)))
       return failure();
-  raw_indented_ostream &os = e.ostream();
+  os << "} // namespace\n\n";
   std::string alg = cIdent(algorithmOf(plans.front()));
   os << "static const collc::PlanDesc " << alg << "_plans[] = {\n";
   {

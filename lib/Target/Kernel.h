@@ -19,7 +19,8 @@ namespace coll {
 mlir::LogicalResult writeKernels(mlir::ModuleOp module, llvm::StringRef source,
                                  llvm::raw_ostream &os);
 
-/// Writes the C header that declares the entry points of writeKernels.
+/// Writes the C header that declares the entry points and descriptors of
+/// writeKernels.
 mlir::LogicalResult writeKernelHeader(mlir::ModuleOp module, llvm::StringRef source,
                                       llvm::raw_ostream &os);
 

@@ -83,6 +83,12 @@ cl::list<std::string> defines("D", cl::Prefix,
                               cl::value_desc("name=value"), cl::cat(category), compilingCommands);
 cl::opt<std::string> algorithm("algorithm", cl::desc("Compile only this algorithm of the file"),
                                cl::value_desc("name"), cl::cat(category), compilingCommands);
+cl::opt<std::string>
+    algorithmName("name",
+                  cl::desc("Name the emitted algorithm: entry point collc_<name>, descriptor "
+                           "collc_algorithm_<name>; with several in the file, each algorithm a "
+                           "becomes <name>_a"),
+                  cl::value_desc("name"), cl::cat(category));
 cl::opt<Emit, false, coll::NameParser<Emit>> emit(
     "emit", cl::desc("What to print"), cl::init(Emit::None),
     cl::values(clEnumValN(Emit::None, "none", "a one-line summary per algorithm (default)"),
@@ -276,6 +282,7 @@ LogicalResult lower(MLIRContext &context, ModuleOp module, TimingScope &timing) 
   lowering.protocol = protocol;
   lowering.messageSize = messageSize;
   lowering.mscclLimits = emit == Emit::MscclXml;
+  lowering.name = algorithmName;
   PassManager pm(&context);
   pm.enableTiming(timing);
   // What the plans compute is proved by the plan verifier. Every op's own
