@@ -294,6 +294,90 @@ void latencyBound(CollectiveBound &b, const SwitchGraph &g, const Topology &topo
   }
 }
 
+struct Term {
+  double us = 0;
+  std::string formula, cut;
+};
+
+std::string cutFormula(const Cut &c) {
+  return "(M/N) x " + std::to_string(c.ranksInside) + " / " + fmt(c.bandwidthGBps) + " GB/s";
+}
+
+/// Reduce-scatter's cut bound (what must enter a set of ranks), then
+/// all-gather's (what must leave one): twice one cut on symmetric graphs,
+/// as the presets' are, else the sum. `half` gets the larger of the two.
+Term bothHalves(const SwitchGraph &g, double shard, Term &half) {
+  bool symmetric = g.symmetric();
+  Cut rs = maxRatioCut(symmetric ? g : g.reversed());
+  half = {micros(shard * rs.ranksInside, rs.bandwidthGBps), cutFormula(rs),
+          g.describeCut(rs.inside, /*entering=*/true)};
+  if (symmetric)
+    return {2 * half.us, "2 x " + half.formula, half.cut};
+  Cut ag = maxRatioCut(g);
+  Term gather{micros(shard * ag.ranksInside, ag.bandwidthGBps), cutFormula(ag),
+              g.describeCut(ag.inside)};
+  Term sum{half.us + gather.us, half.formula + " + " + gather.formula, half.cut};
+  if (gather.us > half.us)
+    half = gather;
+  return sum;
+}
+
+/// `g` with the GPUs of each multicast domain joined by arcs wider than
+/// the whole graph: the cuts worth taking keep every domain whole. GPUs are
+/// numbered node by node, so each domain's GPUs are consecutive ranks; each
+/// is joined to the first of its domain. `domains` gets their number.
+SwitchGraph wholeDomains(const SwitchGraph &g, const Topology &topo, int &domains) {
+  double wide = 1;
+  for (const SwitchGraph::Arc &a : g.arcs)
+    wide += a.bandwidth;
+  SwitchGraph w = g;
+  domains = g.ranks > 0;
+  for (int a = 1, first = 0; a < g.ranks; ++a) {
+    if (!topo.sharesMulticast(first, a)) {
+      first = a;
+      ++domains;
+      continue;
+    }
+    w.arcs.push_back({first, a, wide, {}});
+    w.arcs.push_back({a, first, wide, {}});
+  }
+  return w;
+}
+
+/// Allreduce: reduce-scatter then all-gather. Where switches reduce and
+/// multicast (NVLS), the doubling no longer holds for a cut inside a
+/// multicast domain: it counts every byte a switch forwards as received
+/// once, and a switch that multicasts delivers one send to many GPUs. What
+/// still holds for every set S of GPUs with a rank on each side: S takes in
+/// one reduced copy of what the others give to S's shards and the others'
+/// shards once, M in all, and as much leaves it. So the bound is the larger
+/// of M over the narrowest cut and the doubled bound over the cuts that
+/// keep each domain whole (one half of it, when one domain holds every rank).
+Term allreduceBound(const SwitchGraph &g, const Topology &topo, double bytes) {
+  Term half;
+  Term both = bothHalves(g, bytes / g.ranks, half);
+  int domains = 0;
+  SwitchGraph whole = wholeDomains(g, topo, domains);
+  if (whole.arcs.size() == g.arcs.size())
+    return both; // no two ranks share a multicast domain
+  Cut out = rootCut(g, 0);
+  Cut in = rootCut(g.reversed(), 0);
+  bool entering = in.bandwidthGBps < out.bandwidthGBps;
+  const Cut &c = entering ? in : out;
+  Term once{micros(bytes, c.bandwidthGBps),
+            "M / " + fmt(c.bandwidthGBps) + " GB/s (switches reduce and multicast)",
+            g.describeCut(c.inside, entering)};
+  Term kept = half;
+  if (domains == 1) {
+    kept.formula += " (one half: switches reduce and multicast)";
+  } else {
+    Term unused;
+    kept = bothHalves(whole, bytes / g.ranks, unused);
+    kept.formula += " (multicast domains whole)";
+  }
+  return kept.us > once.us ? kept : once;
+}
+
 } // namespace
 
 llvm::Expected<CollectiveBound> coll::computeBound(Collective collective, const Topology &topo,
@@ -301,37 +385,27 @@ llvm::Expected<CollectiveBound> coll::computeBound(Collective collective, const 
   CollectiveBound b;
   SwitchGraph g = buildSwitchGraph(topo, ranks);
   double shard = bytes / ranks;
-  auto formula = [](const Cut &c) {
-    return "(M/N) x " + std::to_string(c.ranksInside) + " / " + fmt(c.bandwidthGBps) + " GB/s";
-  };
   switch (collective) {
   case Collective::allgather: {
     Cut ag = maxRatioCut(g);
     b.bandwidthUs = micros(shard * ag.ranksInside, ag.bandwidthGBps);
-    b.bandwidthFormula = formula(ag);
+    b.bandwidthFormula = cutFormula(ag);
     b.cutDescription = g.describeCut(ag.inside);
     break;
   }
-  case Collective::reducescatter:
-  case Collective::allreduce: {
-    // Reduce-scatter is all-gather on the reversed graph: what must enter
-    // S instead of leave it. The presets' links are symmetric, so one cut
-    // serves both halves of allreduce there.
-    bool symmetric = g.symmetric();
-    Cut rs = maxRatioCut(symmetric ? g : g.reversed());
+  case Collective::reducescatter: {
+    // All-gather on the reversed graph: what must enter S instead of leave it.
+    Cut rs = maxRatioCut(g.symmetric() ? g : g.reversed());
     b.bandwidthUs = micros(shard * rs.ranksInside, rs.bandwidthGBps);
-    b.bandwidthFormula = formula(rs);
+    b.bandwidthFormula = cutFormula(rs);
     b.cutDescription = g.describeCut(rs.inside, /*entering=*/true);
-    if (collective == Collective::reducescatter)
-      break;
-    if (symmetric) {
-      b.bandwidthUs *= 2;
-      b.bandwidthFormula = "2 x " + b.bandwidthFormula;
-    } else {
-      Cut ag = maxRatioCut(g);
-      b.bandwidthUs += micros(shard * ag.ranksInside, ag.bandwidthGBps);
-      b.bandwidthFormula += " + " + formula(ag);
-    }
+    break;
+  }
+  case Collective::allreduce: {
+    Term t = allreduceBound(g, topo, bytes);
+    b.bandwidthUs = t.us;
+    b.bandwidthFormula = t.formula;
+    b.cutDescription = t.cut;
     break;
   }
   case Collective::alltoall: {

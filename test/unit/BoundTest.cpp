@@ -115,8 +115,10 @@ TEST(Bound, HgxNodeMatchesTheRingFormula) {
   Topology t = topology("hgx-h100");
   CollectiveBound ag = finiteBound(Collective::allgather, t, 8, kGiB);
   EXPECT_NEAR(ag.bandwidthUs, kGiB / 8 * 7 / 450e3, 1e-6);
+  // Its switches reduce and multicast (NVLS): M leaves and enters each GPU
+  // once, not the ring's 2 (N-1)/N M.
   CollectiveBound ar = finiteBound(Collective::allreduce, t, 8, kGiB);
-  EXPECT_NEAR(ar.bandwidthUs, 2 * ag.bandwidthUs, 1e-6);
+  EXPECT_NEAR(ar.bandwidthUs, kGiB / 450e3, 1e-6);
   CollectiveBound bc = finiteBound(Collective::broadcast, t, 8, kGiB);
   EXPECT_NEAR(bc.bandwidthUs, kGiB / 450e3, 1e-6);
   // LL: base 6.6 + 3 rounds x 0.6 per NVLink hop.
@@ -124,6 +126,27 @@ TEST(Bound, HgxNodeMatchesTheRingFormula) {
   EXPECT_EQ(ag.latencyProtocol, Protocol::LL);
   EXPECT_NEAR(ag.latencyUs, 6.6 + 3 * 0.6, 1e-9);
   EXPECT_NEAR(ag.fanoutLatencyUs, 6.6 + 0.6, 1e-9);
+}
+
+// Switches that only forward: allreduce is reduce-scatter then all-gather,
+// twice the cut (the ring formula on one switch).
+TEST(Bound, AllreduceWithoutMulticastIsTwiceAllGather) {
+  Topology t = topology("dgx-a100");
+  CollectiveBound ag = finiteBound(Collective::allgather, t, 8, kGiB);
+  CollectiveBound ar = finiteBound(Collective::allreduce, t, 8, kGiB);
+  EXPECT_NEAR(ar.bandwidthUs, 2 * ag.bandwidthUs, 1e-6);
+  EXPECT_NEAR(ar.bandwidthUs, 2 * kGiB / 8 * 7 / 300e3, 1e-6);
+}
+
+// NVLS nodes across a network that neither reduces nor multicasts: M over
+// one node's NICs on two nodes; on sixteen, the doubled cut around fifteen
+// whole nodes, larger than M over the NICs.
+TEST(Bound, NvlsNodesKeepTheNetworksDoubledCut) {
+  CollectiveBound two = finiteBound(Collective::allreduce, topology("hgx-h100:nodes=2"), 16, kGiB);
+  EXPECT_NEAR(two.bandwidthUs, kGiB / 400e3, 1e-6);
+  CollectiveBound many =
+      finiteBound(Collective::allreduce, topology("hgx-h100:nodes=16"), 128, kGiB);
+  EXPECT_NEAR(many.bandwidthUs, 2 * kGiB / 128 * 120 / 400e3, 1e-6);
 }
 
 // Two nodes: a GPU takes 450 GB/s over NVLink and 50 over its NIC, so the

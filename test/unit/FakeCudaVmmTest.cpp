@@ -85,8 +85,7 @@ TEST(FakeCuda, GranularityIsHoppers) {
   CUmulticastObjectProp mc{};
   mc.numDevices = 2;
   mc.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  ASSERT_EQ(cu.cuMulticastGetGranularity(&g, &mc, CU_MULTICAST_GRANULARITY_MINIMUM),
-            CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuMulticastGetGranularity(&g, &mc, CU_MULTICAST_GRANULARITY_MINIMUM), CUDA_SUCCESS);
   EXPECT_EQ(g, kPage);
   ASSERT_EQ(cu.cuMulticastGetGranularity(&g, &mc, CU_MULTICAST_GRANULARITY_RECOMMENDED),
             CUDA_SUCCESS);
@@ -134,8 +133,8 @@ TEST(FakeCuda, MapRefusesOffsetsAddressesAndRangesCudaRefuses) {
   // An address no reservation holds, aligned as one would be.
   void *wild = mmap(nullptr, 2 * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(wild, MAP_FAILED);
-  const CUdeviceptr unreserved = (CUdeviceptr(reinterpret_cast<uintptr_t>(wild)) + kPage - 1) /
-                                 kPage * kPage;
+  const CUdeviceptr unreserved =
+      (CUdeviceptr(reinterpret_cast<uintptr_t>(wild)) + kPage - 1) / kPage * kPage;
   EXPECT_EQ(cu.cuMemMap(unreserved, kPage, 0, h, 0), CUDA_ERROR_INVALID_VALUE) << "unreserved";
   munmap(wild, 2 * kPage);
   ASSERT_EQ(cu.cuMemMap(p + kPage, kPage, kPage, h, 0), CUDA_SUCCESS);
@@ -191,8 +190,7 @@ TEST(FakeCuda, HandlesTravelOnlyAsTheTypesTheyWereCreatedWith) {
   CUmemGenericAllocationHandle none = 0, posix = 0, imported = 0;
   CUmemAllocationProp prop = deviceMemory(CU_MEM_HANDLE_TYPE_NONE);
   ASSERT_EQ(cu.cuMemCreate(&none, kPage, &prop, 0), CUDA_SUCCESS);
-  EXPECT_EQ(cu.cuMemExportToShareableHandle(&fd, none, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                            0),
+  EXPECT_EQ(cu.cuMemExportToShareableHandle(&fd, none, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
             CUDA_ERROR_INVALID_VALUE);
   prop = deviceMemory(CU_MEM_HANDLE_TYPE_FABRIC);
   EXPECT_EQ(cu.cuMemCreate(&posix, kPage, &prop, 0), CUDA_ERROR_NOT_SUPPORTED)
@@ -202,9 +200,9 @@ TEST(FakeCuda, HandlesTravelOnlyAsTheTypesTheyWereCreatedWith) {
   CUmemFabricHandle fabric{};
   EXPECT_EQ(cu.cuMemExportToShareableHandle(&fabric, posix, CU_MEM_HANDLE_TYPE_FABRIC, 0),
             CUDA_ERROR_INVALID_VALUE);
-  ASSERT_EQ(cu.cuMemExportToShareableHandle(&fd, posix, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                            0),
-            CUDA_SUCCESS);
+  ASSERT_EQ(
+      cu.cuMemExportToShareableHandle(&fd, posix, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+      CUDA_SUCCESS);
   ASSERT_EQ(cu.cuMemImportFromShareableHandle(&imported, reinterpret_cast<void *>(intptr_t(fd)),
                                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
             CUDA_SUCCESS);
@@ -233,9 +231,9 @@ TEST(FakeCuda, HandlesTravelOnlyAsTheTypesTheyWereCreatedWith) {
   mc.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
   CUmemGenericAllocationHandle object = 0;
   ASSERT_EQ(cu.cuMulticastCreate(&object, &mc), CUDA_SUCCESS);
-  EXPECT_EQ(cu.cuMemExportToShareableHandle(&fd, object, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                            0),
-            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(
+      cu.cuMemExportToShareableHandle(&fd, object, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+      CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cu.cuMemRelease(object), CUDA_SUCCESS);
   EXPECT_EQ(cu.cuMemRelease(posix), CUDA_SUCCESS);
   EXPECT_EQ(cu.cuMemRelease(none), CUDA_SUCCESS);

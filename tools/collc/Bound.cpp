@@ -117,8 +117,6 @@ int collc::runBound() {
   double sum = b.bandwidthUs + b.latencyUs;
   llvm::StringRef name = stringifyCollective(*collective);
   llvm::StringRef protocol = stringifyProtocol(b.latencyProtocol);
-  // NVLS reduces in the switch, which this graph's switches do not.
-  bool nvls = topo->multicast && *collective == Collective::allreduce;
 
   llvm::raw_ostream &os = llvm::outs();
   if (asJson) {
@@ -159,8 +157,5 @@ int collc::runBound() {
   row("one-port lower bound", oneport,
       "max(bandwidth, latency (one-port)): one message per rank per round");
   row("sum", sum, "bandwidth + latency (one-port): a target, not a bound");
-  if (nvls)
-    os << "\nnote: switches that reduce (NVLS) are outside this model; with them "
-          "allreduce can beat the bandwidth bound\n";
   return 0;
 }
