@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `collc tune`'s library builds with the host compiler and runs bit-exactly
 # on emulated ranks at a size inside each of its ranges (collc-launch checks
-# every element), so the runtime's dispatch by size runs every winner.
+# every element), so the runtime's dispatch by size runs every winner; the
+# header that --header writes declares what the library defines.
 # Usage: tune.sh COLLC LAUNCH CXX RUNTIME_INCLUDE DEVICE_INCLUDE LIBDIR
 set -uo pipefail
 collc=$1 launch=$2 cxx=$3 include=$4 device=$5 libdir=$6
@@ -14,7 +15,8 @@ passed=0 failed=0
 tune() {
   local name=$1 ranks=$2 collective=$3
   if ! out=$("$collc" tune --synth "$collective" --topology hgx-h100 --ranks "$ranks" \
-               --name "$name" --json -o "$work/$name.cpp" 2>&1 > "$work/$name.json") ||
+               --name "$name" --json -o "$work/$name.cpp" --header "$work/$name.h" \
+               --quiet 2>&1 > "$work/$name.json") ||
      ! out=$("$cxx" -std=c++17 -O1 -fPIC -shared -I"$include" -I"$device" "$work/$name.cpp" \
                -o "$work/$name.so" -L"$libdir" -lcollrt -Wl,-rpath,"$libdir" 2>&1); then
     echo "FAIL: the $name library does not build"
@@ -55,6 +57,23 @@ PY
   done
 }
 
+# declared NAME: a program that includes NAME.h links against NAME.so and
+# finds the entry point and the descriptor the header declares
+declared() {
+  local name=$1 out
+  printf '#include "%s.h"\nint main() { return collc_%s && &collc_algorithm_%s ? 0 : 1; }\n' \
+    "$name" "$name" "$name" > "$work/uses_$name.cpp"
+  if out=$("$cxx" -std=c++17 -I"$include" -I"$work" "$work/uses_$name.cpp" "$work/$name.so" \
+             -o "$work/uses_$name" -L"$libdir" -lcollrt -Wl,-rpath,"$libdir" 2>&1) &&
+     out=$("$work/uses_$name" 2>&1); then
+    passed=$((passed + 1))
+  else
+    echo "FAIL: the header of $name does not match its library"
+    echo "$out"
+    failed=$((failed + 1))
+  fi
+}
+
 # says NAME RANKS: under COLL_DEBUG=INFO the runtime names, for the smallest
 # range and the largest that starts within 64 MiB (what 4 ranks can afford),
 # the winner the tuner chose and its margin
@@ -81,7 +100,8 @@ PY
   done
 }
 
-tune tuned_allreduce 4 allreduce && { run tuned_allreduce 4 int32 4; says tuned_allreduce 4; }
+tune tuned_allreduce 4 allreduce &&
+  { run tuned_allreduce 4 int32 4; says tuned_allreduce 4; declared tuned_allreduce; }
 tune tuned_allgather 4 allgather && run tuned_allgather 4 float 4
 
 echo "$passed passed, $failed failed"

@@ -59,6 +59,10 @@ cl::list<int64_t> pipelineDepths("pipeline", cl::CommaSeparated,
                                  cl::sub(tuneCommand));
 cl::opt<std::string> outputPath("o", cl::desc("Write the library (CUDA/host C++) here"),
                                 cl::value_desc("file"), cl::sub(tuneCommand));
+cl::opt<std::string> headerPath("header",
+                                cl::desc("Write the C header of the library's entry points "
+                                         "here (with -o)"),
+                                cl::value_desc("file"), cl::sub(tuneCommand));
 cl::opt<bool> tableOnStdout("table",
                             cl::desc("Print the table on standard output (else on "
                                      "standard error)"),
@@ -149,6 +153,15 @@ int writeLibrary(Tuned &tuned) {
       ("tune of " + stringifyCollective(tuned.collective) + " on " + tuned.topology.name).str();
   if (failed(coll::writeKernels(**library, source, os)))
     return 1;
+  std::unique_ptr<llvm::ToolOutputFile> header;
+  if (!headerPath.empty()) {
+    header = openOutputFile(headerPath, &message);
+    if (!header)
+      return fail(message);
+    if (failed(coll::writeKernelHeader(**library, source, header->os())))
+      return 1;
+    header->keep();
+  }
   output->keep();
   took("emit the library", start);
   return 0;
@@ -160,6 +173,8 @@ bool collc::tuneRequested() { return bool(tuneCommand); }
 
 int collc::runTune() {
   auto tuneStart = std::chrono::steady_clock::now();
+  if (!headerPath.empty() && outputPath.empty())
+    return fail("--header writes the header of the library that -o writes: give -o too");
   if (!plotPath.empty() && !collc::plotFormatKnown(plotPath))
     return fail("--plot '" + plotPath + "' does not end in .svg, .png or .pdf");
   llvm::Expected<TuneOptions> options = readOptions();
