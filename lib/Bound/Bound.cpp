@@ -354,12 +354,14 @@ SwitchGraph wholeDomains(const SwitchGraph &g, const Topology &topo, int &domain
 /// of M over the narrowest cut and the doubled bound over the cuts that
 /// keep each domain whole (one half of it, when one domain holds every rank).
 Term allreduceBound(const SwitchGraph &g, const Topology &topo, double bytes) {
+  const double shard = bytes / g.ranks;
   Term half;
-  Term both = bothHalves(g, bytes / g.ranks, half);
+  if (!topo.multicast)
+    return bothHalves(g, shard, half);
   int domains = 0;
   SwitchGraph whole = wholeDomains(g, topo, domains);
   if (whole.arcs.size() == g.arcs.size())
-    return both; // no two ranks share a multicast domain
+    return bothHalves(g, shard, half); // no two ranks share a multicast domain
   Cut out = rootCut(g, 0);
   Cut in = rootCut(g.reversed(), 0);
   bool entering = in.bandwidthGBps < out.bandwidthGBps;
@@ -367,12 +369,12 @@ Term allreduceBound(const SwitchGraph &g, const Topology &topo, double bytes) {
   Term once{micros(bytes, c.bandwidthGBps),
             "M / " + fmt(c.bandwidthGBps) + " GB/s (switches reduce and multicast)",
             g.describeCut(c.inside, entering)};
-  Term kept = half;
+  Term kept;
   if (domains == 1) {
+    bothHalves(g, shard, kept);
     kept.formula += " (one half: switches reduce and multicast)";
   } else {
-    Term unused;
-    kept = bothHalves(whole, bytes / g.ranks, unused);
+    kept = bothHalves(whole, shard, half);
     kept.formula += " (multicast domains whole)";
   }
   return kept.us > once.us ? kept : once;

@@ -7,6 +7,7 @@
 // types the allocation was not created with.
 //
 //===----------------------------------------------------------------------===//
+#include "FakeDriver.h"
 #include "FakeGpu.h"
 #include "support/CudaApi.h"
 #include "support/CudaDriver.h"
@@ -22,16 +23,6 @@ static const bool configured = setenv("COLL_CUDA_LIBRARY", COLLRT_FAKE_CUDA, 1) 
 namespace {
 
 constexpr size_t kMiB = size_t(1) << 20, kPage = 2 * kMiB;
-
-const collrt::CudaApi &driver() {
-  std::string why;
-  const collrt::CudaApi *cu = collrt::cudaDriver(why);
-  if (!cu) {
-    fprintf(stderr, "the fake driver does not load: %s\n", why.c_str());
-    abort();
-  }
-  return *cu;
-}
 
 CUmemAllocationProp deviceMemory(unsigned types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
   CUmemAllocationProp prop{};
@@ -53,7 +44,7 @@ CUmemAccessDesc readWrite(int device = 0) {
 // An allocation of `bytes` mapped at a reservation of its own, without
 // access yet.
 struct Mapped {
-  const collrt::CudaApi &cu = driver();
+  const collrt::CudaApi &cu = fakeDriver();
   CUmemGenericAllocationHandle handle = 0;
   CUdeviceptr at = 0;
   size_t bytes;
@@ -73,7 +64,7 @@ struct Mapped {
 } // namespace
 
 TEST(FakeCuda, GranularityIsHoppers) {
-  const collrt::CudaApi &cu = driver();
+  const collrt::CudaApi &cu = fakeDriver();
   const CUmemAllocationProp prop = deviceMemory();
   size_t g = 0;
   ASSERT_EQ(cu.cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
@@ -93,7 +84,7 @@ TEST(FakeCuda, GranularityIsHoppers) {
 }
 
 TEST(FakeCuda, CreateRefusesSizesOffTheGranularity) {
-  const collrt::CudaApi &cu = driver();
+  const collrt::CudaApi &cu = fakeDriver();
   const CUmemAllocationProp prop = deviceMemory();
   CUmemGenericAllocationHandle h = 0;
   EXPECT_EQ(cu.cuMemCreate(&h, 0, &prop, 0), CUDA_ERROR_INVALID_VALUE);
@@ -104,7 +95,7 @@ TEST(FakeCuda, CreateRefusesSizesOffTheGranularity) {
 }
 
 TEST(FakeCuda, ReserveRefusesSizesAndAddressesOffTheGranularity) {
-  const collrt::CudaApi &cu = driver();
+  const collrt::CudaApi &cu = fakeDriver();
   CUdeviceptr p = 0;
   EXPECT_EQ(cu.cuMemAddressReserve(&p, 4096, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cu.cuMemAddressReserve(&p, kPage, 0, CUdeviceptr(kPage + 4096), 0),
@@ -117,7 +108,7 @@ TEST(FakeCuda, ReserveRefusesSizesAndAddressesOffTheGranularity) {
 }
 
 TEST(FakeCuda, MapRefusesOffsetsAddressesAndRangesCudaRefuses) {
-  const collrt::CudaApi &cu = driver();
+  const collrt::CudaApi &cu = fakeDriver();
   const CUmemAllocationProp prop = deviceMemory();
   CUmemGenericAllocationHandle h = 0;
   ASSERT_EQ(cu.cuMemCreate(&h, 2 * kPage, &prop, 0), CUDA_SUCCESS);
@@ -185,7 +176,7 @@ TEST(FakeCudaDeathTest, AKernelOnMemoryWithoutAccessAborts) {
 }
 
 TEST(FakeCuda, HandlesTravelOnlyAsTheTypesTheyWereCreatedWith) {
-  const collrt::CudaApi &cu = driver();
+  const collrt::CudaApi &cu = fakeDriver();
   int fd = -1;
   CUmemGenericAllocationHandle none = 0, posix = 0, imported = 0;
   CUmemAllocationProp prop = deviceMemory(CU_MEM_HANDLE_TYPE_NONE);
@@ -240,7 +231,7 @@ TEST(FakeCuda, HandlesTravelOnlyAsTheTypesTheyWereCreatedWith) {
 }
 
 TEST(FakeCuda, FabricHandlesTravelWhereRequested) {
-  const collrt::CudaApi &cu = driver();
+  const collrt::CudaApi &cu = fakeDriver();
   setenv("FAKE_CUDA_FABRIC", "1", 1);
   const CUmemAllocationProp prop =
       deviceMemory(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC);

@@ -10,6 +10,7 @@
 // synchronise the whole device.
 //
 //===----------------------------------------------------------------------===//
+#include "FakeDriver.h"
 #include "FakeGpu.h"
 #include "PairPlan.h"
 #include "collrt.h"
@@ -37,16 +38,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const collrt::CudaApi &driver() {
-  std::string why;
-  const collrt::CudaApi *cu = collrt::cudaDriver(why);
-  if (!cu) {
-    fprintf(stderr, "the fake driver does not load: %s\n", why.c_str());
-    abort();
-  }
-  return *cu;
-}
-
 // A call collrt does not make, from the fake driver as collrt finds its.
 template <typename F> F call(const char *name) {
   using GetProc =
@@ -64,8 +55,7 @@ struct Spin {
   std::atomic<int> done{0};
   void launch(CUstream s) {
     using Launch = void (*)(void *, void (*)(void *), void *, void (*)(void *));
-    static Launch queue = reinterpret_cast<Launch>(
-        dlsym(dlopen(COLLRT_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD), "fakeCudaLaunch"));
+    static Launch queue = collc_fake::fakeSymbol<Launch>("fakeCudaLaunch");
     queue(
         s,
         [](void *p) {
@@ -92,7 +82,7 @@ template <typename P> bool soon(P pred, int seconds = 20) {
 } // namespace
 
 TEST(FakeCuda, StreamsRunAfterTheCallInOrderAndEventsFollowThem) {
-  const collrt::CudaApi &cu = driver();
+  const collrt::CudaApi &cu = fakeDriver();
   CUstream a, b;
   ASSERT_EQ(cu.cuStreamCreate(&a, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   ASSERT_EQ(cu.cuStreamCreate(&b, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
@@ -126,7 +116,7 @@ TEST(FakeCuda, StreamsRunAfterTheCallInOrderAndEventsFollowThem) {
 }
 
 TEST(FakeCuda, TheLegacyStreamWaitsForBlockingStreamsOnly) {
-  const collrt::CudaApi &cu = driver();
+  const collrt::CudaApi &cu = fakeDriver();
   CUstream blocking, later, nonBlocking;
   ASSERT_EQ(cu.cuStreamCreate(&blocking, 0), CUDA_SUCCESS);
   ASSERT_EQ(cu.cuStreamCreate(&later, 0), CUDA_SUCCESS);
@@ -162,7 +152,7 @@ TEST(FakeCudaDeathTest, ACallThatWaitsForTheDeviceSaysWhatItWouldWaitFor) {
   EXPECT_DEATH(
       {
         setenv("FAKE_CUDA_WAIT_LIMIT", "1", 1);
-        const collrt::CudaApi &cu = driver();
+        const collrt::CudaApi &cu = fakeDriver();
         CUstream s;
         cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
         static Spin forever;
@@ -196,7 +186,7 @@ struct Rank {
 // the fake aborts naming them), nor rank 1's wait on the host for its own
 // earlier kernels (the ring of Args slots) while rank 0 has not launched.
 TEST(FakeGpu, LaunchesOfRanksInOneContextDoNotWaitForEachOther) {
-  const collrt::CudaApi &cu = driver();
+  const collrt::CudaApi &cu = fakeDriver();
   CudaPair pair;
   collUniqueId id;
   ASSERT_EQ(collGetUniqueId(&id), collSuccess) << collGetLastError(nullptr);

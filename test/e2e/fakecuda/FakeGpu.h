@@ -28,6 +28,14 @@
 
 namespace collc_fake {
 
+// A function the fake driver exports beside CUDA's (fakeCudaLaunch, ...),
+// from the library collrt loaded; null where it is not the fake.
+template <class Fn> Fn fakeSymbol(const char *name) {
+  const char *driver = getenv("COLL_CUDA_LIBRARY");
+  void *lib = driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  return lib ? reinterpret_cast<Fn>(dlsym(lib, name)) : nullptr;
+}
+
 // FAKE_GPU_FAIL=N: the Nth launch of the process reports a timeout, as a
 // kernel does through the error report, instead of running.
 inline bool failsNow() {
@@ -41,11 +49,7 @@ inline bool failsNow() {
 // capturing); runs it now where the fake driver is not loaded.
 template <class Job> void enqueue(void *stream, Job *job) {
   using Launch = void (*)(void *, void (*)(void *), void *, void (*)(void *));
-  static Launch queue = [] {
-    const char *driver = getenv("COLL_CUDA_LIBRARY");
-    void *lib = driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-    return lib ? reinterpret_cast<Launch>(dlsym(lib, "fakeCudaLaunch")) : nullptr;
-  }();
+  static Launch queue = fakeSymbol<Launch>("fakeCudaLaunch");
   auto run = [](void *j) { (*static_cast<Job *>(j))(); };
   auto drop = [](void *j) { delete static_cast<Job *>(j); };
   if (queue) {
@@ -81,11 +85,7 @@ inline void checkMulticast(const collc::Args &a) {
 // each must lie in memory the fake driver gave or pinned for the GPU.
 inline void checkFifos(const collc::Args &a) {
   using Reaches = int (*)(const void *, size_t);
-  static Reaches reaches = [] {
-    const char *driver = getenv("COLL_CUDA_LIBRARY");
-    void *lib = driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-    return lib ? reinterpret_cast<Reaches>(dlsym(lib, "fakeCudaReaches")) : nullptr;
-  }();
+  static Reaches reaches = fakeSymbol<Reaches>("fakeCudaReaches");
   const collc::Fifo *fifos[] = {&a.send, &a.recv};
   for (const collc::Fifo *f : fifos) {
     if (!reaches || !f->slots)
@@ -110,11 +110,7 @@ inline void checkFifos(const collc::Args &a) {
 // which on a GPU faults. Here it would fault too, but without a word.
 inline void checkAccess(const collc::Args &a) {
   using MayTouch = int (*)(const void *, size_t);
-  static MayTouch mayTouch = [] {
-    const char *driver = getenv("COLL_CUDA_LIBRARY");
-    void *lib = driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-    return lib ? reinterpret_cast<MayTouch>(dlsym(lib, "fakeCudaMayTouch")) : nullptr;
-  }();
+  static MayTouch mayTouch = fakeSymbol<MayTouch>("fakeCudaMayTouch");
   if (!mayTouch)
     return;
   std::vector<const void *> touched(a.buffers, a.buffers + collc::kMaxBuffers);
