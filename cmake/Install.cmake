@@ -24,6 +24,11 @@ install(TARGETS collc-launch collc-perf RUNTIME DESTINATION ${CMAKE_INSTALL_BIND
 install(TARGETS collrt collrt_static EXPORT collcTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(TARGET collnccl)
+  # Found through libcollrt.so's directory wherever the prefix moves.
+  set_target_properties(collnccl PROPERTIES INSTALL_RPATH "$ORIGIN")
+  install(TARGETS collnccl LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(FILES runtime/include/collrt.h runtime/include/collrt_mpi.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY runtime/device/collc DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}

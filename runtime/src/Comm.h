@@ -67,6 +67,10 @@ collResult_t initComm(collComm_t *out, int nranks, collUniqueId id, int rank, co
 /// on `comm`, or where collGetLastError(NULL) does when there is none, so
 /// that no refusal leaves the text of an earlier failure in place.
 collResult_t refuse(collComm_t comm, collResult_t r, const std::string &message);
+/// Whether collLaunch of `alg` would run this call's count, type and op on
+/// this communicator, with nothing done and no error kept; if not, `why`.
+bool planRuns(collComm *comm, const collc::AlgorithmDesc *alg, size_t count,
+              collDataType_t datatype, collRedOp_t op, std::string &why);
 /// collCommInitEnv with the variables `get` reads (EnvRendezvous.h).
 collResult_t initFromVars(collComm_t *out, const std::function<const char *(const char *)> &get,
                           const PeerInfo &self);

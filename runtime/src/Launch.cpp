@@ -262,8 +262,8 @@ collResult_t checkCall(LaunchCall &c) {
 }
 
 // After: `plan` is the plan for this size and `shape` its launch, said
-// under COLL_DEBUG.
-void pickPlan(LaunchCall &c) {
+// under COLL_DEBUG unless `quiet`.
+void pickPlan(LaunchCall &c, bool quiet = false) {
   const AlgorithmDesc *alg = c.alg;
   c.plan = &alg->plans[alg->numPlans - 1];
   for (int32_t p = 0; p < alg->numPlans; ++p)
@@ -273,7 +273,7 @@ void pickPlan(LaunchCall &c) {
     }
   const PlanDesc *plan = c.plan;
   c.shape = launchFor(*plan, c.inBytes);
-  if (Env::get().debug && c.me == 0)
+  if (Env::get().debug && c.me == 0 && !quiet)
     fprintf(stderr,
             "collc INFO %s: %lld bytes per rank -> plan %s (%s, [%lld, %lld)), "
             "%d replica(s)%s%s\n",
@@ -284,7 +284,7 @@ void pickPlan(LaunchCall &c) {
 
 // After: the plan can run over this communicator's transports on this
 // count, and `peerSteps`, `direct` and `shm` say how it reaches the peers.
-collResult_t checkPlanRuns(LaunchCall &c) {
+collResult_t checkPlanRuns(LaunchCall &c, bool quiet = false) {
   collComm *comm = c.comm;
   const PlanDesc *plan = c.plan;
   bool multimem = false;
@@ -295,7 +295,7 @@ collResult_t checkPlanRuns(LaunchCall &c) {
   }
   // The host emulation has no multicast: multimem steps run their unicast
   // form over the peer windows (the GPU launch says what it does).
-  if (multimem && !c.gpu && Env::get().debug && c.me == 0)
+  if (multimem && !c.gpu && Env::get().debug && c.me == 0 && !quiet)
     fprintf(stderr,
             "collc INFO plan %s: multimem steps run as loads and stores over the peer "
             "windows: %s\n",
@@ -613,6 +613,21 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     return launchOnGpu(comm, GpuLaunch{c.alg, c.plan, setup, c.shape, sendbuff, recvbuff, c.E,
                                        c.slice, datatype, op, stream, c.windows});
   return runOnHost(c, *setup);
+}
+
+bool collrt::planRuns(collComm *comm, const AlgorithmDesc *alg, size_t count,
+                      collDataType_t datatype, collRedOp_t op, std::string &why) {
+  LaunchCall c{comm, alg, nullptr, nullptr, count, datatype, op, nullptr};
+  std::string kept = std::move(comm->lastError);
+  collResult_t r = checkCall(c);
+  if (r == collSuccess) {
+    pickPlan(c, true);
+    r = checkPlanRuns(c, true);
+  }
+  if (r != collSuccess)
+    why = comm->lastError;
+  comm->lastError = std::move(kept);
+  return r == collSuccess;
 }
 
 extern "C" collResult_t collRegisterAlgorithm(collComm_t comm, const void *algorithm) {

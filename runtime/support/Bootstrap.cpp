@@ -70,7 +70,10 @@ void serveRoot(int listener, Secret secret, double timeout) {
     std::string all;
     for (const std::string &b : blobs)
       appendFrame(all, b);
-    for (int r = 0; r < nranks && ok; ++r)
+    // Rank 0 last: it is usually the rank whose process runs this root (it
+    // made the unique id), and once it has the round it may exit, ending
+    // this thread before the others have theirs.
+    for (int r = nranks - 1; r >= 0 && ok; --r)
       ok = writeFrame(peers[r], all, ignored);
   }
   for (int fd : peers)

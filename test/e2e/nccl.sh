@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# libcollnccl under a program that knows only nccl.h (nccl/app.c, linked
+# against a stub libnccl.so.2 that records calls): preloaded, the shim runs
+# every collective on the plans of COLL_PLAN_PATH, checked by the program,
+# and hands each call without a plan to the stub, which must record it;
+# plan calls must not reach it. COLL_DEBUG=INFO names each choice. Without
+# an NCCL underneath, a call without a plan fails saying so.
+# Usage: nccl.sh COLLC CXX RUNTIME_INCLUDE DEVICE_INCLUDE LIBDIR APP STUB EXAMPLES
+set -uo pipefail
+collc=$1 cxx=$2 include=$3 device=$4 libdir=$5 app=$6 stub=$7 examples=$8
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+
+# plan NAME FILE ARGS...: FILE.coll compiled for the host as $work/NAME.o
+plan() {
+  local name=$1 file=$2
+  shift 2
+  "$collc" "$examples/$file.coll" --name="$name" "$@" --emit=cuda -o "$work/$name.cpp" &&
+    "$cxx" -std=c++17 -O1 -fPIC -c -I"$include" -I"$device" "$work/$name.cpp" -o "$work/$name.o"
+}
+# Six algorithms for 4 ranks in one library, the ring for 2 in another.
+mkdir -p "$work/plans"
+plan ring4 ring_allreduce -D ranks=4 && plan rs4 ring_reducescatter -D ranks=4 &&
+  plan ag4 ring_allgather -D ranks=4 && plan a2a4 pairwise_alltoall -D ranks=4 &&
+  plan bcast4 tree_broadcast -D ranks=4 -D root=2 &&
+  plan reduce4 binary_tree_reduce -D ranks=4 -D root=1 && plan ring2 ring_allreduce -D ranks=2 &&
+  "$cxx" -shared "$work"/{ring4,rs4,ag4,a2a4,bcast4,reduce4}.o -o "$work/plans/libfour.so" \
+    -L"$libdir" -lcollrt -Wl,-rpath,"$libdir" &&
+  "$cxx" -shared "$work/ring2.o" -o "$work/plans/libtwo.so" -L"$libdir" -lcollrt \
+    -Wl,-rpath,"$libdir" || { echo "FAIL: the plan libraries do not build"; exit 1; }
+
+# check WHAT FILE TEXT: FILE has a line with TEXT
+check() {
+  if grep -qF -- "$3" "$2"; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL: $1: no line with '$3' in:"
+    cat "$2"
+    failed=$((failed + 1))
+  fi
+}
+# absent WHAT FILE PATTERN: no line of FILE matches PATTERN
+absent() {
+  if grep -qE -- "$3" "$2"; then
+    echo "FAIL: $1: a line matches '$3':"
+    grep -E -- "$3" "$2"
+    failed=$((failed + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+shim=$libdir/libcollnccl.so
+COLL_PLAN_PATH=$work/plans COLL_NCCL_LIBRARY=$stub STUB_NCCL_LOG=$work/stub.log \
+  COLL_DEBUG=INFO LD_PRELOAD=$shim "$app" > "$work/out" 2>&1
+echo "exit $?" >> "$work/out"
+check "the program" "$work/out" "exit 0"
+check "the program" "$work/out" PASS
+check "a plan" "$work/out" "rank 3: ncclAllReduce of 10007 int32 sum: collc plan ring4 from $work/plans/libfour.so"
+check "a plan" "$work/out" "rank 1: ncclAlltoAll of 513 float64: collc plan a2a4"
+check "a plan" "$work/out" "rank 0: ncclBcast of 1001 int32: collc plan bcast4"
+check "a plan" "$work/out" "rank 1: ncclAllReduce of 1000 int32 sum: collc plan ring2 from $work/plans/libtwo.so"
+check "a fallback" "$work/out" "rank 2: ncclBroadcast of 17 int8: NCCL, as no plan library has broadcast on 4 ranks from root 0"
+check "a fallback" "$work/out" "rank 0: ncclGather of 19 int8: NCCL, as collc compiles no such operation"
+check "a fallback" "$work/out" "ncclAllReduce of 64 float8e4m3 sum: NCCL, as no plan runs it; ring4: fp8 types need a GPU"
+check "a fallback" "$work/out" "ncclAllReduce of 29 float32 a custom op: NCCL, as the op was made by NCCL's ncclRedOpCreatePreMulSum"
+for r in 0 1 2 3; do
+  check "the stub" "$work/stub.log" "rank $r: ncclCommInitRank of 4"
+  check "the stub" "$work/stub.log" "rank $r: ncclBroadcast count 17 type 0 root 0"
+  check "the stub" "$work/stub.log" "rank $r: ncclGather count 19 type 0 root 0"
+  check "the stub" "$work/stub.log" "rank $r: ncclSend count 23 type 1 peer $(((r + 1) % 4))"
+  check "the stub" "$work/stub.log" "rank $r: ncclRecv count 23 type 1 peer $(((r + 3) % 4))"
+  check "the stub" "$work/stub.log" "rank $r: ncclAllReduce count 64 type 10 op 0"
+  check "the stub" "$work/stub.log" "rank $r: ncclAllReduce count 29 type 7 op 5"
+  check "the stub" "$work/stub.log" "rank $r: ncclCommSplit color $((r % 2)) key $((-r))"
+  check "the stub" "$work/stub.log" "rank $r: ncclCommWindowRegister 16384 bytes"
+  check "the stub" "$work/stub.log" "rank $r: ncclCommDestroy"
+done
+# What a plan ran must not have reached NCCL as well.
+absent "the stub" "$work/stub.log" "ncclAllReduce count (10007|1000|4096) |ncclReduceScatter|ncclAllGather|ncclAlltoAll|ncclBcast|ncclReduce count|ncclBroadcast count 1001"
+
+COLL_PLAN_PATH=$work/plans COLL_NCCL_LIBRARY=$work/no-such-libnccl.so LD_PRELOAD=$shim \
+  "$app" alone > "$work/alone" 2>&1
+echo "exit $?" >> "$work/alone"
+check "without NCCL" "$work/alone" "exit 0"
+check "without NCCL" "$work/alone" PASS
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ]
