@@ -1,8 +1,6 @@
 /* The generated headers compile as C: their descriptors are what
  * collRegisterAlgorithm takes. */
-#include "ring4.h"
-#include "ring8.h"
-#include "twoshot_allreduce.h"
+#include "plans.h"
 
 const void *names_descriptor(int i) {
   static const void *const descriptors[] = {&collc_algorithm_ring4, &collc_algorithm_ring8,
