@@ -23,8 +23,8 @@ namespace {
 constexpr int32_t kNone = -1; // a call no collc collective does
 
 const char *typeName(ncclDataType_t t) {
-  static const char *names[] = {"int8",    "uint8",   "int32",    "uint32",
-                                "int64",   "uint64",  "float16",  "float32",
+  static const char *names[] = {"int8",    "uint8",    "int32",      "uint32",
+                                "int64",   "uint64",   "float16",    "float32",
                                 "float64", "bfloat16", "float8e4m3", "float8e5m2"};
   return t >= 0 && t < ncclNumTypes ? names[t] : "?";
 }
@@ -63,8 +63,7 @@ const Plan *pick(ncclComm *comm, int32_t coll, int root, size_t count, ncclDataT
     if (first.collective != coll || (rooted(coll) && first.root != root))
       continue;
     std::string no;
-    if (collrt::planRuns(comm->coll, p.algorithm, count, collDataType_t(type), collRedOp_t(op),
-                         no))
+    if (collrt::planRuns(comm->coll, p.algorithm, count, collDataType_t(type), collRedOp_t(op), no))
       return &p;
     refusals += std::string("; ") + p.algorithm->name + ": " + no;
   }
@@ -81,8 +80,8 @@ const Plan *pick(ncclComm *comm, int32_t coll, int root, size_t count, ncclDataT
 // lacks the entry point), or fails saying why neither can.
 template <class Fn, class Call>
 ncclResult_t run(const char *entry, ncclComm *comm, int32_t coll, int root, const void *send,
-                 void *recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
-                 cudaStream_t stream, Fn *real, Call toNccl) {
+                 void *recv, size_t count, ncclDataType_t type, ncclRedOp_t op, cudaStream_t stream,
+                 Fn *real, Call toNccl) {
   if (!comm)
     return fail(nullptr, ncclInvalidArgument, std::string(entry) + ": comm is NULL");
   if (type < 0 || type >= ncclNumTypes)
@@ -93,15 +92,16 @@ ncclResult_t run(const char *entry, ncclComm *comm, int32_t coll, int root, cons
                 std::string(entry) + ": unknown reduction op " + std::to_string(int(op)));
   if (root != -1 && (root < 0 || root >= comm->nranks))
     return fail(comm, ncclInvalidArgument,
-                std::string(entry) + ": " + (strstr(entry, "Send") || strstr(entry, "Recv") ? "peer " : "root ") +
+                std::string(entry) + ": " +
+                    (strstr(entry, "Send") || strstr(entry, "Recv") ? "peer " : "root ") +
                     std::to_string(root) + " is not a rank of " + std::to_string(comm->nranks));
   std::string what = std::string(entry) + " of " + std::to_string(count) + " " + typeName(type) +
                      (reduces(coll) ? std::string(" ") + opName(op) : "");
   std::string why;
   if (const Plan *p = pick(comm, coll, root, count, type, op, why)) {
     if (debugInfo())
-      fprintf(stderr, "collc INFO rank %d: %s: collc plan %s from %s\n", comm->rank,
-              what.c_str(), p->algorithm->name, p->library.c_str());
+      fprintf(stderr, "collc INFO rank %d: %s: collc plan %s from %s\n", comm->rank, what.c_str(),
+              p->algorithm->name, p->library.c_str());
     if (collResult_t r = collLaunch(comm->coll, p->algorithm, send, recv, count,
                                     collDataType_t(type), collRedOp_t(op), stream))
       return fail(comm, fromColl(r), what + ": " + collGetLastError(comm->coll));
@@ -114,8 +114,7 @@ ncclResult_t run(const char *entry, ncclComm *comm, int32_t coll, int root, cons
     return fail(comm, ncclInvalidUsage, what + ": " + why + ", and " + none);
   }
   if (debugInfo())
-    fprintf(stderr, "collc INFO rank %d: %s: NCCL, as %s\n", comm->rank, what.c_str(),
-            why.c_str());
+    fprintf(stderr, "collc INFO rank %d: %s: NCCL, as %s\n", comm->rank, what.c_str(), why.c_str());
   return toNccl(real);
 }
 
@@ -130,11 +129,10 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataT
              [&](auto f) { return f(send, recv, count, type, op, comm->real, stream); });
 }
 
-ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t recvcount,
-                               ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
-                               cudaStream_t stream) {
-  return run("ncclReduceScatter", comm, collc::kReduceScatter, -1, send, recv, recvcount, type,
-             op, stream, COLLNCCL_REAL(ncclReduceScatter),
+ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t recvcount, ncclDataType_t type,
+                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  return run("ncclReduceScatter", comm, collc::kReduceScatter, -1, send, recv, recvcount, type, op,
+             stream, COLLNCCL_REAL(ncclReduceScatter),
              [&](auto f) { return f(send, recv, recvcount, type, op, comm->real, stream); });
 }
 
@@ -147,8 +145,8 @@ ncclResult_t ncclAllGather(const void *send, void *recv, size_t sendcount, ncclD
 
 ncclResult_t ncclAlltoAll(const void *send, void *recv, size_t count, ncclDataType_t type,
                           ncclComm_t comm, cudaStream_t stream) {
-  return run("ncclAlltoAll", comm, collc::kAllToAll, -1, send, recv, count, type, ncclSum,
-             stream, COLLNCCL_REAL(ncclAlltoAll),
+  return run("ncclAlltoAll", comm, collc::kAllToAll, -1, send, recv, count, type, ncclSum, stream,
+             COLLNCCL_REAL(ncclAlltoAll),
              [&](auto f) { return f(send, recv, count, type, comm->real, stream); });
 }
 
@@ -173,15 +171,15 @@ ncclResult_t ncclReduce(const void *send, void *recv, size_t count, ncclDataType
              [&](auto f) { return f(send, recv, count, type, op, root, comm->real, stream); });
 }
 
-ncclResult_t ncclGather(const void *send, void *recv, size_t count, ncclDataType_t type,
-                        int root, ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclGather(const void *send, void *recv, size_t count, ncclDataType_t type, int root,
+                        ncclComm_t comm, cudaStream_t stream) {
   return run("ncclGather", comm, kNone, root, send, recv, count, type, ncclSum, stream,
              COLLNCCL_REAL(ncclGather),
              [&](auto f) { return f(send, recv, count, type, root, comm->real, stream); });
 }
 
-ncclResult_t ncclScatter(const void *send, void *recv, size_t count, ncclDataType_t type,
-                         int root, ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclScatter(const void *send, void *recv, size_t count, ncclDataType_t type, int root,
+                         ncclComm_t comm, cudaStream_t stream) {
   return run("ncclScatter", comm, kNone, root, send, recv, count, type, ncclSum, stream,
              COLLNCCL_REAL(ncclScatter),
              [&](auto f) { return f(send, recv, count, type, root, comm->real, stream); });

@@ -33,8 +33,7 @@ bool joinColl(ncclComm *comm, const collUniqueId &id) {
     for (const std::string &problem : planProblems())
       fprintf(stderr, "collc WARN COLL_PLAN_PATH: %s\n", problem.c_str());
     fprintf(stderr, "collc INFO communicator of %d ranks: %zu plan(s) for %d ranks%s%s\n",
-            comm->nranks, comm->plans.size(), comm->nranks,
-            RealNccl::get() ? ", NCCL from " : "; ",
+            comm->nranks, comm->plans.size(), comm->nranks, RealNccl::get() ? ", NCCL from " : "; ",
             RealNccl::get() ? RealNccl::get()->path().c_str() : RealNccl::why().c_str());
   }
   return true;
@@ -111,8 +110,8 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniqueId co
   *out = nullptr;
   if (nranks < 1 || rank < 0 || rank >= nranks)
     return fail(nullptr, ncclInvalidArgument,
-                "ncclCommInitRank: rank " + std::to_string(rank) + " of " +
-                    std::to_string(nranks) + " ranks");
+                "ncclCommInitRank: rank " + std::to_string(rank) + " of " + std::to_string(nranks) +
+                    " ranks");
   auto *comm = new ncclComm;
   comm->rank = rank;
   comm->nranks = nranks;
@@ -213,8 +212,8 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
         joined = joinColl(child, id);
       }
       if (!joined) {
-        std::string why = child->lastError.empty() ? "its first rank made no unique id"
-                                                   : child->lastError;
+        std::string why =
+            child->lastError.empty() ? "its first rank made no unique id" : child->lastError;
         delete child;
         return fail(comm, ncclSystemError, "ncclCommSplit: " + why);
       }
@@ -222,8 +221,8 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
   }
   if (comm->real) {
     auto split = COLLNCCL_REAL(ncclCommSplit);
-    if (ncclResult_t r = split ? split(comm->real, color, key, &child->real, config)
-                               : ncclInvalidUsage) {
+    if (ncclResult_t r =
+            split ? split(comm->real, color, key, &child->real, config) : ncclInvalidUsage) {
       if (child->coll)
         collCommDestroy(child->coll);
       delete child;
@@ -258,9 +257,8 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeR
     return fail(comm, ncclInvalidUsage,
                 "ncclCommShrink: collc cannot shrink a communicator, and NCCL has none here");
   auto *child = new ncclComm;
-  if (ncclResult_t r =
-          shrink(comm->real, excludeRanksList, excludeRanksCount, &child->real, config,
-                 shrinkFlags)) {
+  if (ncclResult_t r = shrink(comm->real, excludeRanksList, excludeRanksCount, &child->real, config,
+                              shrinkFlags)) {
     delete child;
     return r;
   }

@@ -103,8 +103,7 @@ Loaded &loaded() {
 const std::vector<Plan> &planLibraries() { return loaded().plans; }
 const std::vector<std::string> &planProblems() { return loaded().problems; }
 
-bool algorithmSymbols(const std::string &path, std::vector<std::string> &names,
-                      std::string &why) {
+bool algorithmSymbols(const std::string &path, std::vector<std::string> &names, std::string &why) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     why = "cannot be read";

@@ -31,8 +31,7 @@ const std::vector<std::string> &planProblems();
 
 /// The names of the defined collc_algorithm_* symbols of the ELF shared
 /// object at `path`; false and `why` where it is not one.
-bool algorithmSymbols(const std::string &path, std::vector<std::string> &names,
-                      std::string &why);
+bool algorithmSymbols(const std::string &path, std::vector<std::string> &names, std::string &why);
 
 } // namespace collnccl
 

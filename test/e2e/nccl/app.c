@@ -12,6 +12,7 @@
  *===----------------------------------------------------------------------===*/
 #include <nccl.h>
 
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,25 +24,48 @@ enum { kRanks = 4 };
 
 static int rank = -1;
 
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    ncclResult_t r_ = (call);                                                                    \
-    if (r_ != ncclSuccess) {                                                                     \
-      fprintf(stderr, "rank %d: %s failed: %s: %s\n", rank, #call, ncclGetErrorString(r_),       \
-              ncclGetLastError(NULL));                                                           \
-      exit(1);                                                                                   \
-    }                                                                                            \
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    ncclResult_t r_ = (call);                                                                      \
+    if (r_ != ncclSuccess) {                                                                       \
+      fprintf(stderr, "rank %d: %s failed: %s: %s\n", rank, #call, ncclGetErrorString(r_),         \
+              ncclGetLastError(NULL));                                                             \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
-#define EXPECT(cond, ...)                                                                        \
-  do {                                                                                           \
-    if (!(cond)) {                                                                               \
-      fprintf(stderr, "rank %d: ", rank);                                                        \
-      fprintf(stderr, __VA_ARGS__);                                                              \
-      fprintf(stderr, "\n");                                                                     \
-      exit(1);                                                                                   \
-    }                                                                                            \
+#define EXPECT(cond, ...)                                                                          \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "rank %d: ", rank);                                                          \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
+
+/* Collectives on the GPU finish after the call returns: wait for the
+ * legacy stream, as a CUDA program does before it reads results, through
+ * the driver libcollnccl loaded (COLL_CUDA_LIBRARY); nothing to wait for
+ * in the host build. */
+static void synchronize(void) {
+  static int (*sync)(void *) = NULL;
+  static int looked = 0;
+  if (!looked) {
+    const char *driver = getenv("COLL_CUDA_LIBRARY");
+    void *lib = driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    /* cuGetProcAddress_v2(name, &fn, cudaVersion, flags, &status) */
+    typedef int (*GetProc)(const char *, void **, int, unsigned long long, int *);
+    GetProc get = lib ? (GetProc)dlsym(lib, "cuGetProcAddress_v2") : NULL;
+    void *fn = NULL;
+    int status = 0;
+    if (get && get("cuStreamSynchronize", &fn, 12000, 0, &status) == 0)
+      sync = (int (*)(void *))fn;
+    looked = 1;
+  }
+  if (sync)
+    EXPECT(sync(NULL) == 0, "cuStreamSynchronize failed");
+}
 
 static void *alloc(size_t bytes) {
   void *p = malloc(bytes);
@@ -55,12 +79,14 @@ static void allReduce(ncclComm_t comm) {
   for (int i = 0; i < n; ++i)
     in[i] = (rank + 1) * (i % 13 + 1);
   CHECK(ncclAllReduce(in, out, n, ncclInt32, ncclSum, comm, NULL));
+  synchronize();
   for (int i = 0; i < n; ++i)
     EXPECT(out[i] == 10 * (i % 13 + 1), "allreduce: element %d is %d", i, out[i]);
   float *buf = alloc(n * 4);
   for (int i = 0; i < n; ++i)
     buf[i] = (float)(rank * 1000 + i % 100);
   CHECK(ncclAllReduce(buf, buf, n, ncclFloat32, ncclMax, comm, NULL));
+  synchronize();
   for (int i = 0; i < n; ++i)
     EXPECT(buf[i] == (float)(3000 + i % 100), "allreduce max in place: element %d is %g", i,
            buf[i]);
@@ -73,6 +99,7 @@ static void reduceScatter(ncclComm_t comm) {
   for (int j = 0; j < kRanks * n; ++j)
     in[j] = rank + 1 + j;
   CHECK(ncclReduceScatter(in, out, n, ncclInt64, ncclSum, comm, NULL));
+  synchronize();
   for (int i = 0; i < n; ++i)
     EXPECT(out[i] == 10 + 4 * (int64_t)(rank * n + i), "reducescatter: element %d is %lld", i,
            (long long)out[i]);
@@ -86,6 +113,7 @@ static void allGather(ncclComm_t comm) {
   for (int i = 0; i < n; ++i)
     buf[rank * n + i] = (uint8_t)(rank * 7 + i);
   CHECK(ncclAllGather(buf + rank * n, buf, n, ncclUint8, comm, NULL)); /* in place */
+  synchronize();
   for (int j = 0; j < kRanks * n; ++j)
     EXPECT(buf[j] == (uint8_t)(j / n * 7 + j % n), "allgather: element %d is %d", j, buf[j]);
   free(buf);
@@ -98,10 +126,11 @@ static void allToAll(ncclComm_t comm) {
     for (int i = 0; i < n; ++i)
       in[p * n + i] = rank * 10000 + p * 100 + i % 100;
   CHECK(ncclAlltoAll(in, out, n, ncclFloat64, comm, NULL));
+  synchronize();
   for (int p = 0; p < kRanks; ++p)
     for (int i = 0; i < n; ++i)
-      EXPECT(out[p * n + i] == p * 10000 + rank * 100 + i % 100, "alltoall: block %d element %d",
-             p, i);
+      EXPECT(out[p * n + i] == p * 10000 + rank * 100 + i % 100, "alltoall: block %d element %d", p,
+             i);
   free(in), free(out);
 }
 
@@ -111,18 +140,21 @@ static void rooted(ncclComm_t comm) {
   for (int i = 0; i < n; ++i)
     in[i] = rank == 2 ? i * 0.5f : -1.0f, out[i] = -2.0f;
   CHECK(ncclBroadcast(in, out, n, ncclFloat32, 2, comm, NULL));
+  synchronize();
   for (int i = 0; i < n; ++i)
     EXPECT(out[i] == i * 0.5f, "broadcast: element %d is %g", i, out[i]);
   int32_t *buf = alloc(n * 4);
   for (int i = 0; i < n; ++i)
     buf[i] = rank == 2 ? i * 3 : -1;
   CHECK(ncclBcast(buf, n, ncclInt32, 2, comm, NULL));
+  synchronize();
   for (int i = 0; i < n; ++i)
     EXPECT(buf[i] == i * 3, "bcast: element %d is %d", i, buf[i]);
   int32_t *prod = alloc(n * 4);
   for (int i = 0; i < n; ++i)
     buf[i] = i % 3 == 0 ? rank + 1 : 1;
   CHECK(ncclReduce(buf, prod, n, ncclInt32, ncclProd, 1, comm, NULL));
+  synchronize();
   for (int i = 0; i < n && rank == 1; ++i)
     EXPECT(prod[i] == (i % 3 == 0 ? 24 : 1), "reduce: element %d is %d", i, prod[i]);
   free(in), free(out), free(buf), free(prod);
@@ -175,6 +207,7 @@ static void split(ncclComm_t comm) {
   for (int i = 0; i < 1000; ++i)
     in[i] = rank + 1;
   CHECK(ncclAllReduce(in, out, 1000, ncclInt32, ncclSum, half, NULL));
+  synchronize();
   for (int i = 0; i < 1000; ++i)
     EXPECT(out[i] == 2 * (rank % 2) + 4, "split allreduce: element %d is %d", i, out[i]);
   CHECK(ncclCommAbort(half));
@@ -189,6 +222,7 @@ static void window(ncclComm_t comm) {
   for (int i = 0; i < n; ++i)
     buf[i] = rank + i;
   CHECK(ncclAllReduce(buf, buf, n, ncclInt32, ncclSum, comm, NULL));
+  synchronize();
   for (int i = 0; i < n; ++i)
     EXPECT(buf[i] == 6 + 4 * i, "window allreduce: element %d is %d", i, buf[i]);
   CHECK(ncclCommWindowDeregister(comm, win));
