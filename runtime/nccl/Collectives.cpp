@@ -239,3 +239,20 @@ ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
 }
 
 } // extern "C"
+
+COLLNCCL_PROFILING_NAME(ncclAllReduce);
+COLLNCCL_PROFILING_NAME(ncclReduceScatter);
+COLLNCCL_PROFILING_NAME(ncclAllGather);
+COLLNCCL_PROFILING_NAME(ncclAlltoAll);
+COLLNCCL_PROFILING_NAME(ncclBroadcast);
+COLLNCCL_PROFILING_NAME(ncclBcast);
+COLLNCCL_PROFILING_NAME(ncclReduce);
+COLLNCCL_PROFILING_NAME(ncclGather);
+COLLNCCL_PROFILING_NAME(ncclScatter);
+COLLNCCL_PROFILING_NAME(ncclSend);
+COLLNCCL_PROFILING_NAME(ncclRecv);
+COLLNCCL_PROFILING_NAME(ncclGroupStart);
+COLLNCCL_PROFILING_NAME(ncclGroupEnd);
+COLLNCCL_PROFILING_NAME(ncclGroupSimulateEnd);
+COLLNCCL_PROFILING_NAME(ncclRedOpCreatePreMulSum);
+COLLNCCL_PROFILING_NAME(ncclRedOpDestroy);

@@ -337,3 +337,20 @@ ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
 }
 
 } // extern "C"
+
+COLLNCCL_PROFILING_NAME(ncclGetVersion);
+COLLNCCL_PROFILING_NAME(ncclGetUniqueId);
+COLLNCCL_PROFILING_NAME(ncclCommInitRankConfig);
+COLLNCCL_PROFILING_NAME(ncclCommInitRank);
+COLLNCCL_PROFILING_NAME(ncclCommInitRankScalable);
+COLLNCCL_PROFILING_NAME(ncclCommInitAll);
+COLLNCCL_PROFILING_NAME(ncclCommSplit);
+COLLNCCL_PROFILING_NAME(ncclCommShrink);
+COLLNCCL_PROFILING_NAME(ncclCommFinalize);
+COLLNCCL_PROFILING_NAME(ncclCommDestroy);
+COLLNCCL_PROFILING_NAME(ncclCommAbort);
+COLLNCCL_PROFILING_NAME(ncclCommRevoke);
+COLLNCCL_PROFILING_NAME(ncclCommGetAsyncError);
+COLLNCCL_PROFILING_NAME(ncclCommCount);
+COLLNCCL_PROFILING_NAME(ncclCommUserRank);
+COLLNCCL_PROFILING_NAME(ncclCommCuDevice);

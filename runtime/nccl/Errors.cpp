@@ -90,3 +90,6 @@ const char *ncclGetLastError(ncclComm_t comm) {
 }
 
 } // extern "C"
+
+COLLNCCL_PROFILING_NAME(ncclGetErrorString);
+COLLNCCL_PROFILING_NAME(ncclGetLastError);

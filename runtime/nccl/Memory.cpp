@@ -81,3 +81,10 @@ ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
 }
 
 } // extern "C"
+
+COLLNCCL_PROFILING_NAME(ncclMemAlloc);
+COLLNCCL_PROFILING_NAME(ncclMemFree);
+COLLNCCL_PROFILING_NAME(ncclCommRegister);
+COLLNCCL_PROFILING_NAME(ncclCommDeregister);
+COLLNCCL_PROFILING_NAME(ncclCommWindowRegister);
+COLLNCCL_PROFILING_NAME(ncclCommWindowDeregister);

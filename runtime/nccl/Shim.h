@@ -26,6 +26,10 @@ struct ncclWindow_vidmem {
   ncclWindow_t real = nullptr;
 };
 
+/// NCCL's profiling name of `fn` (pnccl...), which tools that wrap NCCL
+/// call; after the definition of `fn`, in its file.
+#define COLLNCCL_PROFILING_NAME(fn) extern "C" decltype(fn) p##fn __attribute__((alias(#fn)))
+
 namespace collnccl {
 
 /// collc's result as NCCL's.

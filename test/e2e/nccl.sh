@@ -7,11 +7,12 @@
 # an NCCL underneath, a call without a plan fails saying so. All of it
 # runs on the host build and again on collrt's GPU path over the fake
 # CUDA driver (fakegpu.sh), where the plans are presented as nvcc's.
+# The shim defines every function nccl.h declares, under both names.
 # Usage: nccl.sh COLLC CXX RUNTIME_INCLUDE DEVICE_INCLUDE LIBDIR APP STUB
-#                EXAMPLES [RUNTIME_DIR FAKE_DRIVER]
+#                EXAMPLES NCCL_H [RUNTIME_DIR FAKE_DRIVER]
 set -uo pipefail
-collc=$1 cxx=$2 include=$3 device=$4 libdir=$5 app=$6 stub=$7 examples=$8
-runtime=${9:-} fake=${10:-}
+collc=$1 cxx=$2 include=$3 device=$4 libdir=$5 app=$6 stub=$7 examples=$8 header=$9
+runtime=${10:-} fake=${11:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
@@ -64,6 +65,18 @@ absent() {
 }
 
 shim=$libdir/libcollnccl.so
+# Every function of nccl.h, and every one the shim defines.
+grep -oE '^(ncclResult_t|const char ?\*) +p?nccl[A-Za-z]+\(' "$header" |
+  sed -E 's/.*[ *](p?nccl[A-Za-z]+)\($/\1/' | sort -u > "$work/declared"
+nm -D --defined-only "$shim" | awk '$2 == "T" { print $3 }' | sort -u > "$work/defined"
+missing=$(comm -23 "$work/declared" "$work/defined")
+if [ "$(wc -l < "$work/declared")" -ge 80 ] && [ -z "$missing" ]; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: nccl.h declares what the shim lacks:" $missing
+  failed=$((failed + 1))
+fi
+
 # scenario DIR [gpu]: the program on DIR's plans, then alone; fp8 runs on
 # a plan on the GPU only
 scenario() {
