@@ -52,6 +52,7 @@ struct collComm {
   std::vector<char> staging;         // input copies for in-place mismatches
   std::vector<collWindow *> windows; // registered by the user, owned here
   collrt::GpuState *gpu = nullptr;   // made by the first GPU launch
+  bool gpuPeersChecked = false;      // by the first GPU launch (GpuPeers.h)
 
   collResult_t fail(collResult_t r, std::string message) {
     lastError = std::move(message);

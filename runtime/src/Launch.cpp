@@ -11,6 +11,7 @@
 
 #include "src/BlockArgs.h"
 #include "src/GpuLaunch.h"
+#include "src/GpuPeers.h"
 #include "src/Multicast.h"
 #include "src/PeerLayout.h"
 #include "src/Replicas.h"
@@ -338,6 +339,8 @@ collResult_t connectFifos(LaunchCall &c, std::optional<RelaxedCapture> &relaxed,
   const MemoryBackend *memory = nullptr; // host memory
   const MemoryBackend *staged = nullptr; // where FIFOs that a proxy joins live, if apart
   if (c.gpu) {
+    if (collResult_t r = checkGpuPeers(c.comm))
+      return r;
     // GPU memory, which the ranks of a machine map; the FIFOs of pairs
     // that a proxy joins in pinned host memory, which it reaches too.
     relaxed.emplace();

@@ -83,6 +83,7 @@
   X(cuMemGetHandleForAddressRange)    \
   X(cuFlushGPUDirectRDMAWrites)        \
   X(cuDeviceGetPCIBusId)               \
+  X(cuDeviceGetByPCIBusId)             \
   X(cuCtxGetCurrent)                   \
   X(cuCtxSetCurrent)
 // clang-format on

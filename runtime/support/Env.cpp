@@ -97,6 +97,7 @@ Env Env::read(const std::function<const char *(const char *)> &lookup) {
   e.direct = r.integer("COLL_DIRECT", 0, 0, 1) == 1;
   e.nvls = r.integer("COLL_NVLS", 1, 0, 1) == 1;
   e.gdr = r.integer("COLL_GDR", 1, 0, 1) == 1;
+  e.sharedGpu = r.integer("COLL_SHARED_GPU", 0, 0, 1) == 1;
   r.text("COLL_BOOTSTRAP_ADDR", e.bootstrapAddr);
   r.text("COLL_SOCKET_IFNAME", e.socketIfname);
   return e;

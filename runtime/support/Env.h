@@ -78,6 +78,7 @@ struct Env {
   bool direct = false;
   bool nvls = true;
   bool gdr = true;
+  bool sharedGpu = false; // several ranks of a machine may run on one GPU
   /// Why a knob was refused (the first one), empty if none was: the
   /// communicator's init then fails with it rather than guess a value.
   std::string error;

@@ -162,5 +162,13 @@ FAKE_GPU_FAIL=1 expect 1 "timeout: an earlier launch failed on the GPU: rank 0 t
 FAKE_CUDA_FAIL=cuMemAllocAsync expect 1 "unhandled CUDA error: cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY" \
   ring_allreduce ring --count 1000
 
+# Ranks of one machine on one GPU, or on GPUs without peer access, fail on
+# every rank at the first launch, saying why, where one rank would fail to
+# map the other's memory and the rest wait out their timeout.
+FAKE_CUDA_SHARED_GPU=1 expect 1 "both run on GPU 0000:01:00.0: collc runs one rank per GPU" \
+  ring_allreduce ring --count 4099
+FAKE_CUDA_SHARED_GPU=1 COLL_SHARED_GPU=1 expect 0 PASS ring_allreduce ring --count 4099
+FAKE_CUDA_NO_PEER_ACCESS=1 expect 1 "has no peer access to rank" ring_allreduce ring --count 4099
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

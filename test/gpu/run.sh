@@ -243,6 +243,7 @@ run_processes() {
   local port=$((20000 + RANDOM % 20000)) rc=0 r
   for ((r = 0; r < $2; r++)); do
     env RANK=$r WORLD_SIZE="$2" MASTER_ADDR=127.0.0.1 MASTER_PORT=$port COLL_DEBUG=INFO \
+      COLL_SHARED_GPU=1 \
       ${5:+COLL_HOSTID=machine-$r} timeout -k 10 120 "$1" > "$3.rank$r.log" 2>&1 &
   done
   for ((r = 0; r < $2; r++)); do
@@ -274,7 +275,8 @@ section_collrt() {
     section_machines
     return
   fi
-  COLL_DEBUG=INFO timeout -k 10 120 "$bin/collrt_check" --threads "$n" \
+  # Every rank on the one GPU, which collrt allows only when asked.
+  COLL_DEBUG=INFO COLL_SHARED_GPU=1 timeout -k 10 120 "$bin/collrt_check" --threads "$n" \
     > "$logs/collrt.threads.log" 2>&1
   collrt_rows "$logs/collrt.threads.log" "collrt/threads" $?
   echo "multicast (threads): $(grep -m1 -o 'multimem steps run.*' "$logs/collrt.threads.log")"

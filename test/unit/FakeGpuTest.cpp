@@ -32,7 +32,9 @@
 // kernel (after FAKE_CUDA_WAIT_LIMIT) is what fails.
 static const bool configured = setenv("COLL_CUDA_LIBRARY", COLLRT_FAKE_CUDA, 1) == 0 &&
                                setenv("COLL_TIMEOUT", "120", 1) == 0 &&
-                               setenv("FAKE_CUDA_WAIT_LIMIT", "5", 1) == 0;
+                               setenv("FAKE_CUDA_WAIT_LIMIT", "5", 1) == 0 &&
+                               // Ranks as threads of one process: one GPU.
+                               setenv("COLL_SHARED_GPU", "1", 1) == 0;
 
 namespace {
 

@@ -49,7 +49,12 @@
 // object is a memfd too, whose first page counts the devices added; as in
 // CUDA, binding memory to it or mapping it waits until all have been (and
 // here fails after 10 s). Each process is a GPU of its own (its PCI bus id
-// is its pid), so ranks as processes may bind one object. A process maps
+// is made of its pid; under FAKE_CUDA_SHARED_GPU=1 every process reports
+// the same one, as ranks sharing a GPU), so ranks as processes may bind
+// one object. Peers' GPUs are visible and peer-accessible unless
+// FAKE_CUDA_NO_PEER_ACCESS=1, where cuDeviceCanAccessPeer says 0 and
+// cuMemSetAccess refuses to open another process's allocation, as CUDA
+// refuses a peer GPU's memory without peer access. A process maps
 // the object as the memory it bound: an address through the object then
 // aliases the same offset of this rank's memory, which FakeGpu.h checks of
 // every Args::multicast. (The fake kernels run multimem steps in their
@@ -83,6 +88,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -98,6 +104,10 @@ int fdOf(CUmemGenericAllocationHandle h) { return int(h) - 1; }
 int fabric() {
   const char *f = getenv("FAKE_CUDA_FABRIC");
   return f && !strcmp(f, "1");
+}
+bool peerAccess() {
+  const char *no = getenv("FAKE_CUDA_NO_PEER_ACCESS");
+  return !no || strcmp(no, "1");
 }
 bool failing(const char *call) {
   const char *which = getenv("FAKE_CUDA_FAIL");
@@ -190,7 +200,11 @@ bool gpuReaches(const void *p, size_t n) {
 struct Mapping {
   size_t size;
   bool open;
+  bool peer; // another process's allocation: another GPU's memory
 };
+// The allocations this process made (their memfds' inodes): what it maps
+// of any other is a peer GPU's memory.
+std::set<ino_t> created;
 std::mutex vmmMutex;
 std::map<uintptr_t, size_t> reservations; // by start
 std::map<uintptr_t, Mapping> mappings;    // by start
@@ -542,8 +556,32 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
                                                                           : 0;
   return CUDA_SUCCESS;
 }
-CUresult cuDeviceCanAccessPeer(int *v, CUdevice, CUdevice) {
-  *v = 1;
+// The process's GPU is device 0, its bus id made of its pid (or one bus
+// id for every process under FAKE_CUDA_SHARED_GPU=1: ranks on one GPU).
+// Every other GPU, found by its bus id, is device 1 here.
+CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d) {
+  if (!id || len < 13 || d != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  const char *shared = getenv("FAKE_CUDA_SHARED_GPU");
+  const unsigned pid = shared && !strcmp(shared, "1") ? 1u : unsigned(getpid());
+  snprintf(id, size_t(len), "%04x:%02x:00.0", (pid >> 8) & 0xffff, pid & 0xff);
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetByPCIBusId(CUdevice *d, const char *id) {
+  char mine[16];
+  unsigned domain, bus;
+  if (!d || !id || sscanf(id, "%x:%x:", &domain, &bus) != 2)
+    return CUDA_ERROR_INVALID_VALUE;
+  cuDeviceGetPCIBusId(mine, sizeof mine, 0);
+  *d = strcasecmp(id, mine) ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+// As CUDA: a device has no peer access to itself; to others unless
+// FAKE_CUDA_NO_PEER_ACCESS=1 (PCIe without P2P, MIG, a VM).
+CUresult cuDeviceCanAccessPeer(int *v, CUdevice d, CUdevice peer) {
+  if (!v || d < 0 || d > 1 || peer < 0 || peer > 1)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *v = d != peer && peerAccess();
   return CUDA_SUCCESS;
 }
 
@@ -573,6 +611,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAl
   if (fd < 0 || ftruncate(fd, off_t(size)))
     return CUDA_ERROR_OUT_OF_MEMORY;
   *h = CUmemGenericAllocationHandle(fd + 1);
+  std::lock_guard<std::mutex> lock(vmmMutex);
+  created.insert(inodeOf(*h));
   return CUDA_SUCCESS;
 }
 CUresult cuMemRelease(CUmemGenericAllocationHandle h) {
@@ -697,7 +737,7 @@ CUresult cuMemMap(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocat
     return CUDA_ERROR_INVALID_VALUE;
   if (mmap(at(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, off_t(from)) == MAP_FAILED)
     return CUDA_ERROR_INVALID_VALUE;
-  mappings[uintptr_t(p)] = Mapping{size, false};
+  mappings[uintptr_t(p)] = Mapping{size, false, !isMulticast(h) && !created.count(inodeOf(h))};
   return CUDA_SUCCESS;
 }
 // Whole mappings only.
@@ -740,7 +780,13 @@ CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *desc,
   }
   std::lock_guard<std::mutex> lock(vmmMutex);
   const std::vector<uintptr_t> tiles = tiling(p, size);
-  if (tiles.empty() || mprotect(at(p), size, prot))
+  if (tiles.empty())
+    return CUDA_ERROR_INVALID_VALUE;
+  // A peer GPU's memory only with peer access to it.
+  for (uintptr_t t : tiles)
+    if (mappings[t].peer && prot != PROT_NONE && !peerAccess())
+      return CUDA_ERROR_INVALID_DEVICE;
+  if (mprotect(at(p), size, prot))
     return CUDA_ERROR_INVALID_VALUE;
   for (uintptr_t t : tiles) {
     Mapping &m = mappings[t];
@@ -1181,6 +1227,8 @@ const Entry entries[] = {
     FAKE_CUDA_ENTRY(cuCtxGetDevice),
     FAKE_CUDA_ENTRY(cuDeviceGetAttribute),
     FAKE_CUDA_ENTRY(cuDeviceCanAccessPeer),
+    FAKE_CUDA_ENTRY(cuDeviceGetPCIBusId),
+    FAKE_CUDA_ENTRY(cuDeviceGetByPCIBusId),
     FAKE_CUDA_ENTRY(cuMemGetAllocationGranularity),
     FAKE_CUDA_ENTRY(cuMemCreate),
     FAKE_CUDA_ENTRY(cuMemRelease),
