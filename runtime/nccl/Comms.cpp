@@ -10,6 +10,7 @@
 
 #include "collc/abi.h"
 #include "src/Comm.h"
+#include "src/GpuLaunch.h"
 
 #include <algorithm>
 #include <cstring>
@@ -27,8 +28,14 @@ bool joinColl(ncclComm *comm, const collUniqueId &id) {
     return false;
   }
   for (const Plan &p : planLibraries())
-    if (p.algorithm->numPlans > 0 && p.algorithm->plans[0].ranks == comm->nranks)
+    if (p.algorithm->numPlans > 0 && p.algorithm->plans[0].ranks == comm->nranks) {
       comm->plans.push_back(p);
+      // nvcc's builds: their kernels now, before any can spin; where they
+      // do not load, the launch says why.
+      if (!p.algorithm->plans[0].hostKernel)
+        collrt::loadKernels(comm->coll, p.algorithm);
+    }
+  comm->coll->lastError.clear();
   if (debugInfo() && comm->rank == 0) {
     for (const std::string &problem : planProblems())
       fprintf(stderr, "collc WARN COLL_PLAN_PATH: %s\n", problem.c_str());

@@ -36,6 +36,12 @@ struct GpuLaunch {
   bool windows; // steps on other ranks' buffers: every rank's in a window
 };
 
+/// Loads every plan's kernels of an nvcc-built `alg` into the current
+/// context, once per process (collc::DeviceLoadFn says why), so that no
+/// later launch loads a module while a kernel spins; the error of the
+/// first plan that fails, on `comm`.
+collResult_t loadKernels(collComm *comm, const collc::AlgorithmDesc *alg);
+
 /// Runs `launch` on the current device. The caller has checked the
 /// arguments and made the FIFOs.
 collResult_t launchOnGpu(collComm *comm, const GpuLaunch &launch);

@@ -23,8 +23,8 @@ std::string problem(const CudaApi &cu, int me, int peer, const std::vector<std::
   const std::string &mine = bus[me], &theirs = bus[peer];
   if (mine.empty() || theirs.empty())
     return ""; // a rank without a bus id: nothing to judge by
-  const std::string pair = std::to_string(std::min(me, peer)) + " and " +
-                           std::to_string(std::max(me, peer));
+  const std::string pair =
+      std::to_string(std::min(me, peer)) + " and " + std::to_string(std::max(me, peer));
   if (mine == theirs)
     return Env::get().sharedGpu
                ? ""

@@ -601,6 +601,9 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       stream};
   if (collResult_t r = checkCall(c))
     return r;
+  if (c.gpu)
+    if (collResult_t r = loadKernels(comm, c.alg))
+      return r;
   pickPlan(c);
   if (collResult_t r = checkPlanRuns(c))
     return r;
@@ -638,7 +641,15 @@ extern "C" collResult_t collRegisterAlgorithm(collComm_t comm, const void *algor
     return refuse(comm, collInvalidArgument,
                   std::string("collRegisterAlgorithm: ") + (comm ? "algorithm" : "comm") +
                       " is NULL");
-  comm->registered.push_back(static_cast<const AlgorithmDesc *>(algorithm));
+  const auto *alg = static_cast<const AlgorithmDesc *>(algorithm);
+  // nvcc's build: its kernels now, before any can spin. Where they do not
+  // load (no GPU), the launch says why.
+  if (alg->numPlans > 0 && !alg->plans[0].hostKernel) {
+    std::string kept = comm->lastError;
+    if (loadKernels(comm, alg) != collSuccess)
+      comm->lastError = kept;
+  }
+  comm->registered.push_back(alg);
   return collSuccess;
 }
 

@@ -173,8 +173,13 @@ struct CudaPair : PairAlgorithm {
     plan.hostKernel = nullptr;
     plan.cuda.launch = &collc_fake::launch<&pairKernel>;
     plan.cuda.divide = &collc_fake::divide;
+    plan.cuda.load = &collc_fake::load<&pairKernel>;
   }
 };
+
+// Kernels of their own, which no other test loads.
+void registeredKernel(const collc::Args *a) { pairKernel(a); }
+void lazyKernel(const collc::Args *a) { pairKernel(a); }
 
 struct Rank {
   collComm_t comm = nullptr;
@@ -251,4 +256,42 @@ TEST(FakeGpu, LaunchesOfRanksInOneContextDoNotWaitForEachOther) {
   for (int r = 0; r < 2; ++r)
     for (size_t i = 0; i < in.size(); ++i)
       EXPECT_EQ(out[r][i], in[i]) << "launch " << i << " on rank " << r;
+}
+
+// collRegisterAlgorithm loads an nvcc-built algorithm's kernels, so that
+// no launch loads a module lazily behind a kernel that spins on a peer.
+TEST(FakeGpu, RegistrationLoadsTheKernels) {
+  fakeDriver();
+  CudaPair pair;
+  pair.plan.cuda.launch = &collc_fake::launch<&registeredKernel>;
+  pair.plan.cuda.load = &collc_fake::load<&registeredKernel>;
+  pair.plan.ranks = 1;
+  collUniqueId id;
+  collComm_t comm;
+  ASSERT_EQ(collGetUniqueId(&id), collSuccess) << collGetLastError(nullptr);
+  ASSERT_EQ(collCommInitRank(&comm, 1, id, 0), collSuccess) << collGetLastError(nullptr);
+  EXPECT_FALSE(collc_fake::loaded<&registeredKernel>);
+  ASSERT_EQ(collRegisterAlgorithm(comm, &pair.alg), collSuccess);
+  EXPECT_TRUE(collc_fake::loaded<&registeredKernel>);
+  collCommDestroy(comm);
+}
+
+// What the fake models: a kernel's first launch without its module loaded
+// waits for the device, here for a kernel that spins.
+TEST(FakeCudaDeathTest, AFirstLaunchLoadsItsModuleAndWaitsForTheDevice) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        setenv("FAKE_CUDA_WAIT_LIMIT", "1", 1);
+        const collrt::CudaApi &cu = fakeDriver();
+        CUstream s;
+        cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+        static Spin forever;
+        forever.launch(s);
+        collc::DeviceLaunch l = {};
+        l.stream = s;
+        collc_fake::launch<&lazyKernel>(l);
+      },
+      "fake cuda: the first launch of a plan's kernel would wait for a kernel that is still "
+      "running");
 }

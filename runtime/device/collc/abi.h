@@ -78,10 +78,17 @@ using DeviceLaunchFn = const char *(*)(const DeviceLaunch &);
 // of `type` at `data` by `divisor` on the stream; null, or CUDA's error.
 using DeviceDivideFn = const char *(*)(void *data, int64_t count, int32_t type, int32_t divisor,
                                        void *stream);
+// Loads the plan's kernels (and avg's) into the current context now: CUDA
+// loads modules lazily (CUDA_MODULE_LOADING=LAZY, the default from 12.2) at
+// a kernel's first launch, which may wait for the whole device, and so
+// hang behind a kernel of this process that spins on a peer. Null, or the
+// name of CUDA's error.
+using DeviceLoadFn = const char *(*)();
 struct CudaEntry {
   const void *kernel; // the __global__ function
   DeviceLaunchFn launch;
   DeviceDivideFn divide;
+  DeviceLoadFn load;
 };
 
 // How many copies of its threadblocks a plan runs, and with how many

@@ -41,7 +41,8 @@
 #define COLLC_BLOCK_ARGS (collcArgs + blockIdx.x)
 #define COLLC_HOST_FN(name) nullptr
 #define COLLC_CUDA_FN(name)                                                                        \
-  (::collc::CudaEntry{(const void *)&name, &::collc::cuda::launch<&name>, &::collc::cuda::divide})
+  (::collc::CudaEntry{(const void *)&name, &::collc::cuda::launch<&name>, &::collc::cuda::divide,  \
+                      &::collc::cuda::load<&name>})
 
 namespace collc {
 namespace cuda {
@@ -55,6 +56,15 @@ template <void (*K)(const Args *)> const char *launch(const DeviceLaunch &l) {
           ? cudaLaunchCooperativeKernel((const void *)K, dim3(l.blocks), dim3(l.threads), params, 0,
                                         stream)
           : cudaLaunchKernel((const void *)K, dim3(l.blocks), dim3(l.threads), params, 0, stream);
+  return e == cudaSuccess ? nullptr : cudaGetErrorName(e);
+}
+// DeviceLoadFn for kernel K: asking for a function's attributes loads its
+// module, as NCCL does for its kernels at init.
+template <void (*K)(const Args *)> const char *load() {
+  cudaFuncAttributes attr;
+  cudaError_t e = cudaFuncGetAttributes(&attr, (const void *)K);
+  if (e == cudaSuccess)
+    e = cudaFuncGetAttributes(&attr, (const void *)&divideKernel);
   return e == cudaSuccess ? nullptr : cudaGetErrorName(e);
 }
 // Calls f(Size<kEs>{}) for the element size: the loops are compiled per size.

@@ -29,7 +29,7 @@
 #define COLLC_HOST_FN(name) &name
 #endif
 #ifndef COLLC_CUDA_FN
-#define COLLC_CUDA_FN(name) (::collc::CudaEntry{nullptr, nullptr, nullptr})
+#define COLLC_CUDA_FN(name) (::collc::CudaEntry{nullptr, nullptr, nullptr, nullptr})
 #endif
 
 extern "C" {

@@ -31,7 +31,9 @@
 // context: cuCtxSynchronize, and cuMemAlloc and cuMemFree (which may
 // synchronise the device; here they always do), wait for all of its work,
 // so that a call of theirs while a kernel spins on a peer rank whose
-// launch the caller would make next hangs, as on a GPU. Instead of
+// launch the caller would make next hangs, as on a GPU. So does a kernel's
+// first launch unless its module was loaded before (FakeGpu.h's load), as
+// CUDA's lazy loading may. Instead of
 // hanging, such a call aborts the process after FAKE_CUDA_WAIT_LIMIT
 // seconds (10), naming itself and the stream it waits for.
 // cuMemAllocAsync and cuMemFreeAsync are stream-ordered and never wait.
@@ -1325,6 +1327,12 @@ __attribute__((visibility("default"))) void fakeCudaLaunch(CUstream s, void (*ru
                                                            void *ctx, void (*drop)(void *)) {
   std::shared_ptr<void> held(ctx, drop);
   enqueue(s, [run, held] { run(held.get()); }, true);
+}
+
+// For FakeGpu.h: CUDA's lazy loading of a module at a kernel's first
+// launch (`what`), which waits for all of the device's work.
+__attribute__((visibility("default"))) void fakeCudaLazyLoad(const char *what) {
+  waitFor(everything(), what);
 }
 
 } // extern "C"

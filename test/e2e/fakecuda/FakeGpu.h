@@ -156,7 +156,27 @@ struct Failing {
   }
 };
 
+// CUDA's lazy loading: the first launch of a kernel that nothing loaded
+// before waits for the whole device (the fake's hook aborts where that
+// waits for a kernel that cannot end), as loading a module may.
+template <void (*K)(const collc::Args *)> bool loaded = false;
+inline bool divideLoaded = false;
+inline void loadLazily(bool &done, const char *what) {
+  using Load = void (*)(const char *);
+  static Load lazy = fakeSymbol<Load>("fakeCudaLazyLoad");
+  if (!done && lazy)
+    lazy(what);
+  done = true;
+}
+// Loading is no different when asked for: only earlier.
+template <void (*K)(const collc::Args *)> const char *load() {
+  loadLazily(loaded<K>, "loading a plan's kernels");
+  loadLazily(divideLoaded, "loading avg's division");
+  return nullptr;
+}
+
 template <void (*K)(const collc::Args *)> const char *launch(const collc::DeviceLaunch &l) {
+  loadLazily(loaded<K>, "the first launch of a plan's kernel");
   if (failsNow()) // the launch itself succeeds: the kernel fails later
     enqueue(l.stream, new Failing{l});
   else
@@ -182,6 +202,7 @@ struct Divide {
 inline const char *divide(void *data, int64_t count, int32_t type, int32_t divisor, void *stream) {
   if (!collrt::dispatchType(collDataType_t(type), [](auto) {}))
     return "cudaErrorInvalidValue";
+  loadLazily(divideLoaded, "the first launch of avg's division");
   enqueue(stream, new Divide{data, count, type, divisor});
   return nullptr;
 }
@@ -190,6 +211,7 @@ inline const char *divide(void *data, int64_t count, int32_t type, int32_t divis
 
 #define COLLC_HOST_FN(name) nullptr
 #define COLLC_CUDA_FN(name)                                                                        \
-  (::collc::CudaEntry{nullptr, &::collc_fake::launch<&name>, &::collc_fake::divide})
+  (::collc::CudaEntry{nullptr, &::collc_fake::launch<&name>, &::collc_fake::divide,                \
+                      &::collc_fake::load<&name>})
 
 #endif // COLLC_FAKEGPU_H
