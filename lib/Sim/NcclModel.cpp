@@ -191,7 +191,15 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
   } else {
     ring.bw = firstSpeed(g.interSpeeds, std::min(intra, nic));
     int viaNics = topo.nicsPerNode * std::max(1, int(nic / ring.bw));
-    ring.channels = std::min({kMaxRingChannels, viaNics, std::max(1, int(intra / ring.bw))});
+    // search.cc: each channel enters a node from a NIC into one GPU and
+    // leaves from another, so a GPU's NVLink carries a channel each way
+    // only where the channel neither enters nor leaves the node there.
+    int viaNvlink = kMaxRingChannels;
+    if (ppn >= 2)
+      while (viaNvlink > 1 &&
+             (viaNvlink - (viaNvlink + int(ppn) - 1) / int(ppn)) * ring.bw > intra + 1e-9)
+        --viaNvlink;
+    ring.channels = std::min({kMaxRingChannels, viaNics, viaNvlink});
   }
   // ncclTopoDupChannels: fast channels are split in two.
   if (ring.bw >= 25.0 && !(g.sm90 && ring.bw < 50.0 && ring.channels > 4)) {
@@ -200,6 +208,12 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
     ring.channels = dup;
   }
   ring.bwInter = ring.bw;
+  // connect.cc, ncclTopoPostset: the rings are duplicated, and on sm90 and
+  // later across nodes doubled again below 16 where bwIntra > 45 GB/s;
+  // MAXCHANNELS (64) at most.
+  commChannelCount = std::min(64, 2 * ring.channels);
+  if (generation >= 1 && nNodes > 1 && ring.bw > 45.0 && commChannelCount < 16)
+    commChannelCount = std::min(64, 2 * commChannelCount);
   // The NVLS graph: sm90SpeedArrayIntra on one node, sm90SpeedArrayInter
   // across nodes (sm100 arrays on Blackwell), as ncclTopoCompute picks.
   if (nvls) {
@@ -322,7 +336,7 @@ std::optional<double> NcclModel::time(Collective c, NcclAlgorithm algorithm, Pro
     bw *= kTreeCorrection[p][logSize];
   // The plateau of multi-node rings.
   if (a == kRing && p == kSimple && nNodes > 1 && c == Collective::allreduce &&
-      bytes / (ring.channels * nRanks) >= 64)
+      bytes / (commChannelCount * nRanks) >= 64)
     lat *= 1.4;
   return lat + bytes / (1000 * bw);
 }

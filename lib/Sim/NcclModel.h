@@ -51,6 +51,9 @@ public:
   /// Ring channels and their per-channel GB/s, as the graph search finds.
   int ringChannels() const { return ring.channels; }
   double ringChannelGBps() const { return ring.bw; }
+  /// The communicator's channels (comm->nChannels, "N coll channels" in
+  /// NCCL's log): the ring graph's, duplicated as connect.cc does.
+  int commChannels() const { return commChannelCount; }
   /// NVLS channels and their bwIntra / bwInter (GB/s), as the graph search
   /// finds them; no channels where NCCL would not use NVLS.
   int nvlsChannels() const { return nvls ? nvlsGraph.channels : 0; }
@@ -79,6 +82,7 @@ private:
   bool nvlink = false, ll128 = false, nvls = false;
   double llMaxBwIntra = 0, llMaxBwNet = 0; // LL's busbw ceilings, GB/s
   Graph ring, nvlsGraph;
+  int commChannelCount = 0;
   std::array<Table, 6> bandwidth{}, latency{}; // per Collective: algbw GB/s, µs
 };
 

@@ -607,6 +607,24 @@ TEST(NcclModel, GenerationsFollowNVLink) {
   EXPECT_TRUE(gb200.time(Collective::allreduce, NcclAlgorithm::NVLS, Protocol::Simple, 1 << 30));
 }
 
+TEST(NcclModel, RingsAcrossH100NodesAsNcclLogsThem) {
+  // NCCL on 3 nodes of 8 x H100 with 8 NICs logs `Channel 00/16 : 0 7 6 5
+  // 4 3 2 1 8 15 ...` (NVIDIA/nccl issue 1453): 16 channels, each entering
+  // a node at one GPU and leaving at another. The graph search finds 8 at
+  // 48 GB/s, one per NIC (a GPU's NVLink carries 7 of them each way, 336 of
+  // its 370.8 GB/s); connect.cc duplicates them to 16.
+  for (int nodes : {2, 3}) {
+    Topology t = topology(("hgx-h100:nodes=" + std::to_string(nodes)).c_str());
+    std::vector<int64_t> gpus;
+    for (int g = 0; g < 8 * nodes; ++g)
+      gpus.push_back(g);
+    NcclModel m(t, gpus);
+    EXPECT_EQ(m.ringChannels(), 8) << nodes << " nodes";
+    EXPECT_DOUBLE_EQ(m.ringChannelGBps(), 48) << nodes << " nodes";
+    EXPECT_EQ(m.commChannels(), 16) << nodes << " nodes";
+  }
+}
+
 TEST(NcclModel, LLAcrossNodesIsCappedByTheHost) {
   // Ring LL's busbw: min(llMaxBw, half the ring's); an Intel host's
   // ceiling across two nodes is 39 GB/s, so LL's time at 1 GiB shows it.

@@ -121,7 +121,7 @@ struct Table {
   size_t nodes = 0;
   int64_t period = 0, gpus = 0; // GPUs of the one period that ran, of all
   double bus = 1;               // busbw over algbw
-  int ringChannels = 0;
+  int ringChannels = 0, commChannels = 0;
   double ringChannelGBps = 0;
   int nvlsChannels = 0;
   double nvlsIntraGBps = 0, nvlsInterGBps = 0;
@@ -158,6 +158,7 @@ llvm::Error simulateAlgorithm(Table &table, Algorithm &alg, llvm::ArrayRef<doubl
   table.nodes = nodes.size();
   NcclModel model(*topo, first.gpus);
   table.ringChannels = model.ringChannels();
+  table.commChannels = model.commChannels();
   table.ringChannelGBps = model.ringChannelGBps();
   table.nvlsChannels = model.nvlsChannels();
   table.nvlsIntraGBps = model.nvlsIntraGBps();
@@ -257,7 +258,7 @@ void printTable(const Table &t, llvm::raw_ostream &os) {
     return;
   os << "nccl model: NCCL's tuning formulas (src/graph/tuning.cc) with " << t.generation
      << "'s constants, " << t.ringChannels << " ring channels of " << fixed(t.ringChannelGBps, 1)
-     << " GB/s";
+     << " GB/s (" << t.commChannels << " on the communicator)";
   // The graph search's NVLS channels and their bwIntra / bwInter.
   if (t.nvlsChannels)
     os << ", " << t.nvlsChannels << " NVLS channels of " << fixed(t.nvlsIntraGBps, 1) << "/"
