@@ -32,8 +32,6 @@ constexpr Row kHwLat[3][kNumNcclAlgorithms] = {
     {{4.0, 0.6, 1.25}, {3.4, 0.6, 1.9}, {25, 0, 0}, {25, 0, 0}, {4.0, 0, 0}},
     {{4.0, 1.0, 1.9}, {5.7, 1.0, 2.5}, {0, 0, 0}, {0, 0, 0}, {4.0, 0, 0}},
     {{14, 5.0, 8.5}, {14.0, 2.7, 4.0}, {18, 0, 0}, {20.9, 0, 0}, {14, 0, 0}}};
-// Network post overhead (µs), Intel hosts; three times that for Simple.
-constexpr double kNetOverhead = 1.0;
 
 constexpr double kIntraSpeeds[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
                                    9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
@@ -166,6 +164,7 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
   const Generation &g = *kGenerations[generation];
   // LL128 only where every intra-node path is NVLink (PATH_NVB).
   ll128 = nvlink;
+  netPost = topo.netPostUs;
   llMaxBwIntra = topo.maxBandwidthGBps[kLL];
   llMaxBwNet = topo.netMaxBandwidth(kLL, nNodes);
   nvls = topo.multicast && topo.nvlink == Topology::NVLinkKind::Switch && ppn >= 2 &&
@@ -306,7 +305,9 @@ void NcclModel::tune(Collective coll) {
         if (rooted) {
           lat += kHwLat[hw][kRing][p];
         } else {
-          double overhead = nNodes > 1 ? kNetOverhead * (p == kSimple ? 3 : 1) : 0;
+          // tuning.cc: netOverhead, three times for Simple (the
+          // topology's netPostUs, which collc's plans pay per post too).
+          double overhead = nNodes > 1 ? netPost[p] : 0;
           intraLat = std::max(intraLat, overhead);
           int inter = nNodes == 1 ? 0 : ar ? 2 * (nNodes - 1) : nNodes - 1;
           lat += (nsteps - inter) * intraLat + inter * interLat;

@@ -115,6 +115,11 @@ int32_t Links::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step)
     addTransfer(path.uses, gpu, peer);
     addProtocolCeiling(path.uses, gpu, peer, p);
     path.latency = topo.latency(int(gpu), int(peer), p);
+    // Across NVLink domains a proxy posts each step to the network: as
+    // NCCL's model does for its rings (tuning.cc, netOverhead), no hop of
+    // the plan is faster than one post.
+    if (domains > 1)
+      path.latency = std::max(path.latency, topo.netPostUs[p]);
     path.efficiency = topo.efficiency[p];
   } else if (memoryPass) {
     addTransfer(path.uses, gpu, gpu);

@@ -91,7 +91,8 @@ const llvm::StringRef kNVLinkKeys[] = {"kind",      "domain",  "multicast",
 const llvm::StringRef kPcieKeys[] = {"bandwidth", "latency"};
 const llvm::StringRef kNetworkKeys[] = {"bandwidth", "latency", "nicsPerNode", "oversubscription"};
 const llvm::StringRef kProtocolKeys[] = {"Simple", "LL", "LL128"};
-const llvm::StringRef kEfficiencyKeys[] = {"efficiency", "baseLatency", "maxBandwidth"};
+const llvm::StringRef kEfficiencyKeys[] = {"efficiency", "baseLatency", "maxBandwidth",
+                                           "netPost"};
 const llvm::StringRef kGpuKeys[] = {"node", "local", "nic"};
 
 llvm::Error textError(llvm::StringRef text, size_t at, const llvm::Twine &message) {
@@ -304,6 +305,7 @@ void readProtocols(Reader &r, const Object *root, Topology &t) {
     r.keys(po, path, kEfficiencyKeys);
     t.efficiency[p] = r.number(po, "efficiency", path, t.efficiency[p], 1e-3);
     t.baseLatencyUs[p] = r.number(po, "baseLatency", path, t.baseLatencyUs[p]);
+    t.netPostUs[p] = r.number(po, "netPost", path, t.netPostUs[p]);
     t.maxBandwidthGBps[p] =
         r.number(po, "maxBandwidth", path, t.maxBandwidthGBps[p], 0, /*above=*/true);
   }

@@ -57,6 +57,11 @@ struct Topology {
   double oversubscription = 1.0;
   /// Fixed cost of a kernel step per protocol (µs), NCCL's base latency.
   std::array<double, kNumProtocols> baseLatencyUs{};
+  /// µs of a rank's proxy thread per step it posts to the network, one
+  /// post at a time: NCCL's netOverhead (tuning.cc, getNetOverhead: 1 on
+  /// Intel hosts, 2 on AMD), three times that for Simple, which NCCL's
+  /// model counts for its rings and the simulator for every plan.
+  std::array<double, kNumProtocols> netPostUs{3.0, 1.0, 1.0};
   /// Payload fraction of the wire per protocol.
   std::array<double, kNumProtocols> efficiency{};
   /// Ceiling on one GPU's payload bandwidth per protocol over NVLink or

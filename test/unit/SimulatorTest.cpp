@@ -536,6 +536,22 @@ TEST(Simulator, CompiledRingMatchesNcclsLatencyWhenSmall) {
   EXPECT_NEAR(simulated(plans[0], t, 8), *nccl, 0.01 * *nccl);
 }
 
+// Across nodes no hop is faster than a proxy's post to the network, 1 µs
+// for LL (NCCL's netOverhead, which its model applies to its rings the
+// same way): a 16-rank LL ring on two nodes pays it for each of its 26
+// hops inside a node, and 2.7 µs for each of the 4 across.
+TEST(Simulator, HopsOfAPlanAcrossNodesPayTheNetworkPost) {
+  Topology t = topology("hgx-h100:nodes=2");
+  EXPECT_DOUBLE_EQ(t.netPostUs[int(Protocol::LL)], 1.0);
+  std::vector<SimPlan> plans = compile("ring_allreduce.coll", "hgx-h100:nodes=2", 16, Protocol::LL);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_NEAR(simulated(plans[0], t, 8), 6.6 + 26 * 1.0 + 4 * 2.7, 0.05);
+  // One node: NVLink's 0.6 µs per hop.
+  std::vector<SimPlan> one = compile("ring_allreduce.coll", "hgx-h100", 8, Protocol::LL);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_NEAR(simulated(one[0], topology("hgx-h100"), 8), 6.6 + 14 * 0.6, 0.05);
+}
+
 //===----------------------------------------------------------------------===//
 // NCCL's model
 //===----------------------------------------------------------------------===//
