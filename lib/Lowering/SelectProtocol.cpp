@@ -16,6 +16,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <map>
 
@@ -41,12 +42,14 @@ static Protocol planProtocol(PlanOp plan, Protocol p) {
 }
 
 /// The FIFO slots of each of a plan's connections: NCCL's eight, and one
-/// more than the pieces a pipelined plan injects before it forwards any.
+/// more than the pieces a pipelined plan injects before it forwards any;
+/// a power of two, so that the primitives find a step's slot with a mask,
+/// not a division.
 static int64_t fifoSlots(PlanOp plan) {
   int64_t slots = collc::kMinSlots;
   if (std::optional<uint64_t> depth = plan.getFifoDepth())
     slots = std::max<int64_t>(slots, int64_t(*depth) + 1);
-  return slots;
+  return int64_t(llvm::PowerOf2Ceil(uint64_t(slots)));
 }
 
 namespace {

@@ -80,7 +80,7 @@ private:
   int generation = 1; // Ampere, Hopper, Blackwell
   double ppn = 1;
   bool nvlink = false, ll128 = false, nvls = false;
-  double llMaxBwIntra = 0, llMaxBwNet = 0; // LL's busbw ceilings, GB/s
+  double llMaxBwIntra = 0, llMaxBwNet = 0;     // LL's busbw ceilings, GB/s
   std::array<double, kNumProtocols> netPost{}; // µs per network step
   Graph ring, nvlsGraph;
   int commChannelCount = 0;

@@ -91,8 +91,7 @@ const llvm::StringRef kNVLinkKeys[] = {"kind",      "domain",  "multicast",
 const llvm::StringRef kPcieKeys[] = {"bandwidth", "latency"};
 const llvm::StringRef kNetworkKeys[] = {"bandwidth", "latency", "nicsPerNode", "oversubscription"};
 const llvm::StringRef kProtocolKeys[] = {"Simple", "LL", "LL128"};
-const llvm::StringRef kEfficiencyKeys[] = {"efficiency", "baseLatency", "maxBandwidth",
-                                           "netPost"};
+const llvm::StringRef kEfficiencyKeys[] = {"efficiency", "baseLatency", "maxBandwidth", "netPost"};
 const llvm::StringRef kGpuKeys[] = {"node", "local", "nic"};
 
 llvm::Error textError(llvm::StringRef text, size_t at, const llvm::Twine &message) {

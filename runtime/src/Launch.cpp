@@ -236,10 +236,17 @@ collResult_t checkCall(LaunchCall &c) {
     return comm->fail(collInvalidArgument, std::string("algorithm ") + alg->name + " has no plan");
   // Built by a C++ compiler (host kernels) or by nvcc (GPU kernels), never both.
   const bool gpu = c.gpu = !alg->plans[0].hostKernel;
-  for (int32_t p = 0; p < alg->numPlans; ++p)
-    if (!alg->plans[p].hostKernel != gpu || (gpu && !alg->plans[p].cuda.launch))
-      return comm->fail(collInvalidArgument, std::string("plan ") + alg->plans[p].name +
+  for (int32_t p = 0; p < alg->numPlans; ++p) {
+    const PlanDesc &plan = alg->plans[p];
+    if (!plan.hostKernel != gpu || (gpu && !plan.cuda.launch))
+      return comm->fail(collInvalidArgument, std::string("plan ") + plan.name +
                                                  " has no kernel of its algorithm's build");
+    // The primitives find a step's slot with a mask.
+    if (plan.slots < 1 || (plan.slots & (plan.slots - 1)))
+      return comm->fail(collInvalidArgument,
+                        std::string("plan ") + plan.name + " has " + std::to_string(plan.slots) +
+                            " FIFO slots, not a power of two: compile it again with this collc");
+  }
   if (gpu) {
     std::string why;
     if (!cudaDriver(why))

@@ -212,14 +212,14 @@ TEST_P(Protocols, ManyLoopsCycleThroughTheSlots) {
   Link bytes(GetParam(), 2);
   expectTransfer(bytes, 37 * bytes.slice(1) + 11);
   // Two-byte elements in an odd count leave half a word (LL) at the end.
-  Link halves(GetParam(), 3);
+  Link halves(GetParam(), 4);
   expectTransfer(halves, 5 * halves.slice(2) + 3, collFloat16);
 }
 
 TEST_P(Protocols, CountersCarryOverToTheNextLaunch) {
   // Shrinking launches leave stale lines of the earlier, longer steps in the
   // slots; the receiver must still wait for this launch's own.
-  Link link(GetParam(), 3);
+  Link link(GetParam(), 4);
   for (int64_t count : {9 * link.slice(1) + 100, 4 * link.slice(1) + 1, int64_t(5), int64_t(1)}) {
     expectTransfer(link, count);
     if (HasFailure())
@@ -228,10 +228,10 @@ TEST_P(Protocols, CountersCarryOverToTheNextLaunch) {
 }
 
 TEST_P(Protocols, FlagsWrapPast32Bits) {
-  // LL's 32-bit flag wraps (back to 1) on the fourth step here. Three
-  // slots, so a counter cut to 32 bits picks the wrong one.
+  // LL's 32-bit flag wraps (back to 1) on the fourth step here, and must
+  // not repeat the flag a slot's stale line still carries.
   const uint64_t start = 0xFFFFFFFFull - 3;
-  Link link(GetParam(), 3, 256, start);
+  Link link(GetParam(), 4, 256, start);
   link.primeHistory(start);
   expectTransfer(link, 10 * link.slice(1) + 3);
   EXPECT_GT(link.head(), 0xFFFFFFFFull);
@@ -271,7 +271,7 @@ TEST_P(Protocols, RecvReduceSendChainSumsFloats) {
   // a -> b -> c, where b adds its input on the way and c adds its own into
   // the output. The second link uses the next protocol, as a plan may mix
   // them; the slice is the one both carry.
-  Link ab(GetParam(), 2, 512), bc((GetParam() + 1) % 3, 3, 512);
+  Link ab(GetParam(), 2, 512), bc((GetParam() + 1) % 3, 4, 512);
   const int64_t slice = std::min(ab.slice(4), bc.slice(4)), count = 4 * slice + 5;
   std::vector<float> a(count), b(count), c(count), got(count, -1);
   for (int64_t i = 0; i < count; ++i) {

@@ -84,3 +84,23 @@ TEST(Launch, PlanWithoutHostKernelIsRefusedBeforeAnySetup) {
   EXPECT_NE(why.find("has no host kernel"), std::string::npos) << why;
   EXPECT_EQ(collCommDestroy(comm), collSuccess);
 }
+
+// The primitives index slots with a mask: a plan from a compiler that
+// counted slots otherwise is refused before anything runs.
+TEST(Launch, SlotsThatAreNotAPowerOfTwoAreRefused) {
+  collUniqueId id;
+  ASSERT_EQ(collGetUniqueId(&id), collSuccess) << collGetLastError(nullptr);
+  collComm_t comm = nullptr;
+  ASSERT_EQ(collCommInitRank(&comm, 1, id, 0), collSuccess) << collGetLastError(nullptr);
+  CudaOnlyAlgorithm solo;
+  solo.plan.slots = 3;
+  std::vector<float> in(16, 1), out(16, 0);
+  EXPECT_EQ(
+      collLaunch(comm, &solo.alg, in.data(), out.data(), in.size(), collFloat32, collSum, nullptr),
+      collInvalidArgument);
+  std::string why = collGetLastError(comm);
+  EXPECT_NE(why.find("plan solo_Simple has 3 FIFO slots, not a power of two"), std::string::npos)
+      << why;
+  EXPECT_FALSE(launched);
+  collCommDestroy(comm);
+}

@@ -152,7 +152,8 @@ struct Fifo {
   uint64_t *tail;
   int64_t *sizes; // bytes on the wire of the step in each slot (for
                   // proxies), or kDirect
-  char *slots;    // `numSlots` slots of `slotBytes`
+  char *slots;    // `numSlots` slots of `slotBytes`, a power of two
+                  // (step & (numSlots - 1) is a step's slot)
   int64_t slotBytes;
   int32_t numSlots;
   int32_t protocol;

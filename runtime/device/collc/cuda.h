@@ -382,8 +382,10 @@ private:
     t.n = t.count * t.q;
     t.bytes = t.n * uint32_t(A.elemSize);
     t.words = (t.bytes + 7) / 8;
-    t.recvSlot = receives ? in.slots + (recvStep % in.numSlots) * in.slotBytes : nullptr;
-    t.sendSlot = sends ? out.slots + (sendStep % out.numSlots) * out.slotBytes : nullptr;
+    t.recvSlot =
+        receives ? in.slots + (recvStep & uint64_t(in.numSlots - 1)) * in.slotBytes : nullptr;
+    t.sendSlot =
+        sends ? out.slots + (sendStep & uint64_t(out.numSlots - 1)) * out.slotBytes : nullptr;
     t.recvFlag = protocol == kLL ? llFlag(recvStep) : recvStep + 1;
     t.sendFlag = protocol == kLL ? llFlag(sendStep) : sendStep + 1;
 
@@ -410,7 +412,8 @@ private:
             cuda::releaseSys(in.ready, recvStep + 1);
           bits = cuda::waitAtLeast(A, in.tail, recvStep + 1, true, "data from rank", A.recvPeer) ==
                  cuda::kGaveUp;
-          if (!bits && hasDst && in.sizes && in.sizes[recvStep % in.numSlots] == kDirect)
+          if (!bits && hasDst && in.sizes &&
+              in.sizes[recvStep & uint64_t(in.numSlots - 1)] == kDirect)
             bits |= 2;
         }
         if (!bits && toPeerMay && cuda::loadSys(out.ready) >= sendStep + 1)
@@ -453,11 +456,11 @@ private:
       // which ships whole steps (the runtime leaves them `sizes` only then).
       if (sends && (simple || out.sizes)) {
         if (out.sizes)
-          out.sizes[sendStep % out.numSlots] = t.toPeer ? kDirect
-                                               : simple ? int64_t(t.bytes)
-                                               : protocol == kLL
-                                                   ? int64_t(t.words) * 16
-                                                   : int64_t(t.bytes + 119) / 120 * 128;
+          out.sizes[sendStep & uint64_t(out.numSlots - 1)] =
+              t.toPeer          ? kDirect
+              : simple          ? int64_t(t.bytes)
+              : protocol == kLL ? int64_t(t.words) * 16
+                                : int64_t(t.bytes + 119) / 120 * 128;
         cuda::releaseSys(out.tail, sendStep + 1);
       }
       finished();

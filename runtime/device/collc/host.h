@@ -246,7 +246,7 @@ private:
   // have stored it in `dst` already.
   bool pull(int64_t bytes, const Ref *dst) {
     const Fifo &f = a.recv;
-    char *slot = f.slots + (recvStep % f.numSlots) * f.slotBytes;
+    char *slot = f.slots + (recvStep & uint64_t(f.numSlots - 1)) * f.slotBytes;
     uint64_t *words = reinterpret_cast<uint64_t *>(slot);
     char *out = acc.data();
     if (f.protocol == kSimple) {
@@ -254,7 +254,7 @@ private:
         store(f.ready, recvStep + 1);
       if (!collcHostWait(&a, f.tail, recvStep + 1, kAtLeast, "data from rank", a.recvPeer))
         return fail();
-      if (f.sizes[recvStep % f.numSlots] == kDirect && dst)
+      if (f.sizes[recvStep & uint64_t(f.numSlots - 1)] == kDirect && dst)
         gather(*dst, out);
       else
         memcpy(out, slot, bytes);
@@ -302,17 +302,18 @@ private:
       return fail();
     if (direct && a.peers && f.ready && f.protocol == kSimple && load(f.ready) >= sendStep + 1) {
       scatter(*direct, acc.data(), peer(a.sendPeer, direct->buffer));
-      f.sizes[sendStep % f.numSlots] = kDirect;
+      f.sizes[sendStep & uint64_t(f.numSlots - 1)] = kDirect;
       store(f.tail, ++sendStep);
       return true;
     }
-    char *slot = f.slots + (sendStep % f.numSlots) * f.slotBytes;
+    char *slot = f.slots + (sendStep & uint64_t(f.numSlots - 1)) * f.slotBytes;
     uint64_t *words = reinterpret_cast<uint64_t *>(slot);
     const char *in = acc.data();
     if (f.sizes) // null where no proxy ships the step (GPU plans' LL and LL128)
-      f.sizes[sendStep % f.numSlots] = f.protocol == kSimple ? bytes
-                                       : f.protocol == kLL   ? (bytes + 3) / 4 * 8
-                                                             : (bytes + 119) / 120 * 128;
+      f.sizes[sendStep & uint64_t(f.numSlots - 1)] = f.protocol == kSimple ? bytes
+                                                     : f.protocol == kLL
+                                                         ? (bytes + 3) / 4 * 8
+                                                         : (bytes + 119) / 120 * 128;
     if (f.protocol == kSimple) {
       memcpy(slot, in, bytes);
     } else if (f.protocol == kLL) {
