@@ -12,6 +12,7 @@
 
 #include "collc/abi.h"
 #include "src/Comm.h"
+#include "support/Names.h"
 
 #include <cstdio>
 #include <cstring>
@@ -22,20 +23,9 @@ namespace {
 
 constexpr int32_t kNone = -1; // a call no collc collective does
 
-const char *typeName(ncclDataType_t t) {
-  static const char *names[] = {"int8",    "uint8",    "int32",      "uint32",
-                                "int64",   "uint64",   "float16",    "float32",
-                                "float64", "bfloat16", "float8e4m3", "float8e5m2"};
-  return t >= 0 && t < ncclNumTypes ? names[t] : "?";
-}
-const char *opName(ncclRedOp_t op) {
-  static const char *names[] = {"sum", "prod", "max", "min", "avg"};
-  return op >= 0 && op < ncclNumOps ? names[op] : "a custom op";
-}
-const char *collectiveName(int32_t c) {
-  static const char *names[] = {"allreduce", "reducescatter", "allgather",
-                                "alltoall",  "broadcast",     "reduce"};
-  return c >= 0 && c < 6 ? names[c] : "?";
+// A custom op is NCCL's (ncclRedOpCreatePreMulSum).
+const char *ncclOpName(ncclRedOp_t op) {
+  return op < ncclNumOps ? collrt::opName(op) : "a custom op";
 }
 bool rooted(int32_t c) { return c == collc::kBroadcast || c == collc::kReduce; }
 bool reduces(int32_t c) {
@@ -70,7 +60,7 @@ const Plan *pick(ncclComm *comm, int32_t coll, int root, size_t count, ncclDataT
   if (!refusals.empty())
     why = "no plan runs it" + refusals;
   else
-    why = std::string("no plan library has ") + collectiveName(coll) + " on " +
+    why = std::string("no plan library has ") + collrt::collectiveName(coll) + " on " +
           std::to_string(comm->nranks) + " ranks" +
           (rooted(coll) ? " from root " + std::to_string(root) : "");
   return nullptr;
@@ -95,8 +85,9 @@ ncclResult_t run(const char *entry, ncclComm *comm, int32_t coll, int root, cons
                 std::string(entry) + ": " +
                     (strstr(entry, "Send") || strstr(entry, "Recv") ? "peer " : "root ") +
                     std::to_string(root) + " is not a rank of " + std::to_string(comm->nranks));
-  std::string what = std::string(entry) + " of " + std::to_string(count) + " " + typeName(type) +
-                     (reduces(coll) ? std::string(" ") + opName(op) : "");
+  std::string what = std::string(entry) + " of " + std::to_string(count) + " " +
+                     collrt::typeName(type) +
+                     (reduces(coll) ? std::string(" ") + ncclOpName(op) : "");
   std::string why;
   if (const Plan *p = pick(comm, coll, root, count, type, op, why)) {
     if (debugInfo())

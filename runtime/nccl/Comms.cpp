@@ -73,6 +73,16 @@ ncclResult_t joinReal(ncclComm *comm, ncclConfig_t *config) {
 } // namespace collnccl
 
 namespace {
+/// A communicator that is NCCL's alone takes NCCL's rank and count.
+void numberAsNccl(ncclComm *comm) {
+  auto count = COLLNCCL_REAL(ncclCommCount);
+  auto rank = COLLNCCL_REAL(ncclCommUserRank);
+  if (comm->real && count && rank) {
+    count(comm->real, &comm->nranks);
+    rank(comm->real, &comm->rank);
+  }
+}
+
 /// Ends both halves of `comm` with `coll` and `real` (destroy or abort)
 /// and frees it; the first failure is the result.
 ncclResult_t end(ncclComm *comm, collResult_t (*coll)(collComm_t),
@@ -240,15 +250,8 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
     delete child;
     return ncclSuccess;
   }
-  if (!comm->coll) {
-    // NCCL's alone: its own numbering.
-    auto count = COLLNCCL_REAL(ncclCommCount);
-    auto rank = COLLNCCL_REAL(ncclCommUserRank);
-    if (child->real && count && rank) {
-      count(child->real, &child->nranks);
-      rank(child->real, &child->rank);
-    }
-  }
+  if (!comm->coll)
+    numberAsNccl(child);
   *newcomm = child;
   return ncclSuccess;
 }
@@ -269,12 +272,7 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeR
     delete child;
     return r;
   }
-  auto count = COLLNCCL_REAL(ncclCommCount);
-  auto rank = COLLNCCL_REAL(ncclCommUserRank);
-  if (child->real && count && rank) {
-    count(child->real, &child->nranks);
-    rank(child->real, &child->rank);
-  }
+  numberAsNccl(child);
   *newcomm = child;
   return ncclSuccess;
 }

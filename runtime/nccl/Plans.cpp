@@ -8,7 +8,7 @@
 #include "nccl/Plans.h"
 
 #include <algorithm>
-
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -31,8 +31,9 @@ template <class T> bool readAt(const std::string &file, uint64_t offset, T &out)
   return true;
 }
 
-// Libraries in the order COLL_PLAN_PATH names them, a folder's sorted.
-std::vector<std::string> libraryFiles(const char *pathList) {
+// Libraries in the order COLL_PLAN_PATH names them, a folder's sorted;
+// an entry that is neither goes to `problems`.
+std::vector<std::string> libraryFiles(const char *pathList, std::vector<std::string> &problems) {
   std::vector<std::string> files;
   std::string list = pathList ? pathList : "";
   size_t start = 0;
@@ -43,8 +44,12 @@ std::vector<std::string> libraryFiles(const char *pathList) {
     std::string entry = list.substr(start, end - start);
     start = end + 1;
     struct stat st;
-    if (entry.empty() || stat(entry.c_str(), &st))
+    if (entry.empty())
       continue;
+    if (stat(entry.c_str(), &st)) {
+      problems.push_back(entry + ": " + strerror(errno));
+      continue;
+    }
     if (!S_ISDIR(st.st_mode)) {
       files.push_back(entry);
       continue;
@@ -69,7 +74,7 @@ struct Loaded {
   std::vector<Plan> plans;
   std::vector<std::string> problems;
   Loaded() {
-    for (const std::string &file : libraryFiles(getenv("COLL_PLAN_PATH"))) {
+    for (const std::string &file : libraryFiles(getenv("COLL_PLAN_PATH"), problems)) {
       std::vector<std::string> names;
       std::string why;
       if (!algorithmSymbols(file, names, why)) {

@@ -18,6 +18,7 @@
 #include "src/Windows.h"
 #include "support/CudaDriver.h"
 #include "support/Env.h"
+#include "support/Names.h"
 #include "support/Numeric.h"
 #include "transport/MemoryBackend.h"
 
@@ -34,11 +35,6 @@ using collc::PlanDesc;
 
 namespace {
 
-const char *collectiveName(int32_t c) {
-  static const char *names[] = {"allreduce", "reducescatter", "allgather",
-                                "alltoall",  "broadcast",     "reduce"};
-  return c >= 0 && c < 6 ? names[c] : "?";
-}
 const char *entryName(int32_t c) {
   static const char *names[] = {"collAllReduce", "collReduceScatter", "collAllGather",
                                 "collAlltoAll",  "collBroadcast",     "collReduce"};
@@ -608,7 +604,8 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
       stream};
   if (collResult_t r = checkCall(c))
     return r;
-  if (c.gpu)
+  // Once per algorithm and communicator, at its first launch.
+  if (c.gpu && !comm->setups.count(c.alg))
     if (collResult_t r = loadKernels(comm, c.alg))
       return r;
   pickPlan(c);

@@ -115,11 +115,16 @@ scenario() {
   # What a plan ran must not have reached NCCL as well.
   absent "the stub" "$dir/stub.log" "ncclAllReduce count (10007|1000|4096) |ncclReduceScatter|ncclAllGather|ncclAlltoAll|ncclBcast|ncclReduce count|ncclBroadcast count 1001"
 
-  COLL_PLAN_PATH=$dir/plans COLL_NCCL_LIBRARY=$work/no-such-libnccl.so LD_PRELOAD=$shim \
-    "$app" alone > "$dir/alone" 2>&1
+  # Entries of COLL_PLAN_PATH that hold no plans are named, and skipped.
+  COLL_PLAN_PATH=$work/no-such-plans:$stub:$dir/plans COLL_NCCL_LIBRARY=$work/no-such-libnccl.so \
+    COLL_DEBUG=INFO LD_PRELOAD=$shim "$app" alone > "$dir/alone" 2>&1
   echo "exit $?" >> "$dir/alone"
   check "without NCCL" "$dir/alone" "exit 0"
   check "without NCCL" "$dir/alone" PASS
+  check "a bad plan path" "$dir/alone" "COLL_PLAN_PATH: $work/no-such-plans: No such file or directory"
+  check "a bad plan path" "$dir/alone" "COLL_PLAN_PATH: $stub: no collc_algorithm_* symbol in it"
+  check "without NCCL" "$dir/alone" "6 plan(s) for 4 ranks; no NCCL to fall back to"
+
 }
 
 mkdir -p "$work/host" && plans "$work/host" && scenario "$work/host"

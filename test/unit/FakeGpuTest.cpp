@@ -149,17 +149,26 @@ TEST(FakeCuda, TheLegacyStreamWaitsForBlockingStreamsOnly) {
   cu.cuStreamDestroy(nonBlocking);
 }
 
+namespace {
+// For death tests: a kernel that never ends, on a stream of its own, which
+// the fake gives up waiting for after a second. Returns the stream.
+CUstream spinForever() {
+  setenv("FAKE_CUDA_WAIT_LIMIT", "1", 1);
+  const collrt::CudaApi &cu = fakeDriver();
+  CUstream s;
+  cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  static Spin forever;
+  forever.launch(s);
+  return s;
+}
+} // namespace
+
 TEST(FakeCudaDeathTest, ACallThatWaitsForTheDeviceSaysWhatItWouldWaitFor) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
-        setenv("FAKE_CUDA_WAIT_LIMIT", "1", 1);
-        const collrt::CudaApi &cu = fakeDriver();
-        CUstream s;
-        cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
-        static Spin forever;
-        forever.launch(s);
-        cu.cuMemFree(0);
+        spinForever();
+        fakeDriver().cuMemFree(0);
       },
       "fake cuda: cuMemFree would wait for a kernel that is still running on stream 0x");
 }
@@ -282,14 +291,8 @@ TEST(FakeCudaDeathTest, AFirstLaunchLoadsItsModuleAndWaitsForTheDevice) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
-        setenv("FAKE_CUDA_WAIT_LIMIT", "1", 1);
-        const collrt::CudaApi &cu = fakeDriver();
-        CUstream s;
-        cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
-        static Spin forever;
-        forever.launch(s);
         collc::DeviceLaunch l = {};
-        l.stream = s;
+        l.stream = spinForever();
         collc_fake::launch<&lazyKernel>(l);
       },
       "fake cuda: the first launch of a plan's kernel would wait for a kernel that is still "
