@@ -389,6 +389,35 @@ TEST(FifoWait, LLWordsNeverWrittenAreNotSentWhenTheFlagWraps) {
   EXPECT_EQ(link.head(), start) << "the step was consumed before it was sent";
 }
 
+// A line that shorter steps never rewrite would keep its flag until the
+// flag comes round again (2^32 - 1 steps) and then pass for sent data. The
+// first steps of every 2^31 fill their whole slot, so no line gets that old.
+TEST(FifoWait, LLStepsAtTheCleanWindowFillTheirSlots) {
+  const uint64_t start = 0x80000000ull - 2; // steps 2^31 to 2^31 + 3 clean
+  Link link(kLL, 4, 256, start);
+  const uint32_t stale = 0x12345678; // what a step 2^32 - 1 later would use
+  for (int i = 0; i < 4 * 256 / 8; ++i)
+    reinterpret_cast<uint64_t *>(link.fifo().slots)[i] = uint64_t(stale) << 32 | 0xdeadbeef;
+  // Four steps of 4 bytes (one word of a slot's 32): two before 2^31, two after.
+  std::vector<uint8_t> src = pattern(16, 3), dst(16);
+  Tb s(0, collUint8, 16, 4), r(1, collUint8, 16, 4);
+  s.to(1, link).in(src.data());
+  r.from(0, link).out(dst.data());
+  run({{sender, &s}, {receiver, &r}});
+  ASSERT_EQ(s.error, 0) << s.text;
+  ASSERT_EQ(r.error, 0) << r.text;
+  EXPECT_EQ(dst, src);
+  const Fifo f = link.fifo();
+  for (uint64_t step = start; step != start + 4; ++step) {
+    const uint64_t *w = reinterpret_cast<const uint64_t *>(f.slots + step % 4 * 256);
+    const bool cleans = step >= 0x80000000ull;
+    EXPECT_EQ(f.sizes[step % 4], cleans ? 256 : 8) << "step " << step;
+    for (int i = 1; i < 32; ++i)
+      EXPECT_EQ(uint32_t(w[i] >> 32), cleans ? collc::llFlag(step) : stale)
+          << "step " << step << " word " << i;
+  }
+}
+
 // Direct connections: a receiver that waits in its step posts `ready`; the
 // sender then stores into the receiver's destination, marks the slot
 // kDirect and leaves the slot alone. The receiver reduces what it finds

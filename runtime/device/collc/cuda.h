@@ -388,6 +388,9 @@ private:
         sends ? out.slots + (sendStep & uint64_t(out.numSlots - 1)) * out.slotBytes : nullptr;
     t.recvFlag = protocol == kLL ? llFlag(recvStep) : recvStep + 1;
     t.sendFlag = protocol == kLL ? llFlag(sendStep) : sendStep + 1;
+    t.cleanTo = sends && out.protocol == kLL && llCleans(sendStep, out.numSlots)
+                    ? uint32_t(out.slotBytes / 16)
+                    : 0;
 
     // Thread 0 waits for room to send if the cached head says the FIFO is
     // full, for a Simple step's data, and on direct connections posts that

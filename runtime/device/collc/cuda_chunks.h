@@ -64,6 +64,7 @@ struct Step {
   const char *recvSlot;
   char *sendSlot;
   uint64_t recvFlag, sendFlag; // llFlag(step) for LL, step + 1 for LL128
+  uint32_t cleanTo;            // LL: lines of the send slot to fill (llCleans), or 0
   COLLC_DI bool reduces() const { return nsrc + (receives || recvFromDst) > 1; }
 };
 

@@ -79,6 +79,8 @@ template <int kEs> static __device__ __noinline__ bool llMove(const Step &step, 
       }
     }
   }
+  for (uint32_t x = s.words + threadIdx.x; x < s.cleanTo; x += nt) // see llCleans
+    storeLine(s.sendSlot + 16 * size_t(x), sendFlag, sendFlag);
   return true;
 }
 

@@ -309,8 +309,11 @@ private:
     char *slot = f.slots + (sendStep & uint64_t(f.numSlots - 1)) * f.slotBytes;
     uint64_t *words = reinterpret_cast<uint64_t *>(slot);
     const char *in = acc.data();
+    // A cleaning LL step fills its slot, and a proxy ships all of it.
+    const bool cleans = f.protocol == kLL && llCleans(sendStep, f.numSlots);
     if (f.sizes) // null where no proxy ships the step (GPU plans' LL and LL128)
       f.sizes[sendStep & uint64_t(f.numSlots - 1)] = f.protocol == kSimple ? bytes
+                                                     : cleans              ? f.slotBytes
                                                      : f.protocol == kLL
                                                          ? (bytes + 3) / 4 * 8
                                                          : (bytes + 119) / 120 * 128;
@@ -318,9 +321,11 @@ private:
       memcpy(slot, in, bytes);
     } else if (f.protocol == kLL) {
       uint64_t flag = uint64_t(llFlag(sendStep)) << 32;
-      for (int64_t w = 0; w * 4 < bytes; ++w) {
-        uint32_t data;
-        memcpy(&data, in + w * 4, 4);
+      const int64_t sent = (bytes + 3) / 4, upTo = cleans ? f.slotBytes / 8 : sent;
+      for (int64_t w = 0; w < upTo; ++w) {
+        uint32_t data = 0;
+        if (w < sent)
+          memcpy(&data, in + w * 4, 4);
         __atomic_store_n(&words[w], flag | data, __ATOMIC_RELAXED);
       }
     } else {

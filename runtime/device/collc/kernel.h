@@ -35,6 +35,16 @@ struct Direct {
 // yet, and the same again only after 2^32 - 1 steps.
 COLLC_HD inline uint32_t llFlag(uint64_t step) { return uint32_t(step % 0xFFFFFFFFull) + 1; }
 
+// A line that no step rewrites keeps its flag until the flag comes round
+// again, and a shorter step leaves the lines past its end as they were.
+// So an LL sender fills its whole slot (flag, zero data) on the first
+// numSlots steps of every 2^31: no line is older than 2^31 + numSlots
+// steps, well inside the flag's period. NCCL cleans on the same grounds
+// (NCCL_LL_CLEAN_MASK, prims_ll.h).
+COLLC_HD inline bool llCleans(uint64_t step, int32_t numSlots) {
+  return (step & 0x7FFFFFFFull) < uint64_t(numSlots);
+}
+
 // How generated code names chunks: in(3), out(4, 2), scratch(kScratch_t, 0).
 COLLC_HD constexpr Ref in(int64_t index, int32_t count = 1) { return {kIn, count, index}; }
 COLLC_HD constexpr Ref out(int64_t index, int32_t count = 1) { return {kOut, count, index}; }
