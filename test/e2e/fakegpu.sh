@@ -81,7 +81,8 @@ COLL_DIRECT=1 COLL_DEBUG=INFO expect 0 "on the registered windows, without copie
 
 # NVLink multicast (FAKE_CUDA_MULTICAST=1): every rank's window bound to
 # one object, whose address each kernel gets for its buffers (the fake
-# launcher checks that it aliases them); the window is remade, bound again,
+# launcher checks that it aliases them) and whose multimem loads reduce over
+# every rank's binding; the window is remade, bound again,
 # as it grows, and graphs replay on it. Where the (type, op) has no
 # multimem form, COLL_NVLS=0 says so, or binding fails, the unicast form
 # runs instead, and says why.
@@ -96,6 +97,10 @@ COLL_DEBUG=INFO expect 0 "on the registered windows, without copies" twoshot_h10
 COLL_DEBUG=INFO expect 0 $'bound to one multicast object\n' twoshot_h100 twoshot --count 100003 --registered --iters 2
 expect 0 PASS twoshot_h100 twoshot --count 1000001 --dtype half --op max --registered --graph --iters 3
 COLL_DEBUG=INFO expect 0 "over the peer windows: multimem has no prod of float32" twoshot_h100 twoshot --count 4096 --op prod
+# Multimem steps go through the object, which reduces over every bound
+# memory and stores to each: where it has lost one rank's binding, that
+# rank's part is missing from the sums and its buffer from the stores.
+FAKE_CUDA_MULTICAST_DROP=1 expect 1 " wrong)" twoshot_h100 twoshot --count 4096
 COLL_NVLS=0 COLL_DEBUG=INFO expect 0 "over the peer windows: rank 0: COLL_NVLS=0" twoshot_h100 twoshot --count 4096
 FAKE_CUDA_FAIL=cuMulticastBindMem COLL_DEBUG=INFO expect 0 \
   "over the peer windows: binding NVLink multicast failed (rank 0: cuMulticastBindMem: CUDA_ERROR_OUT_OF_MEMORY)" \

@@ -16,6 +16,7 @@
 
 #include <cstdlib>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const bool configured = setenv("COLL_CUDA_LIBRARY", COLLRT_FAKE_CUDA, 1) == 0;
@@ -245,4 +246,72 @@ TEST(FakeCuda, FabricHandlesTravelWhereRequested) {
   unsetenv("FAKE_CUDA_FABRIC");
   EXPECT_EQ(cu.cuMemRelease(imported), CUDA_SUCCESS);
   EXPECT_EQ(cu.cuMemRelease(h), CUDA_SUCCESS);
+}
+
+// A multicast object is a switch: an address through it reaches the same
+// offset of every memory bound to it, in whichever process bound it (here
+// a forked "GPU"), which is what FakeGpu.h's multimem steps reduce over.
+TEST(FakeCuda, MulticastAddressesReachEveryBoundMemory) {
+  const collrt::CudaApi &cu = fakeDriver();
+  CUmulticastObjectProp prop{};
+  prop.numDevices = 2;
+  prop.size = kPage;
+  prop.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUmemGenericAllocationHandle object = 0;
+  ASSERT_EQ(cu.cuMulticastCreate(&object, &prop), CUDA_SUCCESS);
+  int bound[2], done[2];
+  ASSERT_EQ(pipe(bound), 0);
+  ASSERT_EQ(pipe(done), 0);
+  const pid_t child = fork();
+  if (child == 0) { // the other GPU: its memory holds 2s
+    Mapped theirs(kPage);
+    const CUmemAccessDesc access = readWrite();
+    char c = 0;
+    const bool ok = cu.cuMemSetAccess(theirs.at, kPage, &access, 1) == CUDA_SUCCESS &&
+                    (memset(reinterpret_cast<void *>(theirs.at), 2, kPage), true) &&
+                    cu.cuMulticastAddDevice(object, 0) == CUDA_SUCCESS &&
+                    cu.cuMulticastBindMem(object, 0, theirs.handle, 0, kPage, 0) == CUDA_SUCCESS;
+    c = ok;
+    ssize_t n = write(bound[1], &c, 1);
+    n += read(done[0], &c, 1); // keeps the memory until the parent is done
+    _exit(n == 2 ? 0 : 1);
+  }
+  Mapped mine(kPage);
+  const CUmemAccessDesc access = readWrite();
+  ASSERT_EQ(cu.cuMemSetAccess(mine.at, kPage, &access, 1), CUDA_SUCCESS);
+  memset(reinterpret_cast<void *>(mine.at), 1, kPage);
+  ASSERT_EQ(cu.cuMulticastAddDevice(object, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuMulticastBindMem(object, 0, mine.handle, 0, kPage, 0), CUDA_SUCCESS);
+  char ok = 0;
+  ASSERT_EQ(read(bound[0], &ok, 1), 1);
+  ASSERT_TRUE(ok) << "the child could not bind its memory";
+  CUdeviceptr mc = 0;
+  ASSERT_EQ(cu.cuMemAddressReserve(&mc, kPage, 0, 0, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuMemMap(mc, kPage, 0, object, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuMemSetAccess(mc, kPage, &access, 1), CUDA_SUCCESS);
+  char *copies[4] = {};
+  const char *at = reinterpret_cast<const char *>(mc) + 4096;
+  ASSERT_EQ(collc_fake::multicastCopies(at, 64, copies, 4), 2);
+  int sum = 0;
+  for (char *c : {copies[0], copies[1]})
+    sum += c[0] + c[63];
+  EXPECT_EQ(sum, 2 * (1 + 2)) << "each binding once: this process's 1s and the child's 2s";
+  // A store through one copy lands in the child's memory, which it reads.
+  char *other = copies[0][0] == 2 ? copies[0] : copies[1];
+  other[0] = 7;
+  ASSERT_EQ(collc_fake::multicastCopies(at, 1, copies, 4), 2);
+  EXPECT_EQ(copies[0][0] + copies[1][0], 1 + 7);
+  EXPECT_EQ(collc_fake::multicastCopies(at + kPage, 1, copies, 4), -1) << "past the mapping";
+  EXPECT_EQ(collc_fake::multicastCopies(reinterpret_cast<const char *>(mine.at), 1, copies, 4), -1)
+      << "plain memory is no multicast address";
+  ASSERT_EQ(write(done[1], "x", 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(cu.cuMemUnmap(mc, kPage), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemAddressFree(mc, kPage), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMulticastUnbind(object, 0, 0, kPage), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuMemRelease(object), CUDA_SUCCESS);
+  for (int fd : {bound[0], bound[1], done[0], done[1]})
+    close(fd);
 }

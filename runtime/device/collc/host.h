@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collc/multimem.h"
+
 #include <initializer_list>
 #include <vector>
 
@@ -96,9 +98,23 @@ public:
   // NVLink multicast, emulated over every rank's buffers in shared memory
   // (`Args::peers`): what the switch would reduce or fan out, a loop does.
   // Peer windows (LSA) are those same buffers, loaded and stored one rank
-  // at a time, which is what the emulation does for both.
-  void multimemLdReduce(Ref src, Ref dst) { readReduce(src, dst); }
-  void multimemSt(Ref src, Ref dst) { put(src, dst); }
+  // at a time, which is what the emulation does for both. Where a fake
+  // driver gives multicast addresses (COLLC_HOST_MULTICAST, as FakeGpu.h
+  // does), steps go through them where cuda.h's would.
+  void multimemLdReduce(Ref src, Ref dst) {
+#ifdef COLLC_HOST_MULTICAST
+    if (a.multicast[src.buffer] && a.elemSize > 1 && multimemReduces(a.datatype, a.op))
+      return multicast(true, src, dst);
+#endif
+    readReduce(src, dst);
+  }
+  void multimemSt(Ref src, Ref dst) {
+#ifdef COLLC_HOST_MULTICAST
+    if (a.multicast[dst.buffer])
+      return multicast(false, src, dst);
+#endif
+    put(src, dst);
+  }
   void readReduce(Ref src, Ref dst) {
     if (!mapped("read_reduce"))
       return;
@@ -173,6 +189,50 @@ private:
     }
     return !dead;
   }
+
+#ifdef COLLC_HOST_MULTICAST
+  // Chunk by chunk through the multicast address of the buffer, as
+  // cuda_peer.h's multimemReduceChunk and multimemStoreChunk: a reduction
+  // over every bound copy of the source into this rank's destination, or
+  // the source stored into every copy of the destination.
+  void multicast(bool reduce, Ref src, Ref dst) {
+    if (failed())
+      return;
+    const int64_t es = a.elemSize;
+    const Ref &far = reduce ? src : dst;
+    char *copies[kMaxCopies];
+    acc.resize(q * es + 128);
+    tmp.resize(q * es + 128);
+    for (int32_t k = 0; k < dst.count; ++k) {
+      const int64_t sv = valid(src.buffer, src.index + k), dv = valid(dst.buffer, dst.index + k);
+      const int64_t n = reduce ? sv : dv;
+      char *mc = a.multicast[far.buffer] + offset(far.buffer, far.index + k) * es;
+      const int found = COLLC_HOST_MULTICAST(mc, size_t(n * es), copies, kMaxCopies);
+      if (found <= 0) {
+        unsupported(reduce ? "multimem_ld_reduce through a multicast address with no memory bound"
+                           : "multimem_st through a multicast address with no memory bound");
+        return;
+      }
+      memset(acc.data(), 0, size_t(q * es));
+      if (reduce) {
+        memcpy(acc.data(), copies[0], size_t(n * es));
+        for (int c = 1; c < found; ++c) {
+          memcpy(tmp.data(), copies[c], size_t(n * es));
+          collcHostReduce(a.datatype, a.op, acc.data(), tmp.data(), n);
+        }
+        memcpy(a.buffers[dst.buffer] + offset(dst.buffer, dst.index + k) * es, acc.data(),
+               size_t(dv * es));
+      } else {
+        memcpy(acc.data(), a.buffers[src.buffer] + offset(src.buffer, src.index + k) * es,
+               size_t((sv < dv ? sv : dv) * es));
+        for (int c = 0; c < found; ++c)
+          memcpy(copies[c], acc.data(), size_t(n * es));
+      }
+    }
+    done();
+  }
+  static constexpr int kMaxCopies = 64;
+#endif
 
   // Element offset and valid length of chunk `index` of a buffer in this loop.
   int64_t offset(int32_t buffer, int64_t index) const {

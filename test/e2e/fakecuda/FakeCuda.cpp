@@ -57,10 +57,11 @@
 // FAKE_CUDA_NO_PEER_ACCESS=1, where cuDeviceCanAccessPeer says 0 and
 // cuMemSetAccess refuses to open another process's allocation, as CUDA
 // refuses a peer GPU's memory without peer access. A process maps
-// the object as the memory it bound: an address through the object then
+// the object as the memory it bound: a plain access through the object
 // aliases the same offset of this rank's memory, which FakeGpu.h checks of
-// every Args::multicast. (The fake kernels run multimem steps in their
-// unicast form: a fake switch would reduce nothing more.)
+// every Args::multicast. The kernels' multimem steps go through the object
+// as a switch would (fakeCudaMulticastCopies): a load reduces over every
+// memory bound to it, a store reaches each.
 //
 // FAKE_CUDA_FABRIC=1 gives it fabric handles (multi-node NVLink): a
 // handle holds the exporter's pid and descriptor, which an importer opens
@@ -95,6 +96,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -148,12 +150,23 @@ CUresult offered(unsigned types) {
   return (types & CU_MEM_HANDLE_TYPE_FABRIC) && !fabric() ? CUDA_ERROR_NOT_SUPPORTED : CUDA_SUCCESS;
 }
 
-// A multicast object: its memfd's first page, then what it maps.
+// A multicast object: its memfd's first page, then what it maps. The
+// page lists every device's binding (its process, the memory's memfd there
+// and where in it), so that any process can find each bound memory.
 constexpr size_t kMulticastHeader = 4096;
+constexpr int kMaxBindings = 64;
+struct Binding {
+  std::atomic<int32_t> pid; // written last; 0 until bound, and once unbound
+  int32_t fd;
+  uint64_t inode, offset, size;
+};
 struct MulticastHeader {
   std::atomic<uint32_t> devices, added;
   uint64_t size;
+  std::atomic<uint32_t> bindings;
+  Binding binding[kMaxBindings];
 };
+static_assert(sizeof(MulticastHeader) <= kMulticastHeader);
 bool isMulticast(CUmemGenericAllocationHandle h) {
   char link[256];
   ssize_t n = readlink(("/proc/self/fd/" + std::to_string(fdOf(h))).c_str(), link, sizeof link - 1);
@@ -164,9 +177,15 @@ MulticastHeader *headerOf(CUmemGenericAllocationHandle h) {
   void *p = mmap(nullptr, kMulticastHeader, PROT_READ | PROT_WRITE, MAP_SHARED, fdOf(h), 0);
   return p == MAP_FAILED ? nullptr : static_cast<MulticastHeader *>(p);
 }
-// Per multicast object (its memfd's inode): the memory this process bound.
+// Per multicast object (its memfd's inode): the memory this process bound,
+// and its entry in the object's list.
+struct Bound {
+  int fd; // a dup
+  size_t offset;
+  int entry;
+};
 std::mutex bindings;
-std::map<ino_t, std::pair<int, size_t>> bound; // descriptor (a dup) and offset
+std::map<ino_t, Bound> bound;
 ino_t inodeOf(CUmemGenericAllocationHandle h) {
   struct stat st;
   return fstat(fdOf(h), &st) ? 0 : st.st_ino;
@@ -210,6 +229,14 @@ std::set<ino_t> created;
 std::mutex vmmMutex;
 std::map<uintptr_t, size_t> reservations; // by start
 std::map<uintptr_t, Mapping> mappings;    // by start
+// The mappings of multicast objects: the object's header (mapped) and the
+// offset in it, so that loads and stores through it reach every binding.
+struct MulticastMap {
+  size_t size;
+  MulticastHeader *header;
+  size_t offset;
+};
+std::map<uintptr_t, MulticastMap> multicastMaps; // by start
 
 // With vmmMutex held: whether one reservation holds [p, p + n).
 bool reserved(uintptr_t p, size_t n) {
@@ -702,6 +729,11 @@ CUresult cuMemAddressFree(CUdeviceptr p, size_t size) {
   reservations.erase(it);
   for (auto m = mappings.lower_bound(uintptr_t(p)); m != mappings.end() && m->first < p + size;) {
     unreach(at(m->first));
+    auto mc = multicastMaps.find(m->first);
+    if (mc != multicastMaps.end()) {
+      munmap(mc->second.header, kMulticastHeader);
+      multicastMaps.erase(mc);
+    }
     m = mappings.erase(m);
   }
   munmap(at(p), size);
@@ -727,8 +759,8 @@ CUresult cuMemMap(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocat
     auto it = bound.find(inodeOf(h));
     if (it == bound.end())
       return CUDA_ERROR_INVALID_VALUE; // nothing bound here to show
-    fd = it->second.first;
-    from = it->second.second + offset;
+    fd = it->second.fd;
+    from = it->second.offset + offset;
   } else {
     struct stat st;
     if (fstat(fd, &st) || offset + size > size_t(st.st_size))
@@ -740,6 +772,8 @@ CUresult cuMemMap(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocat
   if (mmap(at(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, off_t(from)) == MAP_FAILED)
     return CUDA_ERROR_INVALID_VALUE;
   mappings[uintptr_t(p)] = Mapping{size, false, !isMulticast(h) && !created.count(inodeOf(h))};
+  if (isMulticast(h))
+    multicastMaps[uintptr_t(p)] = MulticastMap{size, headerOf(h), offset};
   return CUDA_SUCCESS;
 }
 // Whole mappings only.
@@ -751,6 +785,11 @@ CUresult cuMemUnmap(CUdeviceptr p, size_t size) {
   for (uintptr_t t : tiles) {
     unreach(at(t));
     mappings.erase(t);
+    auto m = multicastMaps.find(t);
+    if (m != multicastMaps.end()) {
+      munmap(m->second.header, kMulticastHeader);
+      multicastMaps.erase(m);
+    }
   }
   void *r =
       mmap(at(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
@@ -853,12 +892,28 @@ CUresult cuMulticastBindMem(CUmemGenericAllocationHandle h, size_t mcOffset,
       memOffset + size > size_t(st.st_size) || mcOffset + size > objectSize || mcOffset)
     return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> lock(bindings);
-  auto [it, fresh] = bound.emplace(inodeOf(h), std::make_pair(dup(fdOf(memory)), memOffset));
-  if (!fresh) { // one binding per device
-    close(it->second.first);
-    bound.erase(it);
+  if (bound.count(inodeOf(h))) // one binding per device
     return CUDA_ERROR_INVALID_VALUE;
+  MulticastHeader *m = headerOf(h);
+  const uint32_t entry = m ? m->bindings++ : kMaxBindings;
+  if (entry >= kMaxBindings) {
+    if (m)
+      munmap(m, kMulticastHeader);
+    return CUDA_ERROR_OUT_OF_MEMORY;
   }
+  const int fd = dup(fdOf(memory));
+  bound[inodeOf(h)] = Bound{fd, memOffset, int(entry)};
+  Binding &b = m->binding[entry];
+  b.fd = fd;
+  b.inode = st.st_ino;
+  b.offset = memOffset;
+  b.size = size;
+  // FAKE_CUDA_MULTICAST_DROP=1: the object forgets the first binding, as a
+  // switch that some rank's memory never reached (tests that results do
+  // come through the object).
+  const char *drop = getenv("FAKE_CUDA_MULTICAST_DROP");
+  b.pid.store(drop && !strcmp(drop, "1") && entry == 0 ? 0 : getpid());
+  munmap(m, kMulticastHeader);
   return CUDA_SUCCESS;
 }
 CUresult cuMulticastUnbind(CUmemGenericAllocationHandle h, CUdevice, size_t, size_t) {
@@ -866,7 +921,11 @@ CUresult cuMulticastUnbind(CUmemGenericAllocationHandle h, CUdevice, size_t, siz
   auto it = bound.find(inodeOf(h));
   if (!isMulticast(h) || it == bound.end())
     return CUDA_ERROR_INVALID_VALUE;
-  close(it->second.first);
+  if (MulticastHeader *m = headerOf(h)) {
+    m->binding[it->second.entry].pid.store(0);
+    munmap(m, kMulticastHeader);
+  }
+  close(it->second.fd);
   bound.erase(it);
   return CUDA_SUCCESS;
 }
@@ -1327,6 +1386,56 @@ __attribute__((visibility("default"))) void fakeCudaLaunch(CUstream s, void (*ru
                                                            void *ctx, void (*drop)(void *)) {
   std::shared_ptr<void> held(ctx, drop);
   enqueue(s, [run, held] { run(held.get()); }, true);
+}
+
+// For FakeGpu.h's kernels: where [p, p + n) of a multicast mapping lies in
+// each memory bound to its object, as this process maps them (a switch's
+// view: a load reduces over them, a store goes to each); how many, or -1
+// where [p, p + n) is not in one such mapping.
+__attribute__((visibility("default"))) int fakeCudaMulticastCopies(const void *p, size_t n,
+                                                                   char **copies, int max) {
+  const uintptr_t x = reinterpret_cast<uintptr_t>(p);
+  MulticastHeader *m;
+  size_t offset;
+  {
+    std::lock_guard<std::mutex> lock(vmmMutex);
+    auto it = multicastMaps.upper_bound(x);
+    if (it == multicastMaps.begin())
+      return -1;
+    --it;
+    if (x + n > it->first + it->second.size)
+      return -1;
+    m = it->second.header;
+    offset = it->second.offset + (x - it->first);
+  }
+  // Each bound memory, mapped once per process (by process, descriptor
+  // and inode: a descriptor number may come back for another memfd).
+  static std::mutex peersMutex;
+  static std::map<std::tuple<int32_t, int32_t, uint64_t, uint64_t>, char *> peers;
+  int found = 0;
+  const uint32_t entries = std::min<uint32_t>(m->bindings.load(), kMaxBindings);
+  for (uint32_t i = 0; i < entries && found < max; ++i) {
+    const Binding &b = m->binding[i];
+    const int32_t pid = b.pid.load();
+    if (!pid || offset + n > b.size)
+      continue;
+    std::lock_guard<std::mutex> lock(peersMutex);
+    char *&base = peers[{pid, b.fd, b.inode, b.offset}];
+    if (!base) {
+      const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(b.fd);
+      const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+      void *q =
+          fd < 0 ? MAP_FAILED
+                 : mmap(nullptr, b.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(b.offset));
+      if (fd >= 0)
+        close(fd);
+      if (q == MAP_FAILED)
+        return -1;
+      base = static_cast<char *>(q);
+    }
+    copies[found++] = base + offset;
+  }
+  return found;
 }
 
 // For FakeGpu.h: CUDA's lazy loading of a module at a kernel's first

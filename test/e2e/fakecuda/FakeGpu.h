@@ -60,6 +60,14 @@ template <class Job> void enqueue(void *stream, Job *job) {
   }
 }
 
+// A multicast address's copies in every memory bound to its object, as the
+// fake driver's switch finds them (collc/host.h's multimem steps).
+inline int multicastCopies(const char *mc, size_t n, char **copies, int max) {
+  using Copies = int (*)(const void *, size_t, char **, int);
+  static Copies find = fakeSymbol<Copies>("fakeCudaMulticastCopies");
+  return find ? find(mc, n, copies, max) : -1;
+}
+
 // The fake driver maps a multicast object as the memory this rank bound
 // to it, so Args::multicast[b] must alias buffer b: a byte stored through
 // one reads back through the other. Before the kernel starts, no rank
@@ -210,6 +218,7 @@ inline const char *divide(void *data, int64_t count, int32_t type, int32_t divis
 } // namespace collc_fake
 
 #define COLLC_HOST_FN(name) nullptr
+#define COLLC_HOST_MULTICAST(mc, n, copies, max) ::collc_fake::multicastCopies(mc, n, copies, max)
 #define COLLC_CUDA_FN(name)                                                                        \
   (::collc::CudaEntry{nullptr, &::collc_fake::launch<&name>, &::collc_fake::divide,                \
                       &::collc_fake::load<&name>})
