@@ -462,7 +462,7 @@ private:
           out.sizes[sendStep & uint64_t(out.numSlots - 1)] =
               t.toPeer          ? kDirect
               : simple          ? int64_t(t.bytes)
-              : protocol == kLL ? int64_t(t.words) * 16
+              : protocol == kLL ? int64_t(t.cleanTo ? t.cleanTo : t.words) * 16
                                 : int64_t(t.bytes + 119) / 120 * 128;
         cuda::releaseSys(out.tail, sendStep + 1);
       }
