@@ -319,6 +319,14 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
      << (plan.getInplace() ? ", in place" : "") << ", inputs of [" << plan.getMinBytes().value_or(0)
      << ", " << plan.getMaxBytes().value_or(INT64_MAX) << ") bytes per rank.\n";
   os << "namespace " << ns << " {\nusing namespace collc;\n";
+  // The kernel is compiled for one protocol where all its FIFOs have it.
+  Protocol protocol = plan.getProtocol().value_or(Protocol::Simple);
+  bool one = llvm::all_of(shape.threadblocks, [&](auto entry) {
+    ThreadblockOp tb = entry.second;
+    return (!tb.getRecv() && !tb.getSend()) ||
+           tb.getProtocol().value_or(Protocol::Simple) == protocol;
+  });
+  os << "using Block = BlockOf<" << (one ? abiName(protocol) : "kAnyProtocol") << ">;\n";
   for (auto [i, n] : llvm::enumerate(shape.scratchNames))
     os << "constexpr int32_t kScratch_" << cIdent(n) << " = kScratch0 + " << i << ";\n";
   os << "\n";

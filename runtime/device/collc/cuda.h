@@ -89,9 +89,11 @@ template <class F> COLLC_DI void withSize(int32_t elemSize, F &&f) {
 }
 } // namespace cuda
 
-class Block {
+// P: the protocol of every FIFO of the plan, where the emitter knows one,
+// so that a step compiles that protocol's loop only; else kAnyProtocol.
+template <int32_t P> class BlockOf {
 public:
-  __device__ explicit Block(const Args *args) : a(args) {
+  __device__ explicit BlockOf(const Args *args) : a(args) {
     perLoop = a->chunks * a->slice;
     loops = a->count == 0 ? 0 : (a->count + perLoop - 1) / perLoop;
     // Counters this threadblock wrote last launch: the same in every thread.
@@ -118,7 +120,8 @@ public:
         arrive();
       // LL and LL128 receivers read flags, not the tail: without a proxy it
       // is written once per launch, for the next launch to start from.
-      if (a->send.slots && a->send.protocol != kSimple && threadIdx.x == 0)
+      if (a->send.slots && (P != kAnyProtocol ? P : a->send.protocol) != kSimple &&
+          threadIdx.x == 0)
         cuda::storeSys(a->send.tail, sendStep);
       return false;
     }
@@ -129,23 +132,23 @@ public:
   }
 
   // The destination, if any, is always the last ref of a step.
-  __device__ void send(Ref src) { step<2>({src, {}}, 1, false, false, true); }
-  __device__ void recv(Ref dst) { step<2>({{}, dst}, 0, true, true, false); }
-  __device__ void recvCopySend(Ref dst) { step<2>({{}, dst}, 0, true, true, true); }
-  __device__ void recvReduceSend(Ref src) { step<2>({src, {}}, 1, false, true, true); }
-  __device__ void recvReduceCopy(Ref src, Ref dst) { step<2>({src, dst}, 1, true, true, false); }
-  __device__ void recvReduceCopySend(Ref src, Ref dst) { step<2>({src, dst}, 1, true, true, true); }
-  __device__ void copy(Ref src, Ref dst) { step<2>({src, dst}, 1, true, false, false); }
+  __device__ void send(Ref src) { step<2, 1, false, false, true>({src, {}}); }
+  __device__ void recv(Ref dst) { step<2, 0, true, true, false>({{}, dst}); }
+  __device__ void recvCopySend(Ref dst) { step<2, 0, true, true, true>({{}, dst}); }
+  __device__ void recvReduceSend(Ref src) { step<2, 1, false, true, true>({src, {}}); }
+  __device__ void recvReduceCopy(Ref src, Ref dst) { step<2, 1, true, true, false>({src, dst}); }
+  __device__ void recvReduceCopySend(Ref src, Ref dst) { step<2, 1, true, true, true>({src, dst}); }
+  __device__ void copy(Ref src, Ref dst) { step<2, 1, true, false, false>({src, dst}); }
   // The same on a direct connection: `to` is where the receiver stores.
-  __device__ void send(Ref src, Direct to) { step<2>({src, {}}, 1, false, false, true, &to.ref); }
+  __device__ void send(Ref src, Direct to) { step<2, 1, false, false, true>({src, {}}, &to.ref); }
   __device__ void recvCopySend(Ref dst, Direct to) {
-    step<2>({{}, dst}, 0, true, true, true, &to.ref);
+    step<2, 0, true, true, true>({{}, dst}, &to.ref);
   }
   __device__ void recvReduceSend(Ref src, Direct to) {
-    step<2>({src, {}}, 1, false, true, true, &to.ref);
+    step<2, 1, false, true, true>({src, {}}, &to.ref);
   }
   __device__ void recvReduceCopySend(Ref src, Ref dst, Direct to) {
-    step<2>({src, dst}, 1, true, true, true, &to.ref);
+    step<2, 1, true, true, true>({src, dst}, &to.ref);
   }
   // Called as b.reduce({in(1), in(2)}, out(3)): N is the length of the list.
   template <int N> __device__ void reduce(const Ref (&srcs)[N], Ref dst) {
@@ -154,7 +157,7 @@ public:
     for (int i = 0; i < N; ++i)
       refs[i] = srcs[i];
     refs[N] = dst;
-    step<N + 1>(refs, N, true, false, false);
+    step<N + 1, N, true, false, false>(refs);
   }
 
   // NVLink multicast: Args::multicast[b] addresses buffer b of every rank.
@@ -352,9 +355,10 @@ private:
     }
   }
 
-  template <int R>
-  __device__ __noinline__ void step(const Ref (&refs)[R], int32_t nsrc, bool hasDst, bool receives,
-                                    bool sends, const Ref *direct = nullptr) {
+  // One instance per primitive: its sources, destination and FIFO ends
+  // are constants, and with the plan's protocol so is the loop it runs.
+  template <int R, int32_t nsrc, bool hasDst, bool receives, bool sends>
+  __device__ __noinline__ void step(const Ref (&refs)[R], const Ref *direct = nullptr) {
     if (dead)
       return;
     const Args &A = *a;
@@ -365,7 +369,10 @@ private:
     if (hasDst)
       place(at, cuda::kDst, refs[R - 1]);
     const Fifo &in = A.recv, &out = A.send;
-    const int32_t protocol = receives ? in.protocol : sends ? out.protocol : kSimple;
+    const int32_t protocol = !receives && !sends ? int32_t(kSimple)
+                             : P != kAnyProtocol ? P
+                             : receives          ? in.protocol
+                                                 : out.protocol;
     const bool simple = protocol == kSimple;
     cuda::Step t;
     t.a = a;
@@ -388,7 +395,7 @@ private:
         sends ? out.slots + (sendStep & uint64_t(out.numSlots - 1)) * out.slotBytes : nullptr;
     t.recvFlag = protocol == kLL ? llFlag(recvStep) : recvStep + 1;
     t.sendFlag = protocol == kLL ? llFlag(sendStep) : sendStep + 1;
-    t.cleanTo = sends && out.protocol == kLL && llCleans(sendStep, out.numSlots)
+    t.cleanTo = sends && protocol == kLL && llCleans(sendStep, out.numSlots)
                     ? uint32_t(out.slotBytes / 16)
                     : 0;
 
@@ -478,6 +485,7 @@ private:
   uint64_t room = 0; // sends up to this step fit: head, as last seen, + slots
   bool dead = false;
 };
+using Block = BlockOf<kAnyProtocol>;
 
 } // namespace collc
 

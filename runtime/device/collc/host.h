@@ -418,6 +418,8 @@ private:
   bool dead = false;
   std::vector<char> acc, tmp;
 };
+// The host runs every protocol through one loop.
+template <int32_t> using BlockOf = Block;
 
 } // namespace collc
 

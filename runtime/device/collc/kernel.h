@@ -45,6 +45,10 @@ COLLC_HD inline bool llCleans(uint64_t step, int32_t numSlots) {
   return (step & 0x7FFFFFFFull) < uint64_t(numSlots);
 }
 
+// A plan whose FIFOs differ in protocol: BlockOf<kAnyProtocol> reads each
+// FIFO's.
+constexpr int32_t kAnyProtocol = -1;
+
 // How generated code names chunks: in(3), out(4, 2), scratch(kScratch_t, 0).
 COLLC_HD constexpr Ref in(int64_t index, int32_t count = 1) { return {kIn, count, index}; }
 COLLC_HD constexpr Ref out(int64_t index, int32_t count = 1) { return {kOut, count, index}; }

@@ -49,6 +49,7 @@ module {
 // CHECK-NEXT:// Plan small: allreduce on 2 ranks, 2 chunks per unit, in place, inputs of [0, 65536) bytes per rank.
 // CHECK-NEXT:namespace small {
 // CHECK-NEXT:using namespace collc;
+// CHECK-NEXT:using Block = BlockOf<kLL>;
 // CHECK-EMPTY:
 // Both ranks share one function: peers' chunks are (r + 1) % 2.
 // CHECK-NEXT:COLLC_DEVICE void shape0(Block &b, int64_t r, const int64_t *) {

@@ -58,6 +58,7 @@ module {
 
 // CHECK:namespace twoshot_Simple {
 // CHECK-NEXT:using namespace collc;
+// CHECK-NEXT:using Block = BlockOf<kSimple>;
 // CHECK-NEXT:constexpr int32_t kScratch_red = kScratch0 + 0;
 // CHECK-EMPTY:
 // Threadblocks 0 of both ranks share shape 0: their chunks are r's.
@@ -108,6 +109,7 @@ module {
 // Threadblock ids need not be dense: waits name the table entry.
 // CHECK:namespace sum {
 // CHECK-NEXT:using namespace collc;
+// CHECK-NEXT:using Block = BlockOf<kLL>;
 // CHECK-NEXT:constexpr int32_t kScratch_acc = kScratch0 + 0;
 // CHECK-NEXT:constexpr int32_t kScratch_tmp = kScratch0 + 1;
 // CHECK:COLLC_DEVICE void shape1(Block &b, int64_t, const int64_t *) {

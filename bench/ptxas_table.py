@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Device-code benchmark: what ptxas makes of the generated kernels.
+
+Emits the ring, two-shot and hierarchical allreduce for 8 ranks of an H100
+node (the hierarchical one as 2 nodes of 4), compiles each with nvcc for
+one architecture, and prints per plan kernel the registers, stack frame
+and spill bytes that `ptxas -v` reports, with the worst of the device
+functions it calls (their frames and spills are the kernel's too). Issue
+targets (sm_90): no spills, stack <= 64 bytes, registers <= 128.
+
+usage: bench/ptxas_table.py [--collc build/bin/collc] [--nvcc nvcc] [--arch sm_90]
+                            [--define TYPE=... ...]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASES = [
+    ("ring", "ring_allreduce.coll", ["-D", "ranks=8"]),
+    ("twoshot", "twoshot_allreduce.coll", ["-D", "ranks=8"]),
+    ("hier", "hier_allreduce.coll", ["-D", "nodes=2", "-D", "gpus=4"]),
+]
+FUNC = re.compile(r"(?:Compiling entry function|Function properties for) '?(\w+)'?")
+FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+REGS = re.compile(r"Used (\d+) registers")
+
+
+def demangle(names):
+    out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True)
+    return out.stdout.splitlines() if out.returncode == 0 else names
+
+
+def ptxas(args, source, work):
+    """Per function: [registers, stack, spill stores, spill loads, entry?]."""
+    include = ["-I" + os.path.join(ROOT, "runtime", d) for d in ("include", "device")]
+    cmd = [args.nvcc, "-std=c++17", "-O3", "-arch=" + args.arch, "-Xptxas", "-v", "-c", source,
+           "-o", os.path.join(work, "k.o")] + include + ["-D" + d for d in args.define]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        sys.exit(proc.stderr)
+    funcs, current = {}, None
+    for line in proc.stderr.splitlines():
+        m = FUNC.search(line)
+        if m:
+            current = funcs.setdefault(m.group(1), [0, 0, 0, 0, False])
+            current[4] |= "entry function" in line
+        elif current and FRAME.search(line):
+            current[1:4] = [int(x) for x in FRAME.search(line).groups()]
+        elif current and REGS.search(line):
+            current[0] = int(REGS.search(line).group(1))
+    return funcs
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--collc", default=os.path.join(ROOT, "build", "bin", "collc"))
+    p.add_argument("--nvcc", default=os.environ.get("NVCC", "/usr/local/cuda/bin/nvcc"))
+    p.add_argument("--arch", default="sm_90")
+    p.add_argument("--define", action="append", default=[], help="a macro for nvcc")
+    args = p.parse_args()
+    print(f"{'kernel':<28} {'regs':>5} {'stack':>6} {'spill st':>9} {'spill ld':>9}"
+          f"   file's worst callee: stack, spill st/ld")
+    with tempfile.TemporaryDirectory() as work:
+        for name, example, flags in CASES:
+            source = os.path.join(work, name + ".cu")
+            subprocess.run([args.collc, os.path.join(ROOT, "examples", example),
+                            "--topology=hgx-h100", "--emit=cuda", "-o", source] + flags, check=True)
+            funcs = ptxas(args, source, work)
+            names = dict(zip(funcs, demangle(list(funcs))))
+            callees = [f for f in funcs.values() if not f[4]]
+            worst = (max((f[1] for f in callees), default=0),
+                     max((f[2] for f in callees), default=0),
+                     max((f[3] for f in callees), default=0))
+            for fn, (regs, stack, st, ld, entry) in sorted(funcs.items()):
+                if not entry or "divideKernel" in names[fn]:
+                    continue
+                path = names[fn].split("(collc::")[0].split("::")
+                plan = path[-2] if len(path) > 1 else path[0]
+                print(f"{plan:<28} {regs:>5} {stack:>6} {st:>9} {ld:>9}"
+                      f"   {worst[0]}, {worst[1]}/{worst[2]}")
+
+
+if __name__ == "__main__":
+    main()
