@@ -149,6 +149,52 @@ TEST(FakeCuda, TheLegacyStreamWaitsForBlockingStreamsOnly) {
   cu.cuStreamDestroy(nonBlocking);
 }
 
+// As CUDA's: an event recorded in a capture is a node of its graph, which
+// the host can neither query nor wait for, and no stream waits on an event
+// across a capture's boundary; the capture that tried is invalidated.
+TEST(FakeCuda, EventsDoNotCrossACapturesBoundary) {
+  const collrt::CudaApi &cu = fakeDriver();
+  const auto begin = call<decltype(&cuStreamBeginCapture)>("cuStreamBeginCapture");
+  const auto end = call<decltype(&cuStreamEndCapture)>("cuStreamEndCapture");
+  const auto destroy = call<decltype(&cuGraphDestroy)>("cuGraphDestroy");
+  const auto query = call<decltype(&cuEventQuery)>("cuEventQuery");
+  ASSERT_TRUE(begin && end && destroy && query);
+  CUstream a, b;
+  ASSERT_EQ(cu.cuStreamCreate(&a, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuStreamCreate(&b, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUevent outside, inside;
+  ASSERT_EQ(cu.cuEventCreate(&outside, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuEventCreate(&inside, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuEventRecord(outside, b), CUDA_SUCCESS);
+  CUgraph graph = nullptr;
+
+  // A capture that waits on work outside it.
+  ASSERT_EQ(begin(a, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuStreamWaitEvent(a, outside, 0), CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+  EXPECT_EQ(end(a, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+
+  // An event of the capture: the capture may wait on it, nothing else.
+  ASSERT_EQ(begin(a, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuEventRecord(inside, a), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuStreamWaitEvent(a, inside, 0), CUDA_SUCCESS);
+  EXPECT_EQ(query(inside), CUDA_ERROR_CAPTURED_EVENT);
+  ASSERT_EQ(end(a, &graph), CUDA_SUCCESS);
+  EXPECT_EQ(query(inside), CUDA_ERROR_CAPTURED_EVENT) << "still last recorded in a capture";
+  EXPECT_EQ(cu.cuEventSynchronize(inside), CUDA_ERROR_CAPTURED_EVENT);
+  EXPECT_EQ(cu.cuStreamWaitEvent(b, inside, 0), CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+  destroy(graph);
+
+  // Recorded again outside any capture, it is an event like any other.
+  ASSERT_EQ(cu.cuEventRecord(inside, b), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuEventSynchronize(inside), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuStreamWaitEvent(a, inside, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuStreamSynchronize(a), CUDA_SUCCESS);
+  cu.cuEventDestroy(outside);
+  cu.cuEventDestroy(inside);
+  cu.cuStreamDestroy(a);
+  cu.cuStreamDestroy(b);
+}
+
 namespace {
 // For death tests: a kernel that never ends, on a stream of its own, which
 // the fake gives up waiting for after a second. Returns the stream.

@@ -73,7 +73,9 @@
 // user objects as CUDA's do, released once their launches have run. As CUDA does in its default
 // (global) mode, a capture forbids allocations and synchronisation, on every thread that has not
 // switched to relaxed mode; and work on the legacy stream while a blocking stream captures fails
-// and invalidates that capture, in any mode.
+// and invalidates that capture, in any mode. An event recorded in a
+// capture cannot be queried or waited for on the host, and no stream waits
+// on an event across a capture's boundary (which invalidates it).
 //
 //===----------------------------------------------------------------------===//
 #include <cuda.h>
@@ -557,6 +559,8 @@ CUresult cuGetErrorName(CUresult r, const char **name) {
           : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
           : r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT    ? "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT"
           : r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
+          : r == CUDA_ERROR_STREAM_CAPTURE_ISOLATION   ? "CUDA_ERROR_STREAM_CAPTURE_ISOLATION"
+          : r == CUDA_ERROR_CAPTURED_EVENT             ? "CUDA_ERROR_CAPTURED_EVENT"
           : r == CUDA_ERROR_INVALID_VALUE              ? "CUDA_ERROR_INVALID_VALUE"
           : r == CUDA_ERROR_INVALID_DEVICE             ? "CUDA_ERROR_INVALID_DEVICE"
           : r == CUDA_ERROR_NOT_SUPPORTED              ? "CUDA_ERROR_NOT_SUPPORTED"
@@ -1064,26 +1068,40 @@ CUresult cuCtxSynchronize() {
 }
 
 // An event is where its last record put it in a stream's queue (a null
-// mark, reached, if never recorded). Recording on a capturing stream
-// records nothing.
+// mark, reached, if never recorded). Recorded on a capturing stream, it is
+// a node of that capture's graph: CUDA then refuses to query or wait for
+// it on the host (CUDA_ERROR_CAPTURED_EVENT), and a dependency between the
+// capture and work outside it, either way, fails and invalidates the
+// capture (CUDA_ERROR_STREAM_CAPTURE_ISOLATION).
 struct Event {
   Mark at;
+  Graph *capture = nullptr; // the capture that recorded it last, if any
 };
+// The capture `s` records into, if any.
+Graph *captureOf(CUstream s) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = captures.find(s);
+  return it == captures.end() ? nullptr : it->second;
+}
 CUresult cuEventCreate(CUevent *e, unsigned int) {
   *e = reinterpret_cast<CUevent>(new Event);
   return CUDA_SUCCESS;
 }
 CUresult cuEventRecord(CUevent e, CUstream s) {
+  Graph *capture = captureOf(s);
   const Mark m = enqueue(s, [] {});
-  if (m.stream) {
-    std::lock_guard<std::mutex> lock(device().mutex);
-    reinterpret_cast<Event *>(e)->at = m;
-  }
+  std::lock_guard<std::mutex> lock(device().mutex);
+  Event *event = reinterpret_cast<Event *>(e);
+  event->capture = capture;
+  event->at = capture ? Mark{} : m;
   return CUDA_SUCCESS;
 }
 CUresult cuEventQuery(CUevent e) {
   std::lock_guard<std::mutex> lock(device().mutex);
-  return reached(reinterpret_cast<Event *>(e)->at) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  const Event *event = reinterpret_cast<Event *>(e);
+  if (event->capture)
+    return CUDA_ERROR_CAPTURED_EVENT;
+  return reached(event->at) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 CUresult cuEventSynchronize(CUevent e) {
   if (forbidden())
@@ -1091,7 +1109,10 @@ CUresult cuEventSynchronize(CUevent e) {
   Mark m;
   {
     std::lock_guard<std::mutex> lock(device().mutex);
-    m = reinterpret_cast<Event *>(e)->at;
+    const Event *event = reinterpret_cast<Event *>(e);
+    if (event->capture)
+      return CUDA_ERROR_CAPTURED_EVENT;
+    m = event->at;
   }
   waitFor({m});
   return CUDA_SUCCESS;
@@ -1100,16 +1121,28 @@ CUresult cuEventDestroy(CUevent e) {
   delete reinterpret_cast<Event *>(e);
   return CUDA_SUCCESS;
 }
-// Later work on `s` waits for the event's record; on a capturing stream
-// nothing (a capture's work runs in order).
+// Later work on `s` waits for the event's record; on a capturing stream,
+// for a record of the same capture, nothing (a capture's work runs in
+// order). Across the capture's boundary, either way, it is refused.
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int) {
-  if (capturing(s))
-    return CUDA_SUCCESS;
+  Graph *capture = captureOf(s);
   Mark m;
+  Graph *recorded;
   {
     std::lock_guard<std::mutex> lock(device().mutex);
     m = reinterpret_cast<Event *>(e)->at;
+    recorded = reinterpret_cast<Event *>(e)->capture;
   }
+  if (recorded != capture && (recorded || m.stream)) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (Graph *g : {capture, recorded})
+      for (auto &[stream, graph] : captures)
+        if (g && graph == g)
+          invalidated[g] = true;
+    return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+  }
+  if (capture)
+    return CUDA_SUCCESS;
   submit(streamOf(s), [] {}, false, {m});
   return CUDA_SUCCESS;
 }
