@@ -25,8 +25,9 @@
 // - for plans with steps on other ranks' buffers, a symmetric window per
 //   rank in CUDA VMM memory that every rank maps (PeerLayout.h): the user's
 //   buffers are copied in and out on the stream, and the kernels start and
-//   end at a barrier in rank 0's window (a count and a generation, see
-//   cuda.h's arrive) that every threadblock of every rank arrives at;
+//   end at a barrier that every threadblock of every rank arrives at,
+//   whose words lie at the start of each rank's window (cuda.h's arrive:
+//   each rank polls only its own);
 //   where the plan has multimem steps and the GPUs NVLink multicast, every
 //   rank's window is bound to one multicast object (Nvls.h) whose address
 //   the kernels get in Args::multicast.
@@ -530,6 +531,7 @@ struct StreamLaunch {
   std::vector<char *> peers;
   CUdeviceptr userOut = 0;
   uint64_t *barrier = nullptr, arrivals = 0;
+  size_t barriersAt = 0; // in `peers`
   char *multicast[collc::kMaxBuffers] = {};
   bool multimem = false;
   std::string note; // why multimem steps run unicast, if they do
@@ -725,8 +727,14 @@ collResult_t StreamLaunch::placeInWindow() {
     in = windowIn;
     out = windowOut;
   }
-  arrivals = uint64_t(plan.numThreadblocks) * uint64_t(l.shape.replicas);
-  barrier = reinterpret_cast<uint64_t *>(base[0]);
+  int64_t mine = 0;
+  for (int32_t i = 0; i < plan.numThreadblocks; ++i)
+    mine += plan.threadblocks[i].rank == me;
+  arrivals = uint64_t(mine) * uint64_t(l.shape.replicas);
+  barrier = reinterpret_cast<uint64_t *>(base[me]);
+  // Every rank's barrier words, after the buffers' table (Args::barriers).
+  barriersAt = peers.size();
+  peers.insert(peers.end(), base.begin(), base.end());
   s->symmetricCaptured |= captured;
   return collSuccess;
 }
@@ -793,6 +801,8 @@ collResult_t StreamLaunch::upload() {
         reinterpret_cast<uint64_t *>(slot->memory + reinterpret_cast<uintptr_t>(a.progress));
     if (!peers.empty())
       a.peers = reinterpret_cast<char *const *>(peersAt);
+    if (a.barrier)
+      a.barriers = reinterpret_cast<uint64_t *const *>(peersAt + barriersAt * sizeof(char *));
   }
 
   COLLRT_CU(cuMemsetD8Async, (slot->memory, 0, progressBytes, stream));

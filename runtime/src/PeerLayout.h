@@ -4,8 +4,9 @@
 // on one window per rank, mapped by every rank, with the same offsets on
 // each: the rank's input and output (copies of the user's, unless they lie
 // in registered windows), then one region per scratch buffer. The window
-// starts with a header whose first word, on rank 0, is the GPU kernels'
-// barrier counter. The host and the GPU launch share this layout.
+// starts with the GPU kernels' barrier words (Args::barrier: a count, a
+// generation and a word per rank). The host and the GPU launch share this
+// layout.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COLLRT_PEERLAYOUT_H
@@ -20,7 +21,8 @@
 namespace collrt {
 
 struct PeerLayout {
-  static constexpr int64_t kHeader = 128;
+  /// The barrier words of R ranks, in whole 128-byte lines.
+  static int64_t header(int R) { return (8 * (2 + int64_t(R)) + 127) & ~int64_t(127); }
   std::vector<int64_t> inAt, outAt; // of each rank's input and output
   std::vector<int64_t> scratchAt;   // of each scratch buffer
   int64_t total = 0;                // bytes of the window
@@ -34,7 +36,7 @@ inline PeerLayout peerLayout(const collc::PlanDesc &plan, int R, int64_t unit, i
                              bool registered) {
   auto align = [](int64_t b) { return (b + 63) & ~int64_t(63); };
   const int32_t coll = plan.collective;
-  const int64_t start = PeerLayout::kHeader;
+  const int64_t start = PeerLayout::header(R);
   PeerLayout l;
   l.inAt.assign(R, start);
   l.outAt.assign(R, start);

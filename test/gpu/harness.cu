@@ -482,7 +482,14 @@ public:
     // Progress counters: a rank's threadblocks of one replica share one
     // array, indexed by table.
     progress = reinterpret_cast<uint64_t *>(zeros(progressBytes()));
-    barrier = reinterpret_cast<uint64_t *>(zeros(16));               // count, generation
+    // Each rank's barrier words (a count, a generation, a word per rank)
+    // and the table of them that every threadblock gets.
+    barrier = reinterpret_cast<uint64_t *>(zeros(R * (2 + R) * sizeof(uint64_t)));
+    barriers = reinterpret_cast<uint64_t **>(zeros(R * sizeof(uint64_t *)));
+    std::vector<uint64_t *> each(R);
+    for (int r = 0; r < R; ++r)
+      each[r] = barrier + r * (2 + R);
+    CHECK_CUDA(cudaMemcpy(barriers, each.data(), R * sizeof(uint64_t *), cudaMemcpyHostToDevice));
     flags = reinterpret_cast<int32_t *>(zeros(2 * sizeof(int32_t))); // abort, error
     errorText = zeros(256);
     args = reinterpret_cast<collc::Args *>(
@@ -628,8 +635,11 @@ private:
       a.progress = progress + (size_t(replica) * R + tb.rank) * tbs;
       a.peers = peerSteps || direct ? peers : nullptr;
       if (peerSteps) {
-        a.barrier = barrier;
-        a.barrierArrivals = uint64_t(hostArgs.size());
+        a.barrier = barrier + tb.rank * (2 + R);
+        a.barrierArrivals = 0;
+        for (int32_t j = 0; j < tbs; ++j)
+          a.barrierArrivals += plan.threadblocks[j].rank == tb.rank ? shape.replicas : 0;
+        a.barriers = barriers;
       }
       a.abort = flags;
       a.error = flags + 1;
@@ -733,7 +743,7 @@ private:
   std::vector<collc::Fifo> recv, send;
   std::vector<const int64_t *> deviceTable;
   bool peerSteps = false, direct = false;
-  uint64_t *progress = nullptr, *barrier = nullptr;
+  uint64_t *progress = nullptr, *barrier = nullptr, **barriers = nullptr;
   int32_t *flags = nullptr;
   char *errorText = nullptr;
   collc::Args *args = nullptr;

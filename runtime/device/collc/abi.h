@@ -175,11 +175,15 @@ struct Args {
   // steps, and multimem in the host emulation); null where the plan has none.
   char *const *peers;
   // The barrier that starts and ends a plan with steps on other ranks'
-  // buffers on the GPU: two words, an arrival count and a generation, zero
-  // at first, and the arrivals that open it (every threadblock of every
-  // rank). The host emulation has its own barriers and passes null.
+  // buffers on the GPU, as NCCL's LSA barrier (every poll local): this
+  // rank's barrier words in its window, zero at first: an arrival count and
+  // a generation, which this rank's threadblocks poll, then a word per rank
+  // q that q sets to each generation it reaches; the arrivals that open it
+  // (this rank's threadblocks), and every rank's barrier words as this rank
+  // maps them. The host emulation has its own barriers and passes null.
   uint64_t *barrier;
   uint64_t barrierArrivals;
+  uint64_t *const *barriers;
   int32_t datatype, op;
   int32_t elemSize;
   int64_t count;  // elements per unit of the user buffer (E)

@@ -267,22 +267,33 @@ private:
     at.index[i] = uint32_t(r.index);
     at.scratch[i] = r.buffer >= kScratch0;
   }
-  // Every threadblock of every rank arrives at Args::barrier: the last to
-  // arrive resets the count and moves the generation on, which lets the
-  // others go. Nothing in it depends on the launch, so a graph replays it.
+  // Every threadblock of every rank arrives at the barrier, as at NCCL's
+  // LSA barrier, and every poll is of this GPU's memory: the threadblocks
+  // of a rank count themselves in its own words; the last resets the count,
+  // posts the next generation into every rank's word for this rank, waits
+  // for every rank's post in its own, and moves the generation on, which
+  // lets the others go. Each rank passes the same barriers, so the
+  // generations agree; nothing depends on the launch, so a graph replays it.
   __device__ __noinline__ void arrive() {
     __syncthreads();
     bool bad = false;
     if (threadIdx.x == 0) {
-      uint64_t *count = a->barrier, *generation = a->barrier + 1;
-      const uint64_t g = cuda::loadSys(generation); // before arriving: it cannot move yet
-      cuda::fenceSys();
+      uint64_t *count = a->barrier, *generation = a->barrier + 1, *posts = a->barrier + 2;
+      const uint64_t g = cuda::loadGpu(generation); // before arriving: it cannot move yet
+      cuda::fenceSys(); // this block's stores to peers land before its rank's post
       auto *c = reinterpret_cast<unsigned long long *>(count);
-      if (atomicAdd_system(c, 1ull) + 1 == a->barrierArrivals) {
-        atomicExch_system(c, 0ull); // the next barrier counts from zero
-        cuda::releaseSys(generation, g + 1);
+      if (atomicAdd(c, 1ull) + 1 == a->barrierArrivals) {
+        atomicExch(c, 0ull); // the next barrier counts from zero
+        cuda::fenceSys();
+        for (int32_t q = 0; q < a->nranks; ++q)
+          cuda::releaseSys(a->barriers[q] + 2 + a->rank, g + 1);
+        for (int32_t q = 0; q < a->nranks && !bad; ++q)
+          bad = cuda::waitAtLeast(*a, posts + q, g + 1, true,
+                                  "every rank at the peer barrier, rank", q) == cuda::kGaveUp;
+        cuda::releaseGpu(generation, g + 1);
       } else {
-        bad = cuda::waitAtLeast(*a, generation, g + 1, true, "every rank at the peer barrier, rank",
+        bad = cuda::waitAtLeast(*a, generation, g + 1, false,
+                                "every threadblock at the peer barrier, rank",
                                 a->rank) == cuda::kGaveUp;
       }
     }

@@ -175,16 +175,22 @@ private:
     return true;
   }
   void done() { store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1); }
-  // Every threadblock of every rank arrives at Args::barrier, as cuda.h's
-  // do: the last resets the count and moves the generation on.
+  // Every threadblock of every rank arrives at the barrier, as cuda.h's
+  // do: a rank's last resets its count, posts the next generation to every
+  // rank, waits for every rank's post and moves its generation on.
   bool arrive() {
-    uint64_t *count = a.barrier, *generation = a.barrier + 1;
+    uint64_t *count = a.barrier, *generation = a.barrier + 1, *posts = a.barrier + 2;
     const uint64_t g = load(generation);
     if (__atomic_add_fetch(count, 1, __ATOMIC_ACQ_REL) == a.barrierArrivals) {
       __atomic_store_n(count, 0, __ATOMIC_RELAXED);
+      for (int32_t q = 0; q < a.nranks; ++q)
+        store(a.barriers[q] + 2 + a.rank, g + 1);
+      for (int32_t q = 0; q < a.nranks && !dead; ++q)
+        dead = !collcHostWait(&a, posts + q, g + 1, kAtLeast,
+                              "every rank at the peer barrier, rank", q);
       store(generation, g + 1); // releases the reset too
     } else if (!collcHostWait(&a, generation, g + 1, kAtLeast,
-                              "every rank at the peer barrier, rank", a.rank)) {
+                              "every threadblock at the peer barrier, rank", a.rank)) {
       dead = true;
     }
     return !dead;

@@ -126,6 +126,8 @@ inline void checkAccess(const collc::Args &a) {
   if (a.peers)
     touched.insert(touched.end(), a.peers, a.peers + size_t(a.nranks) * collc::kMaxBuffers);
   touched.push_back(a.barrier);
+  if (a.barrier)
+    touched.insert(touched.end(), a.barriers, a.barriers + a.nranks);
   for (const void *p : touched)
     if (p && !mayTouch(p, 1)) {
       fprintf(stderr,
