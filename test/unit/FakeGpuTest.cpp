@@ -313,6 +313,65 @@ TEST(FakeGpu, LaunchesOfRanksInOneContextDoNotWaitForEachOther) {
       EXPECT_EQ(out[r][i], in[i]) << "launch " << i << " on rank " << r;
 }
 
+// A training loop launches the same collective on the same buffers: each
+// slot of the ring then holds its Args already, and no launch copies them.
+TEST(FakeGpu, LaunchesLikeTheLastInTheirSlotCopyNoArgs) {
+  const collrt::CudaApi &cu = fakeDriver();
+  using Count = long (*)();
+  static Count copies = collc_fake::fakeSymbol<Count>("fakeCudaHostToDeviceCopies");
+  ASSERT_TRUE(copies);
+  CudaPair pair;
+  collUniqueId id;
+  ASSERT_EQ(collGetUniqueId(&id), collSuccess) << collGetLastError(nullptr);
+  constexpr size_t kCount = 1000;
+  constexpr int kSlots = 8; // GpuState's ring
+  const std::vector<float> in(kCount, 1.5f), other(kCount, 2.5f);
+  std::vector<float> out[2] = {std::vector<float>(kCount), std::vector<float>(kCount)};
+  // Both ranks (threads of this process) at the same point; rank 0 reads
+  // the process's count of copies there.
+  std::atomic<int> met{0};
+  long counted[3] = {};
+  auto meet = [&](int r, int point) {
+    ++met;
+    while (met < 4 * point + 2)
+      std::this_thread::yield();
+    if (r == 0)
+      counted[point] = copies();
+    ++met;
+    while (met < 4 * point + 4)
+      std::this_thread::yield();
+  };
+  auto run = [&](int r) {
+    collComm_t comm;
+    CUstream stream;
+    ASSERT_EQ(collCommInitRank(&comm, 2, id, r), collSuccess) << collGetLastError(nullptr);
+    ASSERT_EQ(cu.cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+    auto launch = [&](const std::vector<float> &from) {
+      EXPECT_EQ(collLaunch(comm, &pair.alg, from.data(), out[r].data(), kCount, collFloat32,
+                           collSum, stream),
+                collSuccess)
+          << collGetLastError(comm);
+      EXPECT_EQ(cu.cuStreamSynchronize(stream), CUDA_SUCCESS);
+    };
+    for (int i = 0; i < kSlots + 1; ++i) // every slot once, and connected
+      launch(in);
+    meet(r, 0);
+    for (int i = 0; i < kSlots; ++i)
+      launch(in);
+    meet(r, 1);
+    launch(other); // rank 0's input moves: its Args change
+    meet(r, 2);
+    EXPECT_EQ(collCommDestroy(comm), collSuccess);
+    cu.cuStreamDestroy(stream);
+  };
+  std::thread rank0(run, 0), rank1(run, 1);
+  rank0.join();
+  rank1.join();
+  EXPECT_EQ(out[1], other);
+  EXPECT_EQ(counted[1] - counted[0], 0) << "launches like the last in their slot copied Args";
+  EXPECT_GE(counted[2] - counted[1], 1) << "a launch with new Args did not copy them";
+}
+
 // collRegisterAlgorithm loads an nvcc-built algorithm's kernels, so that
 // no launch loads a module lazily behind a kernel that spins on a peer.
 TEST(FakeGpu, RegistrationLoadsTheKernels) {

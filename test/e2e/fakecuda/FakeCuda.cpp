@@ -1035,7 +1035,9 @@ CUresult cuMemFreeHost(void *p) {
 // A copy from pinned memory reads it when the stream gets there, and a
 // captured copy on every replay, as CUDA's do; from pageable memory, the
 // source is staged before the call returns, as CUDA stages it.
+std::atomic<long> hostToDevice{0}; // copies queued, for fakeCudaHostToDeviceCopies
 CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream stream) {
+  ++hostToDevice;
   if (refused("cuMemcpyHtoDAsync", d, n))
     return CUDA_ERROR_INVALID_VALUE;
   if (!stream && legacyClash())
@@ -1469,6 +1471,11 @@ __attribute__((visibility("default"))) int fakeCudaMulticastCopies(const void *p
     copies[found++] = base + offset;
   }
   return found;
+}
+
+// For tests: how many host-to-device copies the process has asked for.
+__attribute__((visibility("default"))) long fakeCudaHostToDeviceCopies() {
+  return hostToDevice.load();
 }
 
 // For FakeGpu.h: CUDA's lazy loading of a module at a kernel's first
