@@ -162,7 +162,9 @@ def case_signal_tool(case, which, sig, status, message, clean_tmp=True):
     print(case)
     with tempfile.TemporaryDirectory() as tmp:
         shm = set(os.listdir("/dev/shm"))
-        proc = start(tmp)
+        # Healthy ranks until the signal, however loaded the machine: no
+        # wait of theirs may time out first (what ends them is the signal).
+        proc = start(tmp, {"COLL_TIMEOUT": "60"})
         check(case, wait_for(lambda: rank_pid(tmp, 3), 60, 0.01), "the ranks never started")
         time.sleep(0.5)
         since = time.monotonic()

@@ -41,7 +41,8 @@ COLLC_KERNEL(countingKernel) {
 }
 
 struct Ranks {
-  explicit Ranks(int blocks, int absent = -1, double timeout = 20) : blocks(blocks), absent(absent) {
+  explicit Ranks(int blocks, int absent = -1, double timeout = 20)
+      : blocks(blocks), absent(absent) {
     for (int r = 0; r < kRanks; ++r)
       table[r] = words[r];
     for (int r = 0; r < kRanks; ++r)
