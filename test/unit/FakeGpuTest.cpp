@@ -195,6 +195,64 @@ TEST(FakeCuda, EventsDoNotCrossACapturesBoundary) {
   cu.cuStreamDestroy(b);
 }
 
+// FAKE_CUDA_DEVICES=2: a process with two GPUs, distinct bus ids, and a
+// current context per thread, which is the device collrt finds
+// (cuCtxGetDevice) and makes memory on.
+TEST(FakeCuda, SeveralDevicesWithContextsPerThread) {
+  const collrt::CudaApi &cu = fakeDriver();
+  setenv("FAKE_CUDA_DEVICES", "2", 1);
+  const auto get = call<decltype(&cuDeviceGet)>("cuDeviceGet");
+  const auto retain = call<decltype(&cuDevicePrimaryCtxRetain)>("cuDevicePrimaryCtxRetain");
+  ASSERT_TRUE(get && retain && cu.cuCtxSetCurrent && cu.cuCtxGetCurrent);
+  int count = 0;
+  ASSERT_EQ(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
+  EXPECT_EQ(count, 2);
+  CUdevice d1 = -1, found = -1;
+  ASSERT_EQ(get(&d1, 1), CUDA_SUCCESS);
+  EXPECT_EQ(get(&found, 2), CUDA_ERROR_INVALID_DEVICE);
+  char bus[2][16];
+  ASSERT_EQ(cu.cuDeviceGetPCIBusId(bus[0], 16, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuDeviceGetPCIBusId(bus[1], 16, d1), CUDA_SUCCESS);
+  EXPECT_STRNE(bus[0], bus[1]);
+  ASSERT_EQ(cu.cuDeviceGetByPCIBusId(&found, bus[1]), CUDA_SUCCESS);
+  EXPECT_EQ(found, d1);
+  int peer = 0;
+  ASSERT_EQ(cu.cuDeviceCanAccessPeer(&peer, 0, d1), CUDA_SUCCESS);
+  EXPECT_EQ(peer, 1);
+  // A thread that makes device 1's context current is on device 1; this
+  // one stays on device 0.
+  CUcontext context = nullptr;
+  ASSERT_EQ(retain(&context, d1), CUDA_SUCCESS);
+  CUdevice seen = -1, mine = -1;
+  CUmemGenericAllocationHandle memory = 0;
+  CUresult created = CUDA_ERROR_UNKNOWN;
+  std::thread other([&] {
+    CUcontext current = nullptr;
+    cu.cuCtxSetCurrent(context);
+    cu.cuCtxGetCurrent(&current);
+    EXPECT_EQ(current, context);
+    cu.cuCtxGetDevice(&seen);
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = seen;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    created = cu.cuMemCreate(&memory, size_t(2) << 20, &prop, 0);
+  });
+  other.join();
+  ASSERT_EQ(cu.cuCtxGetDevice(&mine), CUDA_SUCCESS);
+  EXPECT_EQ(seen, d1);
+  EXPECT_EQ(mine, 0);
+  EXPECT_EQ(created, CUDA_SUCCESS) << "memory on the thread's device";
+  if (created == CUDA_SUCCESS)
+    cu.cuMemRelease(memory);
+  EXPECT_EQ(cu.cuCtxSetCurrent(reinterpret_cast<CUcontext>(uintptr_t(0x1230))),
+            CUDA_ERROR_INVALID_CONTEXT);
+  unsetenv("FAKE_CUDA_DEVICES");
+  ASSERT_EQ(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
+  EXPECT_EQ(count, 1);
+}
+
 namespace {
 // For death tests: a kernel that never ends, on a stream of its own, which
 // the fake gives up waiting for after a second. Returns the stream.

@@ -40,7 +40,8 @@
 // Not modelled: concurrency limits (every kernel of every stream runs at
 // once, however many blocks), stream priorities, host functions, the
 // implicit synchronisation of other calls (cuMemFreeHost, VMM unmapping),
-// and events or stream-ordered allocations inside a capture.
+// stream-ordered allocations inside a capture, and which device a stream
+// or an allocation is on (every device is the same memory and threads).
 //
 // As a real driver is used, the calls are found through cuGetProcAddress,
 // the only one exported (with FakeGpu.h's hooks), which gives each call's
@@ -50,11 +51,13 @@
 // FAKE_CUDA_MULTICAST=1 gives the device NVLink multicast. A multicast
 // object is a memfd too, whose first page counts the devices added; as in
 // CUDA, binding memory to it or mapping it waits until all have been (and
-// here fails after 10 s). Each process is a GPU of its own (its PCI bus id
-// is made of its pid; under FAKE_CUDA_SHARED_GPU=1 every process reports
-// the same one, as ranks sharing a GPU), so ranks as processes may bind
-// one object. Peers' GPUs are visible and peer-accessible unless
-// FAKE_CUDA_NO_PEER_ACCESS=1, where cuDeviceCanAccessPeer says 0 and
+// here fails after 10 s). Each process has GPUs of its own, one or
+// FAKE_CUDA_DEVICES, with primary contexts and a current one per thread
+// (device 0's until a thread sets one); their PCI bus ids are made of the
+// pid and the device's index (under FAKE_CUDA_SHARED_GPU=1 every process
+// reports the same ones, as ranks sharing GPUs), so ranks as processes, or
+// as threads on devices of their own, may bind one object. Peers' GPUs are visible and
+// peer-accessible unless FAKE_CUDA_NO_PEER_ACCESS=1, where cuDeviceCanAccessPeer says 0 and
 // cuMemSetAccess refuses to open another process's allocation, as CUDA
 // refuses a peer GPU's memory without peer access. A process maps
 // the object as the memory it bound: a plain access through the object
@@ -110,6 +113,26 @@ int fdOf(CUmemGenericAllocationHandle h) { return int(h) - 1; }
 int fabric() {
   const char *f = getenv("FAKE_CUDA_FABRIC");
   return f && !strcmp(f, "1");
+}
+// FAKE_CUDA_DEVICES=N: the GPUs of this process (1 to 16, default 1).
+int deviceCount() {
+  const char *n = getenv("FAKE_CUDA_DEVICES");
+  const int v = n ? atoi(n) : 1;
+  return v >= 1 && v <= 16 ? v : 1;
+}
+// What the bus ids of this process's GPUs are made of: its pid, or 1 for
+// every process under FAKE_CUDA_SHARED_GPU=1.
+unsigned gpuOwner() {
+  const char *shared = getenv("FAKE_CUDA_SHARED_GPU");
+  return shared && !strcmp(shared, "1") ? 1u : unsigned(getpid());
+}
+// A device's primary context, and back (-1: none of ours).
+thread_local int currentDevice = 0;
+CUcontext contextOf(int d) { return reinterpret_cast<CUcontext>(uintptr_t(d + 1) << 4); }
+int deviceOf(CUcontext c) {
+  const uintptr_t v = reinterpret_cast<uintptr_t>(c);
+  const int d = int(v >> 4) - 1;
+  return v % 16 == 0 && d >= 0 && d < deviceCount() ? d : -1;
 }
 bool peerAccess() {
   const char *no = getenv("FAKE_CUDA_NO_PEER_ACCESS");
@@ -563,6 +586,7 @@ CUresult cuGetErrorName(CUresult r, const char **name) {
           : r == CUDA_ERROR_CAPTURED_EVENT             ? "CUDA_ERROR_CAPTURED_EVENT"
           : r == CUDA_ERROR_INVALID_VALUE              ? "CUDA_ERROR_INVALID_VALUE"
           : r == CUDA_ERROR_INVALID_DEVICE             ? "CUDA_ERROR_INVALID_DEVICE"
+          : r == CUDA_ERROR_INVALID_CONTEXT            ? "CUDA_ERROR_INVALID_CONTEXT"
           : r == CUDA_ERROR_NOT_SUPPORTED              ? "CUDA_ERROR_NOT_SUPPORTED"
           : r == CUDA_ERROR_ILLEGAL_STATE              ? "CUDA_ERROR_ILLEGAL_STATE"
                                                        : "CUDA_ERROR_FAKE";
@@ -573,31 +597,67 @@ CUresult cuDriverGetVersion(int *v) {
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetCount(int *n) {
-  *n = 1;
+  *n = deviceCount();
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+  if (!d || ordinal < 0 || ordinal >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  *d = ordinal;
+  return CUDA_SUCCESS;
+}
+// Each device's primary context; a thread's current context is its
+// device's (device 0's where the thread made none current).
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+  if (!c || d < 0 || d >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  *c = contextOf(d);
+  return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRelease(CUdevice d) {
+  return d < 0 || d >= deviceCount() ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+}
+CUresult cuCtxSetCurrent(CUcontext c) {
+  const int d = c ? deviceOf(c) : 0;
+  if (d < 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  currentDevice = d;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxGetCurrent(CUcontext *c) {
+  if (!c)
+    return CUDA_ERROR_INVALID_VALUE;
+  *c = contextOf(currentDevice);
   return CUDA_SUCCESS;
 }
 CUresult cuCtxGetDevice(CUdevice *d) {
-  *d = 0;
+  *d = currentDevice;
   return CUDA_SUCCESS;
 }
-CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
+  if (d < 0 || d >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
   const char *multicast = getenv("FAKE_CUDA_MULTICAST");
+  const unsigned owner = gpuOwner();
   *v = a == CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED ? multicast && !strcmp(multicast, "1")
-       : a == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID        ? int(getpid())
+       : a == CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID     ? int((owner >> 8) & 0xffff)
+       : a == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID        ? int(owner & 0xff)
+       : a == CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID     ? int(d)
        : a == CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM ? 1
        : a == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED            ? fabric()
                                                                           : 0;
   return CUDA_SUCCESS;
 }
-// The process's GPU is device 0, its bus id made of its pid (or one bus
-// id for every process under FAKE_CUDA_SHARED_GPU=1: ranks on one GPU).
-// Every other GPU, found by its bus id, is device 1 here.
+// The process's GPUs are devices 0 to FAKE_CUDA_DEVICES - 1, their bus
+// ids made of its pid and their index (the pid is 1 for every process
+// under FAKE_CUDA_SHARED_GPU=1: ranks on the same GPUs). Every other GPU,
+// found by its bus id, is device FAKE_CUDA_DEVICES here.
 CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d) {
-  if (!id || len < 13 || d != 0)
+  if (!id || len < 13 || d < 0 || d >= deviceCount())
     return CUDA_ERROR_INVALID_VALUE;
-  const char *shared = getenv("FAKE_CUDA_SHARED_GPU");
-  const unsigned pid = shared && !strcmp(shared, "1") ? 1u : unsigned(getpid());
-  snprintf(id, size_t(len), "%04x:%02x:00.0", (pid >> 8) & 0xffff, pid & 0xff);
+  const unsigned owner = gpuOwner();
+  snprintf(id, size_t(len), "%04x:%02x:%02x.0", (owner >> 8) & 0xffff, owner & 0xff,
+           unsigned(d) & 0x1f);
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetByPCIBusId(CUdevice *d, const char *id) {
@@ -605,14 +665,17 @@ CUresult cuDeviceGetByPCIBusId(CUdevice *d, const char *id) {
   unsigned domain, bus;
   if (!d || !id || sscanf(id, "%x:%x:", &domain, &bus) != 2)
     return CUDA_ERROR_INVALID_VALUE;
-  cuDeviceGetPCIBusId(mine, sizeof mine, 0);
-  *d = strcasecmp(id, mine) ? 1 : 0;
+  *d = deviceCount();
+  for (int k = 0; k < deviceCount(); ++k)
+    if (cuDeviceGetPCIBusId(mine, sizeof mine, k) == CUDA_SUCCESS && !strcasecmp(id, mine))
+      *d = k;
   return CUDA_SUCCESS;
 }
 // As CUDA: a device has no peer access to itself; to others unless
 // FAKE_CUDA_NO_PEER_ACCESS=1 (PCIe without P2P, MIG, a VM).
 CUresult cuDeviceCanAccessPeer(int *v, CUdevice d, CUdevice peer) {
-  if (!v || d < 0 || d > 1 || peer < 0 || peer > 1)
+  const int n = deviceCount();
+  if (!v || d < 0 || d > n || peer < 0 || peer > n)
     return CUDA_ERROR_INVALID_DEVICE;
   *v = d != peer && peerAccess();
   return CUDA_SUCCESS;
@@ -636,7 +699,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAl
   if (!prop || flags || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
       prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || !size || size % kGranularity)
     return CUDA_ERROR_INVALID_VALUE;
-  if (prop->location.id != 0)
+  if (prop->location.id < 0 || prop->location.id >= deviceCount())
     return CUDA_ERROR_INVALID_DEVICE;
   if (CUresult r = offered(prop->requestedHandleTypes))
     return r;
@@ -807,7 +870,7 @@ CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *desc,
   for (size_t i = 0; i < count; ++i) {
     if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE)
       return CUDA_ERROR_INVALID_VALUE;
-    if (desc[i].location.id != 0)
+    if (desc[i].location.id < 0 || desc[i].location.id >= deviceCount())
       return CUDA_ERROR_INVALID_DEVICE;
     switch (desc[i].flags) {
     case CU_MEM_ACCESS_FLAGS_PROT_NONE:
@@ -1320,6 +1383,11 @@ const Entry entries[] = {
     FAKE_CUDA_ENTRY(cuGetErrorName),
     FAKE_CUDA_ENTRY(cuDriverGetVersion),
     FAKE_CUDA_ENTRY(cuDeviceGetCount),
+    FAKE_CUDA_ENTRY(cuDeviceGet),
+    FAKE_CUDA_ENTRY(cuDevicePrimaryCtxRetain),
+    FAKE_CUDA_ENTRY(cuDevicePrimaryCtxRelease),
+    FAKE_CUDA_ENTRY(cuCtxSetCurrent),
+    FAKE_CUDA_ENTRY(cuCtxGetCurrent),
     FAKE_CUDA_ENTRY(cuCtxGetDevice),
     FAKE_CUDA_ENTRY(cuDeviceGetAttribute),
     FAKE_CUDA_ENTRY(cuDeviceCanAccessPeer),
