@@ -271,7 +271,7 @@ collResult_t symmetricWindow(collComm *comm, GpuState &s, size_t bytes, bool mul
   const MemoryBackend *memory = cudaMemory(error);
   if (!memory)
     return comm->fail(collUnhandledCudaError, error);
-  // Zeroed: rank 0's barrier starts with no arrivals, at generation 0.
+  // Zeroed: every rank's barrier words start with no arrivals, at generation 0.
   if (collResult_t r = comm->transport->exchangeWindow(bytes, s.symmetric, error, memory))
     return comm->fail(r, error);
   s.symmetricBytes = bytes;
@@ -531,7 +531,7 @@ struct StreamLaunch {
   // Steps on other ranks' buffers.
   std::vector<char *> peers;
   CUdeviceptr userOut = 0;
-  uint64_t *barrier = nullptr, arrivals = 0;
+  uint64_t *barrier = nullptr;
   size_t barriersAt = 0; // in `peers`
   char *multicast[collc::kMaxBuffers] = {};
   bool multimem = false;
@@ -728,10 +728,6 @@ collResult_t StreamLaunch::placeInWindow() {
     in = windowIn;
     out = windowOut;
   }
-  int64_t mine = 0;
-  for (int32_t i = 0; i < plan.numThreadblocks; ++i)
-    mine += plan.threadblocks[i].rank == me;
-  arrivals = uint64_t(mine) * uint64_t(l.shape.replicas);
   barrier = reinterpret_cast<uint64_t *>(base[me]);
   // Every rank's barrier words, after the buffers' table (Args::barriers).
   barriersAt = peers.size();
@@ -764,7 +760,6 @@ collResult_t StreamLaunch::fillArgs() {
                   reinterpret_cast<char *>(in), reinterpret_cast<char *>(out), scratch);
     a.table = (*tables)[p][i];
     a.barrier = barrier;
-    a.barrierArrivals = arrivals;
     std::copy(multicast, multicast + collc::kMaxBuffers, a.multicast);
     // Filled in by upload, once the slot's address is known.
     a.progress = reinterpret_cast<uint64_t *>(uintptr_t(replica) * tbs * 8);
@@ -774,6 +769,8 @@ collResult_t StreamLaunch::fillArgs() {
     a.errorText = reinterpret_cast<char *>(flag(offsetof(GpuState::Flags, text)));
     args.push_back(a);
   }
+  for (collc::Args &a : args) // the barrier opens once this rank's threadblocks are in
+    a.barrierArrivals = args.size();
   if (args.empty() && l.windows) // it could not tell when the peers' stores are done
     return comm->fail(collInvalidUsage,
                       "rank " + std::to_string(me) + " has no threadblock in plan " + plan.name +

@@ -34,6 +34,14 @@ CUmemAllocationProp deviceMemory(unsigned types = CU_MEM_HANDLE_TYPE_POSIX_FILE_
   return prop;
 }
 
+CUmulticastObjectProp multicastObject(unsigned devices, unsigned types) {
+  CUmulticastObjectProp prop{};
+  prop.numDevices = devices;
+  prop.size = kPage;
+  prop.handleTypes = types;
+  return prop;
+}
+
 CUmemAccessDesc readWrite(int device = 0) {
   CUmemAccessDesc access{};
   access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -217,10 +225,7 @@ TEST(FakeCuda, HandlesTravelOnlyAsTheTypesTheyWereCreatedWith) {
   close(foreign);
   close(fd);
   // A multicast object likewise.
-  CUmulticastObjectProp mc{};
-  mc.numDevices = 1;
-  mc.size = kPage;
-  mc.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  const CUmulticastObjectProp mc = multicastObject(1, CU_MEM_HANDLE_TYPE_NONE);
   CUmemGenericAllocationHandle object = 0;
   ASSERT_EQ(cu.cuMulticastCreate(&object, &mc), CUDA_SUCCESS);
   EXPECT_EQ(
@@ -253,10 +258,7 @@ TEST(FakeCuda, FabricHandlesTravelWhereRequested) {
 // a forked "GPU"), which is what FakeGpu.h's multimem steps reduce over.
 TEST(FakeCuda, MulticastAddressesReachEveryBoundMemory) {
   const collrt::CudaApi &cu = fakeDriver();
-  CUmulticastObjectProp prop{};
-  prop.numDevices = 2;
-  prop.size = kPage;
-  prop.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  const CUmulticastObjectProp prop = multicastObject(2, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
   CUmemGenericAllocationHandle object = 0;
   ASSERT_EQ(cu.cuMulticastCreate(&object, &prop), CUDA_SUCCESS);
   int bound[2], done[2];
