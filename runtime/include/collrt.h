@@ -74,6 +74,9 @@ const char *collGetLastError(collComm_t comm);
 
 /* Starts the bootstrap root in this process; share the id with every rank. */
 collResult_t collGetUniqueId(collUniqueId *id);
+/* The communicator keeps the CUDA context current at init (or at its first
+ * GPU launch where none is): its calls run there, whatever the caller has
+ * current then, and leave the caller's context as they found it. */
 collResult_t collCommInitRank(collComm_t *comm, int nranks, collUniqueId id, int rank);
 /* Joins the group that torchrun-style variables describe: RANK, WORLD_SIZE,
  * MASTER_ADDR and MASTER_PORT (rank 0 serves the bootstrap on MASTER_PORT + 1,

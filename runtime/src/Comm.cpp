@@ -4,6 +4,7 @@
 #include "src/Memory.h"
 #include "src/Windows.h"
 
+#include "support/CudaDriver.h"
 #include "support/Env.h"
 #include "support/EnvRendezvous.h"
 
@@ -51,6 +52,7 @@ bool forget(const collComm *comm, const char *call) {
 
 /// Frees what `comm` holds, and `comm`.
 void destroy(collComm *comm) {
+  ContextScope device(comm->context); // its GPU memory is that context's
   if (comm->peerLost)
     comm->transport->limitClose(kCloseAfterFailureSeconds);
   collrt::releaseGpu(comm); // first: its kernels use the FIFOs
@@ -70,6 +72,12 @@ void destroy(collComm *comm) {
   delete comm;
 }
 } // namespace
+
+void *collComm::device() {
+  if (!context)
+    context = currentCudaContext();
+  return context;
+}
 
 collResult_t collrt::refuse(collComm_t comm, collResult_t r, const std::string &message) {
   if (comm)
@@ -103,6 +111,7 @@ collResult_t collrt::initComm(collComm_t *out, int nranks, collUniqueId id, int 
   auto comm = std::make_unique<collComm>();
   comm->rank = rank;
   comm->nranks = nranks;
+  comm->context = currentCudaContext();
   comm->transport = std::make_unique<PeerTransports>();
   std::string error;
   collResult_t r =

@@ -53,6 +53,12 @@ struct collComm {
   std::vector<collWindow *> windows; // registered by the user, owned here
   collrt::GpuState *gpu = nullptr;   // made by the first GPU launch
   bool gpuPeersChecked = false;      // by the first GPU launch (GpuPeers.h)
+  // The CUDA context current at init, or at the first GPU launch where
+  // there was none: every call of the communicator runs in it.
+  void *context = nullptr;
+
+  /// `context`, the calling thread's current one where still unknown.
+  void *device();
 
   collResult_t fail(collResult_t r, std::string message) {
     lastError = std::move(message);

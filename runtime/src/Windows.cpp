@@ -4,6 +4,7 @@
 #include "src/Comm.h"
 #include "src/GpuLaunch.h"
 #include "src/Memory.h"
+#include "support/CudaDriver.h"
 
 #include <algorithm>
 #include <cstring>
@@ -94,6 +95,7 @@ collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size, co
                   std::string("collCommWindowRegister: ") + (comm ? "win" : "comm") + " is NULL");
   *win = nullptr;
   std::lock_guard<std::mutex> running(comm->launching);
+  ContextScope device(comm->device());
   // Every rank learns why any rank cannot register, so that all fail alike.
   std::string why;
   Allocation mine;
@@ -154,6 +156,7 @@ collResult_t collCommWindowDeregister(collComm_t comm, collWindow_t win) {
     return refuse(comm, collInvalidArgument,
                   std::string("collCommWindowDeregister: ") + (comm ? "win" : "comm") + " is NULL");
   std::lock_guard<std::mutex> running(comm->launching);
+  ContextScope device(comm->context);
   auto found = std::find(comm->windows.begin(), comm->windows.end(), win);
   if (found == comm->windows.end())
     return comm->fail(collInvalidArgument, "collCommWindowDeregister: not a window of this "

@@ -110,3 +110,41 @@ std::string collrt::currentGpuPciBusId() {
 #endif
   return "";
 }
+
+void *collrt::currentCudaContext() {
+#if __has_include(<cuda.h>)
+  const char *path = getenv("COLL_CUDA_LIBRARY");
+  void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!lib)
+    return nullptr;
+  dlclose(lib);
+  std::string why;
+  const CudaApi *cu = cudaDriver(why);
+  CUcontext context = nullptr;
+  if (cu && cu->cuCtxGetCurrent(&context) == CUDA_SUCCESS)
+    return context;
+#endif
+  return nullptr;
+}
+
+collrt::ContextScope::ContextScope(void *context) {
+#if __has_include(<cuda.h>)
+  std::string why;
+  const CudaApi *cu = context ? cudaDriver(why) : nullptr;
+  CUcontext now = nullptr;
+  if (!cu || cu->cuCtxGetCurrent(&now) != CUDA_SUCCESS || now == context)
+    return;
+  changed = cu->cuCtxSetCurrent(static_cast<CUcontext>(context)) == CUDA_SUCCESS;
+  before = now;
+#else
+  (void)context;
+#endif
+}
+
+collrt::ContextScope::~ContextScope() {
+#if __has_include(<cuda.h>)
+  std::string why;
+  if (changed)
+    cudaDriver(why)->cuCtxSetCurrent(static_cast<CUcontext>(before));
+#endif
+}

@@ -56,7 +56,7 @@ struct Spin {
   std::atomic<bool> go{false};
   std::atomic<int> done{0};
   void launch(CUstream s) {
-    using Launch = void (*)(void *, void (*)(void *), void *, void (*)(void *));
+    using Launch = int (*)(void *, void (*)(void *), void *, void (*)(void *));
     static Launch queue = collc_fake::fakeSymbol<Launch>("fakeCudaLaunch");
     queue(
         s,
@@ -253,6 +253,44 @@ TEST(FakeCuda, SeveralDevicesWithContextsPerThread) {
   EXPECT_EQ(count, 1);
 }
 
+// As CUDA's: a stream and an event belong to the context current when they
+// were made; a kernel runs in the current context and an event is recorded
+// in its own, so a stream of another context is refused for either.
+TEST(FakeCuda, StreamsAndEventsKeepTheirContext) {
+  const collrt::CudaApi &cu = fakeDriver();
+  setenv("FAKE_CUDA_DEVICES", "2", 1);
+  const auto retain = call<decltype(&cuDevicePrimaryCtxRetain)>("cuDevicePrimaryCtxRetain");
+  ASSERT_TRUE(retain);
+  CUcontext zero = nullptr, one = nullptr;
+  ASSERT_EQ(retain(&zero, 0), CUDA_SUCCESS);
+  ASSERT_EQ(retain(&one, 1), CUDA_SUCCESS);
+  CUstream s0, s1;
+  CUevent e0;
+  ASSERT_EQ(cu.cuCtxSetCurrent(zero), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuStreamCreate(&s0, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuEventCreate(&e0, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuCtxSetCurrent(one), CUDA_SUCCESS);
+  ASSERT_EQ(cu.cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  using Launch = int (*)(void *, void (*)(void *), void *, void (*)(void *));
+  static Launch queue = collc_fake::fakeSymbol<Launch>("fakeCudaLaunch");
+  ASSERT_TRUE(queue);
+  std::atomic<int> ran{0};
+  auto count = [](void *p) { ++*static_cast<std::atomic<int> *>(p); };
+  auto keep = [](void *) {};
+  EXPECT_EQ(queue(s0, count, &ran, keep), CUDA_ERROR_INVALID_HANDLE) << "device 1 is current";
+  EXPECT_EQ(queue(s1, count, &ran, keep), CUDA_SUCCESS);
+  EXPECT_EQ(cu.cuEventRecord(e0, s1), CUDA_ERROR_INVALID_HANDLE) << "e0 is device 0's";
+  EXPECT_EQ(cu.cuEventRecord(e0, s0), CUDA_SUCCESS) << "whatever context is current";
+  EXPECT_EQ(cu.cuStreamWaitEvent(s1, e0, 0), CUDA_SUCCESS) << "waits may cross contexts";
+  ASSERT_EQ(cu.cuStreamSynchronize(s1), CUDA_SUCCESS);
+  EXPECT_EQ(ran, 1);
+  ASSERT_EQ(cu.cuCtxSetCurrent(zero), CUDA_SUCCESS);
+  cu.cuEventDestroy(e0);
+  cu.cuStreamDestroy(s0);
+  cu.cuStreamDestroy(s1);
+  unsetenv("FAKE_CUDA_DEVICES");
+}
+
 namespace {
 // For death tests: a kernel that never ends, on a stream of its own, which
 // the fake gives up waiting for after a second. Returns the stream.
@@ -369,6 +407,55 @@ TEST(FakeGpu, LaunchesOfRanksInOneContextDoNotWaitForEachOther) {
   for (int r = 0; r < 2; ++r)
     for (size_t i = 0; i < in.size(); ++i)
       EXPECT_EQ(out[r][i], in[i]) << "launch " << i << " on rank " << r;
+}
+
+// Two ranks as threads, each on a GPU of its own (FAKE_CUDA_DEVICES=2),
+// whose threads make the other GPU current after init, as one thread that
+// drives several GPUs does between calls: a communicator's launches (its
+// kernels, the events of its Args ring) and its destroy run on the GPU it
+// was made on, and leave the caller's context as they found it.
+TEST(FakeGpu, EachCommunicatorRunsOnTheGpuItWasMadeOn) {
+  const collrt::CudaApi &cu = fakeDriver();
+  setenv("FAKE_CUDA_DEVICES", "2", 1);
+  const auto retain = call<decltype(&cuDevicePrimaryCtxRetain)>("cuDevicePrimaryCtxRetain");
+  ASSERT_TRUE(retain);
+  CUcontext context[2] = {};
+  ASSERT_EQ(retain(&context[0], 0), CUDA_SUCCESS);
+  ASSERT_EQ(retain(&context[1], 1), CUDA_SUCCESS);
+  CudaPair pair;
+  collUniqueId id;
+  ASSERT_EQ(collGetUniqueId(&id), collSuccess) << collGetLastError(nullptr);
+  constexpr size_t kCount = 3001;
+  std::vector<float> in(kCount);
+  for (size_t k = 0; k < kCount; ++k)
+    in[k] = float(k) * 0.5f;
+  std::vector<float> out[2] = {std::vector<float>(kCount, -1), std::vector<float>(kCount, -1)};
+  CUcontext after[2] = {};
+  auto run = [&](int r) {
+    ASSERT_EQ(cu.cuCtxSetCurrent(context[r]), CUDA_SUCCESS);
+    collComm_t comm;
+    CUstream stream;
+    ASSERT_EQ(collCommInitRank(&comm, 2, id, r), collSuccess) << collGetLastError(nullptr);
+    ASSERT_EQ(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    ASSERT_EQ(cu.cuCtxSetCurrent(context[1 - r]), CUDA_SUCCESS);
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(collLaunch(comm, &pair.alg, in.data(), out[r].data(), kCount, collFloat32, collSum,
+                           stream),
+                collSuccess)
+          << "rank " << r << ": " << collGetLastError(comm);
+    EXPECT_EQ(cu.cuStreamSynchronize(stream), CUDA_SUCCESS);
+    EXPECT_EQ(collCommDestroy(comm), collSuccess);
+    cu.cuCtxGetCurrent(&after[r]);
+    cu.cuStreamDestroy(stream);
+  };
+  std::thread rank0(run, 0), rank1(run, 1);
+  rank0.join();
+  rank1.join();
+  unsetenv("FAKE_CUDA_DEVICES");
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(after[r], context[1 - r]) << "rank " << r << ": the caller's context changed";
+    EXPECT_EQ(out[r], in) << "rank " << r;
+  }
 }
 
 // A training loop launches the same collective on the same buffers: each

@@ -40,8 +40,11 @@
 // Not modelled: concurrency limits (every kernel of every stream runs at
 // once, however many blocks), stream priorities, host functions, the
 // implicit synchronisation of other calls (cuMemFreeHost, VMM unmapping),
-// stream-ordered allocations inside a capture, and which device a stream
-// or an allocation is on (every device is the same memory and threads).
+// stream-ordered allocations inside a capture, and which device an
+// allocation is on (every device is the same memory). A stream and an
+// event belong to the context current when they were made: a kernel
+// launched on a stream of another context than the current one fails, as
+// does recording an event on a stream of another context.
 //
 // As a real driver is used, the calls are found through cuGetProcAddress,
 // the only one exported (with FakeGpu.h's hooks), which gives each call's
@@ -364,6 +367,7 @@ struct Op {
 struct Stream {
   unsigned flags = 0;
   bool legacy = false;
+  int device = 0; // whose context was current at its creation
   std::deque<Op> queue;
   uint64_t queued = 0, done = 0;
   bool kernelRunning = false;
@@ -412,6 +416,7 @@ Stream *newStream(unsigned flags, bool legacy) {
   auto *s = new Stream;
   s->flags = flags;
   s->legacy = legacy;
+  s->device = currentDevice;
   device().streams.push_back(s);
   std::thread(work, s).detach();
   return s;
@@ -426,6 +431,12 @@ Stream *streamOf(CUstream h) {
   if (!d.legacy)
     d.legacy = newStream(0, true);
   return d.legacy;
+}
+// Whether `h` is a stream of device `d`'s context; the legacy stream is
+// every context's.
+bool inContext(CUstream h, int d) {
+  Stream *s = streamOf(h);
+  return s->legacy || s->device == d;
 }
 // With the device's lock held: where the stream's queue ends now.
 Mark tail(Stream *s) { return {s, s->queued}; }
@@ -1141,6 +1152,7 @@ CUresult cuCtxSynchronize() {
 struct Event {
   Mark at;
   Graph *capture = nullptr; // the capture that recorded it last, if any
+  int device = 0;           // whose context was current at its creation
 };
 // The capture `s` records into, if any.
 Graph *captureOf(CUstream s) {
@@ -1149,10 +1161,15 @@ Graph *captureOf(CUstream s) {
   return it == captures.end() ? nullptr : it->second;
 }
 CUresult cuEventCreate(CUevent *e, unsigned int) {
-  *e = reinterpret_cast<CUevent>(new Event);
+  auto *event = new Event;
+  event->device = currentDevice;
+  *e = reinterpret_cast<CUevent>(event);
   return CUDA_SUCCESS;
 }
+// As CUDA's: an event and the stream it is recorded on share a context.
 CUresult cuEventRecord(CUevent e, CUstream s) {
+  if (!inContext(s, reinterpret_cast<Event *>(e)->device))
+    return CUDA_ERROR_INVALID_HANDLE;
   Graph *capture = captureOf(s);
   const Mark m = enqueue(s, [] {});
   std::lock_guard<std::mutex> lock(device().mutex);
@@ -1484,11 +1501,15 @@ __attribute__((visibility("default"))) int fakeCudaMayTouch(const void *p, size_
 
 // For FakeGpu.h's kernels: queues run(ctx) on `s` as a kernel, or records
 // it where `s` is capturing; drop(ctx) once neither the queue nor a graph
-// holds it.
-__attribute__((visibility("default"))) void fakeCudaLaunch(CUstream s, void (*run)(void *),
-                                                           void *ctx, void (*drop)(void *)) {
+// holds it. As CUDA's, a kernel runs in the current context: on a stream
+// of another, the launch fails (CUDA_ERROR_INVALID_HANDLE).
+__attribute__((visibility("default"))) int fakeCudaLaunch(CUstream s, void (*run)(void *),
+                                                          void *ctx, void (*drop)(void *)) {
   std::shared_ptr<void> held(ctx, drop);
+  if (!inContext(s, currentDevice))
+    return CUDA_ERROR_INVALID_HANDLE;
   enqueue(s, [run, held] { run(held.get()); }, true);
+  return CUDA_SUCCESS;
 }
 
 // For FakeGpu.h's kernels: where [p, p + n) of a multicast mapping lies in

@@ -46,18 +46,20 @@ inline bool failsNow() {
 
 // Queues `job` on `stream` as a kernel of the fake driver (which runs it
 // on the stream's thread, or records it into the graph the stream is
-// capturing); runs it now where the fake driver is not loaded.
-template <class Job> void enqueue(void *stream, Job *job) {
-  using Launch = void (*)(void *, void (*)(void *), void *, void (*)(void *));
+// capturing); runs it now where the fake driver is not loaded. Returns
+// the launch's error as the CUDA runtime names it, or null.
+template <class Job> const char *enqueue(void *stream, Job *job) {
+  using Launch = int (*)(void *, void (*)(void *), void *, void (*)(void *));
   static Launch queue = fakeSymbol<Launch>("fakeCudaLaunch");
   auto run = [](void *j) { (*static_cast<Job *>(j))(); };
   auto drop = [](void *j) { delete static_cast<Job *>(j); };
-  if (queue) {
-    queue(stream, run, job, drop);
-  } else {
+  if (!queue) {
     run(job);
     drop(job);
+    return nullptr;
   }
+  // The one error the fake's launch has: a stream of another context.
+  return queue(stream, run, job, drop) ? "cudaErrorInvalidResourceHandle" : nullptr;
 }
 
 // A multicast address's copies in every memory bound to its object, as the
@@ -188,10 +190,8 @@ template <void (*K)(const collc::Args *)> const char *load() {
 template <void (*K)(const collc::Args *)> const char *launch(const collc::DeviceLaunch &l) {
   loadLazily(loaded<K>, "the first launch of a plan's kernel");
   if (failsNow()) // the launch itself succeeds: the kernel fails later
-    enqueue(l.stream, new Failing{l});
-  else
-    enqueue(l.stream, new Kernel<K>{l});
-  return nullptr;
+    return enqueue(l.stream, new Failing{l});
+  return enqueue(l.stream, new Kernel<K>{l});
 }
 
 // avg's division, as the host build does it.
@@ -213,8 +213,7 @@ inline const char *divide(void *data, int64_t count, int32_t type, int32_t divis
   if (!collrt::dispatchType(collDataType_t(type), [](auto) {}))
     return "cudaErrorInvalidValue";
   loadLazily(divideLoaded, "the first launch of avg's division");
-  enqueue(stream, new Divide{data, count, type, divisor});
-  return nullptr;
+  return enqueue(stream, new Divide{data, count, type, divisor});
 }
 
 } // namespace collc_fake
