@@ -26,6 +26,7 @@ constexpr C kPairwise[] = {C::alltoall};
 constexpr C kOneShot[] = {C::allreduce, C::reducescatter, C::allgather, C::broadcast, C::reduce};
 constexpr C kTwoShot[] = {C::allreduce};
 constexpr C kHier[] = {C::allreduce, C::reducescatter, C::allgather};
+constexpr C kHierDirect[] = {C::allreduce, C::reducescatter, C::allgather, C::alltoall};
 constexpr C kTree[] = {C::broadcast, C::reduce};
 constexpr C kDoubleTree[] = {C::allreduce};
 
@@ -66,7 +67,7 @@ const Generator kGenerators[] = {
     {"hierarchical-direct",
      "direct steps inside each node, and across the nodes on each rail: one network "
      "hop per loop instead of a ring's nodes - 1",
-     kHier, refuseHierarchicalDirect, hierarchicalDirect},
+     kHierDirect, refuseHierarchicalDirect, hierarchicalDirect},
     {"tree", "binomial tree from or to the root: ceil(log2 R) steps", kTree, anyRanks,
      binomialTree},
     {"double-binary-tree",

@@ -8,7 +8,8 @@
 // GPU on the rail: the same bytes on each NIC, and a loop waits for one
 // network hop instead of nodes - 1 in turn, for nodes - 1 connections per
 // GPU (so rings stay the choice for many nodes). The two share their
-// phases inside the nodes.
+// phases inside the nodes. `hierarchical-direct` also serves all-to-all,
+// whose blocks are gathered per rail inside the node first.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Synthesis/Families.h"
@@ -213,6 +214,43 @@ std::string twoLevels(const Target &t, bool direct) {
     }
   }
 )") + shareRailBlocks(direct ? "@channel(1) " : ""),
+        params);
+  case Collective::alltoall:
+    if (!direct)
+      return "";
+    return program(
+        t, name,
+        "// Hierarchical all-to-all, direct on the rails (as NCCL's PXN): inside\n"
+        "// each node, GPU j hands GPU g every block bound for rail g; then GPU g\n"
+        "// of node n sends each other node m, on rail g, the G blocks its node has\n"
+        "// for m's GPU g, in one step. Each GPU talks to nodes - 1 peers across\n"
+        "// the network instead of ranks - gpus, one step of G blocks each.\n",
+        "", false,
+        std::string(kShape) +
+            R"(  scratch t[R];                    // t[n*G + g][m*G + j]: GPU j of node n, for GPU g of node m
+  @channel(0) for n in 0 .. N {
+    for g in 0 .. G {
+      for j in 0 .. G {
+        for d in 0 .. N {
+          let m = (n + d) % N;
+          if m == n {
+            out[n * G + g][n * G + j] = in[n * G + j][n * G + g];
+          } else {
+            t[n * G + g][m * G + j] = in[n * G + j][m * G + g];
+          }
+        }
+      }
+    }
+  }
+  @channel(1) for g in 0 .. G {
+    for n in 0 .. N {
+      for d in 1 .. N {
+        let m = (n + d) % N;
+        out[m * G + g][n * G .. n * G + G] = t[n * G + g][m * G .. m * G + G];
+      }
+    }
+  }
+)",
         params);
   default:
     return "";

@@ -34,7 +34,11 @@ GENERATORS = {
     "tree": ["broadcast", "reduce"],
     "double-binary-tree": ["allreduce"],
 }
-HIERARCHICAL = ["allreduce", "reducescatter", "allgather"]
+# The two-level generators, on topologies of several nodes.
+HIERARCHICAL = {
+    "hierarchical": ["allreduce", "reducescatter", "allgather"],
+    "hierarchical-direct": ["allreduce", "reducescatter", "allgather", "alltoall"],
+}
 POW2 = {"recursive-doubling", "recursive-halving"}
 # Generators run only at some of RANKS, to keep the test fast (--list is
 # still checked at all): PAT at and between powers of two, multi-ring with
@@ -138,8 +142,8 @@ def main():
             with open(topology, "w") as f:
                 json.dump({"name": f"nodes{nodes}x{gpus}", "nodes": nodes,
                            "gpusPerNode": gpus, "network": {"nicsPerNode": gpus}}, f)
-            for collective in HIERARCHICAL:
-                for algorithm in ("hierarchical", "hierarchical-direct"):
+            for algorithm, collectives in HIERARCHICAL.items():
+                for collective in collectives:
                     m.run_program(algorithm, collective, nodes * gpus, topology, topology)
     print(f"{m.passed} passed, {m.failed} failed")
     return 1 if m.failed or not m.passed else 0
