@@ -184,6 +184,70 @@ TEST(FakeCudaDeathTest, AKernelOnMemoryWithoutAccessAborts) {
   EXPECT_DEATH(*reinterpret_cast<volatile char *>(m.at) = 1, "") << "a plain store faults too";
 }
 
+// As CUDA's: cuMemSetAccess opens a mapping to the devices its descriptors
+// name, each on its own; a kernel touches it only from one of those, which
+// is the device of the stream it runs on.
+TEST(FakeCuda, MemoryIsOpenOnlyToTheDevicesGivenAccess) {
+  setenv("FAKE_CUDA_DEVICES", "2", 1);
+  Mapped m(kPage);
+  const collrt::CudaApi &cu = m.cu;
+  using Launch = int (*)(void *, void (*)(void *), void *, void (*)(void *));
+  using MayTouch = int (*)(const void *, size_t);
+  static Launch queue = collc_fake::fakeSymbol<Launch>("fakeCudaLaunch");
+  static MayTouch mayTouch = collc_fake::fakeSymbol<MayTouch>("fakeCudaMayTouch");
+  ASSERT_TRUE(queue && mayTouch);
+  using GetProc =
+      CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+  static GetProc getProc = collc_fake::fakeSymbol<GetProc>("cuGetProcAddress_v2");
+  ASSERT_TRUE(getProc);
+  void *retainFn = nullptr;
+  getProc("cuDevicePrimaryCtxRetain", &retainFn, collrt::kCudaAbi, CU_GET_PROC_ADDRESS_DEFAULT,
+          nullptr);
+  const auto retain = reinterpret_cast<decltype(&cuDevicePrimaryCtxRetain)>(retainFn);
+  ASSERT_TRUE(retain);
+  CUcontext context[2];
+  CUstream s[2];
+  struct Probe {
+    void *at;
+    int seen = -1;
+  } probe[2] = {{reinterpret_cast<void *>(m.at)}, {reinterpret_cast<void *>(m.at)}};
+  // What a kernel on device d's stream may touch.
+  auto kernelSees = [&](int d) {
+    EXPECT_EQ(queue(
+                  s[d],
+                  [](void *p) {
+                    auto *pr = static_cast<Probe *>(p);
+                    pr->seen = mayTouch(pr->at, 64);
+                  },
+                  &probe[d], [](void *) {}),
+              CUDA_SUCCESS);
+    EXPECT_EQ(cu.cuStreamSynchronize(s[d]), CUDA_SUCCESS);
+    return probe[d].seen;
+  };
+  for (int d = 0; d < 2; ++d) {
+    ASSERT_EQ(retain(&context[d], d), CUDA_SUCCESS);
+    ASSERT_EQ(cu.cuCtxSetCurrent(context[d]), CUDA_SUCCESS);
+    ASSERT_EQ(cu.cuStreamCreate(&s[d], CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  }
+  const CUmemAccessDesc one = readWrite(1), zero = readWrite(0);
+  ASSERT_EQ(cu.cuMemSetAccess(m.at, kPage, &one, 1), CUDA_SUCCESS);
+  EXPECT_EQ(kernelSees(1), 1);
+  ASSERT_EQ(cu.cuCtxSetCurrent(context[0]), CUDA_SUCCESS);
+  EXPECT_EQ(kernelSees(0), 0) << "opened to device 1 only";
+  ASSERT_EQ(cu.cuMemSetAccess(m.at, kPage, &zero, 1), CUDA_SUCCESS);
+  EXPECT_EQ(kernelSees(0), 1);
+  ASSERT_EQ(cu.cuCtxSetCurrent(context[1]), CUDA_SUCCESS);
+  EXPECT_EQ(kernelSees(1), 1) << "access adds up, device by device";
+  CUmemAccessDesc none = readWrite(1);
+  none.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  ASSERT_EQ(cu.cuMemSetAccess(m.at, kPage, &none, 1), CUDA_SUCCESS);
+  EXPECT_EQ(kernelSees(1), 0);
+  ASSERT_EQ(cu.cuCtxSetCurrent(context[0]), CUDA_SUCCESS);
+  for (CUstream x : s)
+    cu.cuStreamDestroy(x);
+  unsetenv("FAKE_CUDA_DEVICES");
+}
+
 TEST(FakeCuda, HandlesTravelOnlyAsTheTypesTheyWereCreatedWith) {
   const collrt::CudaApi &cu = fakeDriver();
   int fd = -1;

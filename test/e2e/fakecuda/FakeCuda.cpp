@@ -13,7 +13,8 @@
 // and addresses that are not multiples of it; cuMemMap maps only into a
 // reserved range that nothing maps yet, and the mapping is inaccessible
 // (PROT_NONE; copies and memsets into it fail, FakeGpu.h's kernels abort)
-// until cuMemSetAccess opens it to the device. An allocation is exported
+// until cuMemSetAccess opens it to a device; a kernel touches it only
+// from a device it was opened to. An allocation is exported
 // and imported only as a handle type it was created with
 // (CUmemAllocationProp::requestedHandleTypes, which its memfd's name
 // carries to importers).
@@ -40,8 +41,9 @@
 // Not modelled: concurrency limits (every kernel of every stream runs at
 // once, however many blocks), stream priorities, host functions, the
 // implicit synchronisation of other calls (cuMemFreeHost, VMM unmapping),
-// stream-ordered allocations inside a capture, and which device an
-// allocation is on (every device is the same memory). A stream and an
+// and which device a cuMemAlloc allocation is on (VMM memory says whom it
+// is open to). Stream-ordered allocations inside a capture are refused,
+// where CUDA would make them nodes of the graph. A stream and an
 // event belong to the context current when they were made: a kernel
 // launched on a stream of another context than the current one fails, as
 // does recording an event on a stream of another context.
@@ -249,7 +251,9 @@ bool gpuReaches(const void *p, size_t n) {
 struct Mapping {
   size_t size;
   bool open;
-  bool peer; // another process's allocation: another GPU's memory
+  bool peer;            // another process's allocation: another GPU's memory
+  uint32_t devices = 0; // those cuMemSetAccess opened it to, a bit each
+  int prot = PROT_NONE; // the widest access of those
 };
 // The allocations this process made (their memfds' inodes): what it maps
 // of any other is a peer GPU's memory.
@@ -291,10 +295,10 @@ std::vector<uintptr_t> tiling(uintptr_t p, size_t n) {
   }
   return x == p + n ? tiles : std::vector<uintptr_t>{};
 }
-// Whether the device may touch [p, p + n) as VMM has it: outside every
-// reservation it is not VMM's to say; inside, only through mappings that
-// cuMemSetAccess opened.
-bool vmmAllows(const void *ptr, size_t n) {
+// Whether `device` (any, where -1) may touch [p, p + n) as VMM has it:
+// outside every reservation it is not VMM's to say; inside, only through
+// mappings that cuMemSetAccess opened to it.
+bool vmmAllows(const void *ptr, size_t n, int device = -1) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(vmmMutex);
   auto r = reservations.upper_bound(p + n - 1);
@@ -307,7 +311,8 @@ bool vmmAllows(const void *ptr, size_t n) {
     if (m == mappings.begin())
       return false;
     --m;
-    if (!m->second.open || m->first + m->second.size <= x)
+    if (!m->second.open || m->first + m->second.size <= x ||
+        (device >= 0 && !(m->second.devices >> device & 1)))
       return false;
     x = m->first + m->second.size;
   }
@@ -363,7 +368,10 @@ struct Op {
   std::function<void()> run;
   bool kernel = false;
   std::vector<Mark> after; // what must be reached before it starts
+  int device = 0;          // that runs it
 };
+// The device whose work the calling thread runs (a stream's), or -1.
+thread_local int runningDevice = -1;
 struct Stream {
   unsigned flags = 0;
   bool legacy = false;
@@ -402,6 +410,7 @@ void work(Stream *s) {
     s->queue.pop_front();
     s->kernelRunning = op.kernel;
     lock.unlock();
+    runningDevice = op.device;
     op.run();
     op.run = nullptr; // what it holds goes now, outside the lock
     lock.lock();
@@ -456,7 +465,8 @@ Mark submit(Stream *s, std::function<void()> run, bool kernel, std::vector<Mark>
              d.legacy->queued > d.legacy->done) {
     after.push_back(tail(d.legacy));
   }
-  s->queue.push_back(Op{std::move(run), kernel, std::move(after)});
+  s->queue.push_back(
+      Op{std::move(run), kernel, std::move(after), s->legacy ? currentDevice : s->device});
   d.changed.notify_all();
   return {s, ++s->queued};
 }
@@ -877,21 +887,27 @@ CUresult cuMemUnmap(CUdeviceptr p, size_t size) {
 CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *desc, size_t count) {
   if (!desc || !count)
     return CUDA_ERROR_INVALID_VALUE;
+  // Each descriptor sets one device's access; the host's protection is
+  // the widest any device has.
   int prot = PROT_NONE;
+  uint32_t grant = 0, deny = 0;
   for (size_t i = 0; i < count; ++i) {
     if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE)
       return CUDA_ERROR_INVALID_VALUE;
     if (desc[i].location.id < 0 || desc[i].location.id >= deviceCount())
       return CUDA_ERROR_INVALID_DEVICE;
+    const uint32_t bit = uint32_t(1) << desc[i].location.id;
     switch (desc[i].flags) {
     case CU_MEM_ACCESS_FLAGS_PROT_NONE:
-      prot = PROT_NONE;
+      deny |= bit;
       break;
     case CU_MEM_ACCESS_FLAGS_PROT_READ:
-      prot = PROT_READ;
+      grant |= bit;
+      prot |= PROT_READ;
       break;
     case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
-      prot = PROT_READ | PROT_WRITE;
+      grant |= bit;
+      prot |= PROT_READ | PROT_WRITE;
       break;
     default:
       return CUDA_ERROR_INVALID_VALUE;
@@ -905,11 +921,13 @@ CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *desc,
   for (uintptr_t t : tiles)
     if (mappings[t].peer && prot != PROT_NONE && !peerAccess())
       return CUDA_ERROR_INVALID_DEVICE;
-  if (mprotect(at(p), size, prot))
-    return CUDA_ERROR_INVALID_VALUE;
   for (uintptr_t t : tiles) {
     Mapping &m = mappings[t];
-    m.open = prot != PROT_NONE;
+    m.devices = (m.devices | grant) & ~deny;
+    m.prot = m.devices ? m.prot | prot : PROT_NONE;
+    if (mprotect(at(t), m.size, m.prot))
+      return CUDA_ERROR_INVALID_VALUE;
+    m.open = m.devices != 0;
     if (m.open)
       reach(at(t), m.size);
     else
@@ -1494,9 +1512,10 @@ __attribute__((visibility("default"))) int fakeCudaReaches(const void *p, size_t
 }
 
 // For FakeGpu.h's kernels: whether VMM lets the device touch [p, p + n)
-// (outside VMM's reservations, not its to refuse).
+// (outside VMM's reservations, not its to refuse); from a stream's work,
+// the device that runs it.
 __attribute__((visibility("default"))) int fakeCudaMayTouch(const void *p, size_t n) {
-  return vmmAllows(p, n);
+  return vmmAllows(p, n, runningDevice);
 }
 
 // For FakeGpu.h's kernels: queues run(ctx) on `s` as a kernel, or records

@@ -92,20 +92,22 @@ inline void checkMulticast(const collc::Args &a) {
 }
 
 // A kernel touches its FIFOs, and through a proxy those are host memory:
-// each must lie in memory the fake driver gave or pinned for the GPU.
+// each must lie in memory the fake driver gave or pinned for the GPU, and
+// VMM memory must be open to the device that runs the kernel.
 inline void checkFifos(const collc::Args &a) {
   using Reaches = int (*)(const void *, size_t);
   static Reaches reaches = fakeSymbol<Reaches>("fakeCudaReaches");
+  static Reaches mayTouch = fakeSymbol<Reaches>("fakeCudaMayTouch");
+  auto ok = [](const void *p, size_t n) { return reaches(p, n) && (!mayTouch || mayTouch(p, n)); };
   const collc::Fifo *fifos[] = {&a.send, &a.recv};
   for (const collc::Fifo *f : fifos) {
     if (!reaches || !f->slots)
       continue;
     const size_t slots = size_t(f->numSlots);
-    const bool ok = reaches(f->head, 8) && reaches(f->tail, 8) &&
-                    reaches(f->slots, slots * size_t(f->slotBytes)) &&
-                    (!f->sizes || reaches(f->sizes, slots * 8)) &&
-                    (!f->ready || reaches(f->ready, 8));
-    if (!ok) {
+    const bool fine = ok(f->head, 8) && ok(f->tail, 8) &&
+                      ok(f->slots, slots * size_t(f->slotBytes)) &&
+                      (!f->sizes || ok(f->sizes, slots * 8)) && (!f->ready || ok(f->ready, 8));
+    if (!fine) {
       fprintf(stderr,
               "fake GPU: rank %d threadblock %d: a %s FIFO lies in memory the GPU "
               "cannot reach\n",
