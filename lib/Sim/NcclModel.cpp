@@ -52,7 +52,7 @@ struct Generation {
   const char *name;
   double perChRingLL128Bw;
   double perChTreeLL128Bw[3], perChTreeBw[3], perChNVLSTreeBw[3];
-  double nvlsEfficiency; // 0: no NVLS
+  bool nvls; // whether NCCL runs NVLS there (its efficiency is the topology's)
   llvm::ArrayRef<double> intraSpeeds, interSpeeds;
   bool sm90; // channels of 25 to 50 GB/s are not split when there are more than 4
 };
@@ -65,7 +65,7 @@ const Generation kAmpere = {"Ampere",
                             {20.0, 20.0, 20.0},
                             {24.0, 23.6, 17.8},
                             {24.0, 23.6, 17.8},
-                            0.0,
+                            false,
                             kIntraSpeeds,
                             kInterSpeeds,
                             false};
@@ -74,7 +74,7 @@ const Generation kHopper = {"Hopper",
                             {36.7, 36.7, 29.0},
                             {38.7, 41.4, 36.0},
                             {0.0, 57.7, 45.5},
-                            0.85,
+                            true,
                             kIntraSpeeds90,
                             kInterSpeeds90,
                             true};
@@ -83,7 +83,7 @@ const Generation kBlackwell = {"Blackwell",
                                {55.6, 31.67, 20.0},
                                {70.0, 42.8, 24.0},
                                {0.0, 96.0, 80.0},
-                               0.74,
+                               true,
                                kIntraSpeeds100,
                                kInterSpeeds100,
                                true};
@@ -167,8 +167,8 @@ NcclModel::NcclModel(const Topology &topo, llvm::ArrayRef<int64_t> gpus) {
   netPost = topo.netPostUs;
   llMaxBwIntra = topo.maxBandwidthGBps[kLL];
   llMaxBwNet = topo.netMaxBandwidth(kLL, nNodes);
-  nvls = topo.multicast && topo.nvlink == Topology::NVLinkKind::Switch && ppn >= 2 &&
-         g.nvlsEfficiency > 0;
+  nvls = topo.multicast && topo.nvlink == Topology::NVLinkKind::Switch && ppn >= 2 && g.nvls;
+  nvlsEfficiency = topo.multicastEfficiency();
 
   // One GPU's bandwidth inside its node as NCCL counts it.
   double intra = topo.pcieParams.bandwidthGBps;
@@ -265,14 +265,14 @@ void NcclModel::tune(Collective coll) {
       double bw = nNodes <= 2 ? graph.bw : graph.bwInter;
       if (a == kNVLS || a == kNVLSTree) {
         // ncclTopoTuneModel: at least two channels; per channel, bwIntra x
-        // nvlsEfficiency (0.85 Hopper, 0.74 Blackwell) x (nCh - 1) / nCh,
+        // nvlsEfficiency (Topology::multicastEfficiency) x (nCh - 1) / nCh,
         // doubled for allreduce (two operations pipelined), against
         // bwInter (doubled for NVLS tree on two nodes) and NVLS tree's
         // perChMaxNVLSTreeBws. On an H100 node: 40 x 0.85 x 7/8 x 2 = 59.5
         // against 60, so 8 x 59.5 = 476 GB/s of busbw.
         if (graph.channels < 2)
           continue;
-        double intraBw = graph.bw * g.nvlsEfficiency * (graph.channels - 1) / graph.channels;
+        double intraBw = graph.bw * nvlsEfficiency * (graph.channels - 1) / graph.channels;
         intraBw *= ar ? 2.0 : (ppn - 1) / ppn;
         double interBw = graph.bwInter * (nNodes <= 2 && a == kNVLSTree ? 2 : 1);
         bw = std::min(

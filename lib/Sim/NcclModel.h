@@ -81,6 +81,7 @@ private:
   double ppn = 1;
   bool nvlink = false, ll128 = false, nvls = false;
   double llMaxBwIntra = 0, llMaxBwNet = 0;     // LL's busbw ceilings, GB/s
+  double nvlsEfficiency = 1;                   // of NVLS's bwIntra
   std::array<double, kNumProtocols> netPost{}; // µs per network step
   Graph ring, nvlsGraph;
   int commChannelCount = 0;

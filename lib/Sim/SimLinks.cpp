@@ -128,14 +128,17 @@ int32_t Links::pathOf(const SimPlan::Threadblock &tb, const SimPlan::Step &step)
   } else {
     // Every rank's chunk at once: through the switch (multimem), or one
     // peer at a time through its window.
+    // Through the switch, at what NVLS makes of the links (as NCCL's
+    // model counts its NVLS): a multimem byte weighs 1 / efficiency.
     double others = double(plan.ranks - 1);
     double nv = topo.nvlinkParams.bandwidthGBps * topo.nvlinkCounted();
     bool reads = step.access == A::LdReduce || step.access == A::Read;
     bool all = step.access == A::LdReduce || step.access == A::Store;
-    path.uses.push_back({resource(reads ? NvIn : NvOut, gpu, nv), all ? 1 : others});
+    const double weight = all ? 1 / topo.multicastEfficiency() : 1;
+    path.uses.push_back({resource(reads ? NvIn : NvOut, gpu, nv), all ? weight : others});
     for (int64_t g : plan.gpus)
       if (g != gpu || all)
-        path.uses.push_back({resource(reads ? NvOut : NvIn, g, nv), 1});
+        path.uses.push_back({resource(reads ? NvOut : NvIn, g, nv), weight});
   }
   path.cap = perBlock * kBytesPerUs / path.efficiency;
   paths.push_back(std::move(path));

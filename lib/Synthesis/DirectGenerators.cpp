@@ -75,13 +75,14 @@ std::string coll::synth::twoShot(const Target &t) {
                  "// Two-shot allreduce: shot 1, rank s reads chunk s from every rank and\n"
                  "// reduces it (a reduce-scatter); shot 2, every rank reads the reduced\n"
                  "// chunk s from rank s (an all-gather). Half one-shot's traffic for one\n"
-                 "// more step.\n",
+                 "// more step. Each shot has a channel of its own, so that one loop's\n"
+                 "// stores overlap the next loop's loads: they load different links.\n",
                  "ranks", false,
                  R"(  scratch red[1];                  // red[s][0]: the reduced chunk s, on rank s
-  for s in 0 .. R {
+  @channel(0) for s in 0 .. R {
     red[s][0] = reduce(p in 0 .. R) in[(s + p) % R][s];
   }
-  for r in 0 .. R {
+  @channel(1) for r in 0 .. R {
     for s in 0 .. R {
       out[r][s] = red[s][0];
     }

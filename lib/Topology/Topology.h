@@ -105,6 +105,15 @@ struct Topology {
     double perGpu = nvlinkParams.bandwidthGBps;
     return perGpu >= 900 ? 40.1 / 50 : perGpu >= 450 ? 20.6 / 25 : 20.0 / 25;
   }
+  /// What NVLink multicast (the switch reducing multimem loads, copying
+  /// multimem stores) delivers of the counted NVLink: 0.85 on Hopper (NVLink
+  /// 4), 0.74 on Blackwell (NVLink 5), NCCL's nvlsEfficiency
+  /// (src/graph/tuning.cc, ncclTopoTuneModel). NCCL's model of NVLS and the
+  /// simulator's multimem steps both run at it; 1 where NVLink has none.
+  double multicastEfficiency() const {
+    double perGpu = nvlinkParams.bandwidthGBps;
+    return perGpu >= 900 ? 0.74 : perGpu >= 450 ? 0.85 : 1.0;
+  }
   LinkClass linkClass(int a, int b) const;
   /// Bandwidth (GB/s) of a lone transfer from GPU a to GPU b.
   double bandwidth(int a, int b) const;

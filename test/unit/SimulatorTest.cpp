@@ -367,7 +367,7 @@ TEST(Simulator, StallIsAnError) {
 /// The plans of program `text`, lowered as collc lowers them.
 std::vector<SimPlan> compileText(const std::string &text, const std::string &example,
                                  const std::string &topo, int64_t ranks,
-                                 std::optional<Protocol> protocol = {}) {
+                                 std::optional<Protocol> protocol = {}, bool multimem = false) {
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, example), llvm::SMLoc());
   mlir::DialectRegistry registry;
@@ -385,7 +385,7 @@ std::vector<SimPlan> compileText(const std::string &text, const std::string &exa
     return {};
   CollLoweringOptions lowering;
   lowering.topology = topo;
-  lowering.multimem = false;
+  lowering.multimem = multimem;
   lowering.protocol = protocol;
   mlir::PassManager pm(&context);
   buildCollLoweringPipeline(pm, lowering);
@@ -411,7 +411,7 @@ std::vector<SimPlan> compile(const std::string &example, const std::string &topo
 
 /// The plans of generator `name`'s program for `collective`.
 std::vector<SimPlan> synthesize(const char *name, Collective collective, const std::string &topo,
-                                int64_t ranks) {
+                                int64_t ranks, bool multimem = false) {
   const synth::Generator *generator = synth::findGenerator(name);
   EXPECT_TRUE(generator) << name;
   if (!generator)
@@ -419,7 +419,7 @@ std::vector<SimPlan> synthesize(const char *name, Collective collective, const s
   synth::Target target;
   target.collective = collective;
   target.ranks = ranks;
-  return compileText(generator->generate(target), name, topo, ranks);
+  return compileText(generator->generate(target), name, topo, ranks, {}, multimem);
 }
 
 TEST(Simulator, CompiledPlansNeverBeatTheBound) {
@@ -447,6 +447,31 @@ TEST(Simulator, CompiledPlansNeverBeatTheBound) {
       }
     }
   }
+}
+
+// Multimem moves through the switch at NVLS's efficiency of the counted
+// NVLink, as NCCL's model runs NVLS. The two-shot's load-reduces fill each
+// GPU's NVLink out with every rank's share, and its stores each GPU's
+// NVLink in: with its shots on channels of their own they overlap, and
+// each port carries (1 + 1/8) of the buffer per allreduce.
+TEST(Simulator, MultimemRunsAtNvlsEfficiency) {
+  Topology t = topology("hgx-h100");
+  const double port = t.nvlinkParams.bandwidthGBps * t.nvlinkCounted();
+  ASSERT_NEAR(t.multicastEfficiency(), 0.85, 1e-12);
+  const double bytes = double(1 << 30);
+  const double expected =
+      port * t.multicastEfficiency() / (1 + 1.0 / 8) * busBandwidthFactor(Collective::allreduce, 8);
+  int checked = 0;
+  for (const SimPlan &plan : synthesize("two-shot", Collective::allreduce, "hgx-h100", 8, true)) {
+    if (plan.inputBytes(bytes) < double(plan.minBytes) ||
+        plan.inputBytes(bytes) >= double(plan.maxBytes))
+      continue;
+    const double busbw =
+        bytes / simulated(plan, t, bytes) / 1e3 * busBandwidthFactor(Collective::allreduce, 8);
+    EXPECT_NEAR(busbw, expected, 0.03 * expected) << plan.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 1);
 }
 
 TEST(Simulator, CompiledPlansExtrapolateAsTheyRun) {
