@@ -91,6 +91,13 @@ COLL_DEBUG=INFO expect 0 "multimem steps run on NVLink multicast" twoshot_h100 t
 COLL_DEBUG=INFO expect 0 "multimem steps run on NVLink multicast" twoshot_h100 twoshot --count 100003 --dtype bfloat16 --op max --inplace --iters 2
 expect 0 PASS twoshot_h100 twoshot --count 2000003 --dtype float --op sum --graph --iters 3
 expect 0 PASS oneshot_h100 oneshot --count 65536 --dtype half --op avg --iters 2
+# collc synth's two-shot runs its shots on two threadblocks: the stores of
+# a loop wait for the other threadblock's load-reduces of it.
+"$collc" synth allreduce --algorithm two-shot --topology hgx-h100 --ranks 4 -o "$work/two_shot.coll"
+examples=$work as=twoshot_synth build two_shot --topology=hgx-h100
+COLL_DEBUG=INFO expect 0 "multimem steps run on NVLink multicast" \
+  twoshot_synth two_shot_allreduce --count 1000003 --iters 3
+expect 0 PASS twoshot_synth two_shot_allreduce --count 300001 --dtype bfloat16 --op avg --graph --iters 2
 # Registered windows are bound at registration, and the kernels reach the
 # user's buffers through that object.
 COLL_DEBUG=INFO expect 0 "on the registered windows, without copies" twoshot_h100 twoshot --count 100003 --registered
