@@ -73,7 +73,7 @@ void destroy(collComm *comm) {
 }
 } // namespace
 
-void *collComm::device() {
+void *collComm::gpuContext() {
   if (!context)
     context = currentCudaContext();
   return context;

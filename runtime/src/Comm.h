@@ -58,7 +58,7 @@ struct collComm {
   void *context = nullptr;
 
   /// `context`, the calling thread's current one where still unknown.
-  void *device();
+  void *gpuContext();
 
   collResult_t fail(collResult_t r, std::string message) {
     lastError = std::move(message);

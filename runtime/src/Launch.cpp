@@ -606,7 +606,7 @@ extern "C" collResult_t collLaunch(collComm_t comm, const void *algorithm, const
     return r;
   std::optional<ContextScope> device; // the GPU the communicator was made on
   if (c.gpu)
-    device.emplace(comm->device());
+    device.emplace(comm->gpuContext());
   // Once per algorithm and communicator, at its first launch.
   if (c.gpu && !comm->setups.count(c.alg))
     if (collResult_t r = loadKernels(comm, c.alg))
@@ -652,7 +652,7 @@ extern "C" collResult_t collRegisterAlgorithm(collComm_t comm, const void *algor
   // nvcc's build: its kernels now, before any can spin. Where they do not
   // load (no GPU), the launch says why.
   if (alg->numPlans > 0 && !alg->plans[0].hostKernel) {
-    ContextScope device(comm->device()); // modules load per context
+    ContextScope device(comm->gpuContext()); // modules load per context
     std::string kept = comm->lastError;
     if (loadKernels(comm, alg) != collSuccess)
       comm->lastError = kept;

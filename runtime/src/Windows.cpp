@@ -95,7 +95,7 @@ collResult_t collCommWindowRegister(collComm_t comm, void *buff, size_t size, co
                   std::string("collCommWindowRegister: ") + (comm ? "win" : "comm") + " is NULL");
   *win = nullptr;
   std::lock_guard<std::mutex> running(comm->launching);
-  ContextScope device(comm->device());
+  ContextScope device(comm->gpuContext());
   // Every rank learns why any rank cannot register, so that all fail alike.
   std::string why;
   Allocation mine;
