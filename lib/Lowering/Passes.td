@@ -75,7 +75,9 @@ def CollToRankStreamsPass : Pass<"coll-to-rank-streams", "::mlir::ModuleOp"> {
     pipeline as in NCCL's ring. Every connection (peer, direction, channel)
     belongs to one threadblock, which serves at most one receive and one send
     peer; a receive whose data is forwarded next shares a threadblock with
-    that send so that `coll-fuse` can join them. Steps that touch a chunk
+    that send so that `coll-fuse` can join them, and where a rank would need
+    more than `max-threadblocks`, a connection that only sends shares one
+    with a connection that only receives. Steps that touch a chunk
     another threadblock of the rank also touches carry explicit `deps`.
     An algorithm whose rank exchanges with more peers than `max-threadblocks`
     (the limit of `coll-assign-channels`) is refused before it is lowered.

@@ -2,7 +2,9 @@
 //
 // Places each rank's steps in threadblocks, one per (receive peer, send peer,
 // channel), orders every threadblock by step key so that the two ends of a
-// connection agree, and checks that no wait can close a cycle.
+// connection agree, and checks that no wait can close a cycle. Where a
+// rank's connections would need more threadblocks than can run, one that
+// only sends and one that only receives share a threadblock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <set>
 
 using namespace mlir;
 using namespace coll;
@@ -127,6 +130,44 @@ void Lowering::pairForwards(ArrayRef<Step *> steps, ConnectionClasses &conns) {
   }
 }
 
+/// Where rank `rank` would need more threadblocks than can run, joins on
+/// each channel a connection that only sends with one that only receives,
+/// as a pairwise exchange pairs them: the k-th nearest peer it sends to,
+/// counting up from the rank, with the k-th nearest it receives from,
+/// counting down, so that every rank's threadblocks are the same shifted
+/// (SimFold.h). Such a threadblock runs both connections' steps in key
+/// order; coll-verify-plan proves that no wait closes a cycle.
+void Lowering::shareThreadblocks(int64_t rank, ArrayRef<Step *> steps, ConnectionClasses &conns) {
+  std::map<std::tuple<int64_t, int64_t, int64_t>, unsigned> classes; // channel, recv, send
+  std::set<int64_t> local;                                           // channels
+  for (auto &[c, id] : conns.ids) {
+    unsigned leader = conns.classes.getLeaderValue(id);
+    auto [recv, send] = conns.peers(leader);
+    classes.try_emplace({c.channel, recv, send}, leader);
+  }
+  for (Step *s : steps)
+    if (s->peer < 0)
+      local.insert(s->channel);
+  if (int64_t(classes.size() + local.size()) <= maxThreadblocks)
+    return;
+  const int64_t R = shape.ranks;
+  std::map<int64_t, std::vector<std::pair<int64_t, unsigned>>> sendOnly, recvOnly; // by channel
+  for (auto &[key, leader] : classes) {
+    auto [channel, recv, send] = key;
+    if (recv < 0 && send >= 0)
+      sendOnly[channel].push_back({(send - rank + R) % R, leader});
+    else if (send < 0 && recv >= 0)
+      recvOnly[channel].push_back({(rank - recv + R) % R, leader});
+  }
+  for (auto &[channel, sends] : sendOnly) {
+    std::vector<std::pair<int64_t, unsigned>> &recvs = recvOnly[channel];
+    llvm::sort(sends);
+    llvm::sort(recvs);
+    for (size_t k = 0; k < sends.size() && k < recvs.size(); ++k)
+      conns.classes.unionSets(sends[k].second, recvs[k].second);
+  }
+}
+
 /// Afterwards rank `rank` has one threadblock per class, in a stable order,
 /// and one per channel for local steps, and every step is in its own.
 void Lowering::makeThreadblocks(int64_t rank, ArrayRef<Step *> steps, ConnectionClasses &conns) {
@@ -158,6 +199,7 @@ void Lowering::makeThreadblocks(int64_t rank, ArrayRef<Step *> steps, Connection
 void Lowering::assignThreadblocks(int64_t rank, std::vector<Step *> &steps) {
   ConnectionClasses conns(steps);
   pairForwards(steps, conns);
+  shareThreadblocks(rank, steps, conns);
   makeThreadblocks(rank, steps, conns);
   // Ordering a threadblock for fusion can run a step after one with a larger
   // key; with several threadblocks and deps between them that risks a wait

@@ -76,9 +76,10 @@ struct Connection {
 
 class Lowering {
 public:
-  explicit Lowering(AlgorithmOp alg)
+  /// `maxThreadblocks`: what one rank may run at once.
+  Lowering(AlgorithmOp alg, int64_t maxThreadblocks)
       : alg(alg), dialect(CollDialect::of(alg.getContext())), shape(CollectiveShape::of(alg)),
-        slots(shape) {}
+        slots(shape), maxThreadblocks(maxThreadblocks) {}
 
   PlanOp run();
 
@@ -94,6 +95,7 @@ private:
   struct ConnectionClasses;
   void pair(Step *recv, Step *send, ConnectionClasses &conns);
   void pairForwards(ArrayRef<Step *> steps, ConnectionClasses &conns);
+  void shareThreadblocks(int64_t rank, ArrayRef<Step *> steps, ConnectionClasses &conns);
   void makeThreadblocks(int64_t rank, ArrayRef<Step *> steps, ConnectionClasses &conns);
   struct Threadblock;
   void orderThreadblock(Threadblock &tb);
@@ -105,6 +107,7 @@ private:
   CollDialect *dialect; // found once: its attribute helpers are asked per op
   CollectiveShape shape;
   SlotLayout slots;
+  int64_t maxThreadblocks;
   /// Each rank's steps in the order they were made, in an arena of the
   /// rank's own: a rank's steps are freed once its ops are built, so that
   /// the next rank's ops take their memory.

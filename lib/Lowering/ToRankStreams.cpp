@@ -276,7 +276,7 @@ struct CollToRankStreamsPass : coll::impl::CollToRankStreamsPassBase<CollToRankS
       if (failed(checkPeers(alg, maxThreadblocks)))
         return signalPassFailure();
     for (auto alg : llvm::make_early_inc_range(getOperation().getOps<AlgorithmOp>())) {
-      PlanOp plan = Lowering(alg).run();
+      PlanOp plan = Lowering(alg, maxThreadblocks).run();
       alg.erase();
       if (!plan)
         return signalPassFailure();
