@@ -20,13 +20,11 @@ import subprocess
 import sys
 import tempfile
 
-from ptxas_table import CASES, ROOT, demangle
+from ptxas_table import CALL, CASES, ROOT, bodies, demangle
 
 # The functions whose bodies are the primitives' inner loops.
 MOVERS = ("llMove", "ll128Move", "simpleMove", "simpleEdge", "reduceUnits", "reduceCopy",
           "reduceWords", "multimemReduceChunk", "multimemStoreChunk", "peerChunk")
-HEAD = re.compile(r"^(?:\.visible\s+|\.weak\s+)*\.(?:func|entry)\s+(?:\([^)]*\)\s*)?(\w+)")
-CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\),\s*)?(\w+)")
 DIV64 = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:div|rem)\.(?:[us]64)\b", re.M)
 
 
@@ -43,22 +41,6 @@ def short(demangled):
             starts = [i + 1]
     # A plan's kernel by its plan: ring_LL::kernel.
     return name[starts[-2 if name.endswith("::kernel") else -1]:]
-
-
-def bodies(ptx):
-    """Function name -> its PTX text, in file order."""
-    out, name, lines = {}, None, []
-    for line in ptx.splitlines():
-        m = HEAD.match(line)
-        if m:
-            if name:
-                out[name] = "\n".join(lines)
-            name, lines = m.group(1), []
-        elif name:
-            lines.append(line.split("//")[0])
-    if name:
-        out[name] = "\n".join(lines)
-    return out
 
 
 def main():

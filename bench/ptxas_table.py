@@ -5,8 +5,10 @@ Emits the ring, two-shot and hierarchical allreduce for 8 ranks of an H100
 node (the hierarchical one as 2 nodes of 4), compiles each with nvcc for
 one architecture, and prints per plan kernel the registers, stack frame
 and spill bytes that `ptxas -v` reports, with the worst of the device
-functions it calls (their frames and spills are the kernel's too). Issue
-targets (sm_90): no spills, stack <= 64 bytes, registers <= 128.
+functions it reaches in the PTX call graph (their frames and spills are
+the kernel's too): the kernel for any (type, op) and those compiled for
+one pair. Issue targets (sm_90): no spills, stack <= 64 bytes, registers
+<= 128.
 
 usage: bench/ptxas_table.py [--collc build/bin/collc] [--nvcc nvcc] [--arch sm_90]
                             [--define TYPE=... ...]
@@ -27,6 +29,24 @@ CASES = [
 FUNC = re.compile(r"(?:Compiling entry function|Function properties for) '?(\w+)'?")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 REGS = re.compile(r"Used (\d+) registers")
+HEAD = re.compile(r"^(?:\.visible\s+|\.weak\s+)*\.(?:func|entry)\s+(?:\([^)]*\)\s*)?(\w+)")
+CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\),\s*)?(\w+)")
+
+
+def bodies(ptx):
+    """Function name -> its PTX text, in file order."""
+    out, name, lines = {}, None, []
+    for line in ptx.splitlines():
+        m = HEAD.match(line)
+        if m:
+            if name:
+                out[name] = "\n".join(lines)
+            name, lines = m.group(1), []
+        elif name:
+            lines.append(line.split("//")[0])
+    if name:
+        out[name] = "\n".join(lines)
+    return out
 
 
 def demangle(names):
@@ -34,16 +54,21 @@ def demangle(names):
     return out.stdout.splitlines() if out.returncode == 0 else names
 
 
-def ptxas(args, source, work):
-    """Per function: [registers, stack, spill stores, spill loads, entry?]."""
+def nvcc(args, source, *extra):
     include = ["-I" + os.path.join(ROOT, "runtime", d) for d in ("include", "device")]
-    cmd = [args.nvcc, "-std=c++17", "-O3", "-arch=" + args.arch, "-Xptxas", "-v", "-c", source,
-           "-o", os.path.join(work, "k.o")] + include + ["-D" + d for d in args.define]
+    cmd = [args.nvcc, "-std=c++17", "-O3", "-arch=" + args.arch, source] + list(extra) + \
+        include + ["-D" + d for d in args.define]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode:
         sys.exit(proc.stderr)
+    return proc.stderr
+
+
+def ptxas(args, source, work):
+    """Per function: [registers, stack, spill stores, spill loads, entry?]."""
     funcs, current = {}, None
-    for line in proc.stderr.splitlines():
+    for line in nvcc(args, source, "-Xptxas", "-v", "-c", "-o",
+                     os.path.join(work, "k.o")).splitlines():
         m = FUNC.search(line)
         if m:
             current = funcs.setdefault(m.group(1), [0, 0, 0, 0, False])
@@ -55,6 +80,24 @@ def ptxas(args, source, work):
     return funcs
 
 
+def callGraph(args, source, work):
+    """Function -> the functions its PTX body calls."""
+    ptx = os.path.join(work, "k.ptx")
+    nvcc(args, source, "-ptx", "-o", ptx)
+    with open(ptx) as f:
+        return {fn: set(CALL.findall(body)) for fn, body in bodies(f.read()).items()}
+
+
+def reachable(graph, fn):
+    seen, todo = set(), [fn]
+    while todo:
+        for callee in graph.get(todo.pop(), ()):
+            if callee not in seen:
+                seen.add(callee)
+                todo.append(callee)
+    return seen
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--collc", default=os.path.join(ROOT, "build", "bin", "collc"))
@@ -62,25 +105,25 @@ def main():
     p.add_argument("--arch", default="sm_90")
     p.add_argument("--define", action="append", default=[], help="a macro for nvcc")
     args = p.parse_args()
-    print(f"{'kernel':<28} {'regs':>5} {'stack':>6} {'spill st':>9} {'spill ld':>9}"
-          f"   file's worst callee: stack, spill st/ld")
+    print(f"{'kernel':<34} {'regs':>5} {'stack':>6} {'spill st':>9} {'spill ld':>9}"
+          f"   worst callee: stack, spill st/ld")
     with tempfile.TemporaryDirectory() as work:
         for name, example, flags in CASES:
             source = os.path.join(work, name + ".cu")
             subprocess.run([args.collc, os.path.join(ROOT, "examples", example),
                             "--topology=hgx-h100", "--emit=cuda", "-o", source] + flags, check=True)
             funcs = ptxas(args, source, work)
+            graph = callGraph(args, source, work)
             names = dict(zip(funcs, demangle(list(funcs))))
-            callees = [f for f in funcs.values() if not f[4]]
-            worst = (max((f[1] for f in callees), default=0),
-                     max((f[2] for f in callees), default=0),
-                     max((f[3] for f in callees), default=0))
-            for fn, (regs, stack, st, ld, entry) in sorted(funcs.items()):
+            for fn, (regs, stack, st, ld, entry) in sorted(funcs.items(), key=lambda f: names[f[0]]):
                 if not entry or "divideKernel" in names[fn]:
                     continue
-                path = names[fn].split("(collc::")[0].split("::")
-                plan = path[-2] if len(path) > 1 else path[0]
-                print(f"{plan:<28} {regs:>5} {stack:>6} {st:>9} {ld:>9}"
+                callees = [funcs[c] for c in reachable(graph, fn) if c in funcs]
+                worst = [max((f[i] for f in callees), default=0) for i in (1, 2, 3)]
+                # ring_LL::kernel (any type and op), ring_LL::kernel_float32_sum
+                path = names[fn].split("(collc::")[0].replace("(anonymous namespace)::", "")
+                kernel = "::".join(path.split("::")[-2:])
+                print(f"{kernel:<34} {regs:>5} {stack:>6} {st:>9} {ld:>9}"
                       f"   {worst[0]}, {worst[1]}/{worst[2]}")
 
 

@@ -92,12 +92,20 @@ public:
 
   /// The plan being printed.
   const PlanShape *shape = nullptr;
+  /// The (type, op) pairs that plans which reduce get kernels for.
+  SmallVector<TypedPair> typed;
 
 private:
   llvm::formatted_raw_ostream columns;
   raw_indented_ostream os;
   std::string source;
 };
+
+/// Whether a collective's plans reduce, and so get kernels per (type, op).
+bool reduces(Collective c) {
+  return c == Collective::allreduce || c == Collective::reducescatter || c == Collective::reduce;
+}
+std::string typedKernel(const TypedPair &p) { return "kernel_" + p.suffix; }
 
 /// The device primitive of each step kind.
 StringRef callee(RunKind step) {
@@ -258,8 +266,8 @@ LogicalResult printOperation(KernelEmitter &e, ShapeOp shape) {
       table |= !f;
     }
   }
-  auto body = os.scope(llvm::formatv("COLLC_DEVICE void shape{0}(Block &b, int64_t{1}, const "
-                                     "int64_t *{2}) {{\n",
+  auto body = os.scope(llvm::formatv("template <class Block>\nCOLLC_DEVICE void shape{0}(Block &b, "
+                                     "int64_t{1}, const int64_t *{2}) {{\n",
                                      shape.getId(), rank ? " r" : "", table ? "t" : "")
                            .str(),
                        "}\n\n");
@@ -326,7 +334,7 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
     return (!tb.getRecv() && !tb.getSend()) ||
            tb.getProtocol().value_or(Protocol::Simple) == protocol;
   });
-  os << "using Block = BlockOf<" << (one ? abiName(protocol) : "kAnyProtocol") << ">;\n";
+  os << "constexpr int32_t kProtocol = " << (one ? abiName(protocol) : "kAnyProtocol") << ";\n";
   for (auto [i, n] : llvm::enumerate(shape.scratchNames))
     os << "constexpr int32_t kScratch_" << cIdent(n) << " = kScratch0 + " << i << ";\n";
   os << "\n";
@@ -360,14 +368,30 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
     os << "\n";
 
   {
-    auto kernel = os.scope("COLLC_KERNEL(kernel) {\n", "}\n\n");
-    os << "Block b(COLLC_BLOCK_ARGS);\n";
-    os << "const int64_t r = COLLC_BLOCK_ARGS->rank, *t = COLLC_BLOCK_ARGS->table;\n";
+    auto run =
+        os.scope("template <int32_t T, int32_t O> COLLC_DEVICE void run(const Args *a) {\n", "}\n");
+    os << "BlockOf<kProtocol, T, O> b(a);\n";
+    os << "const int64_t r = a->rank, *t = a->table;\n";
     auto loop = os.scope("while (b.nextLoop()) {\n", "}\n");
-    os << "switch (COLLC_BLOCK_ARGS->shape) {\n";
+    os << "switch (a->shape) {\n";
     for (auto s : plan.getBody().front().getOps<ShapeOp>())
       os << "case " << s.getId() << ": shape" << s.getId() << "(b, r, t); break;\n";
     os << "}\n";
+  }
+  // One kernel for every (type, op), and where the plan reduces one per
+  // common pair, its arithmetic inlined (built only for GPUs).
+  os << "COLLC_KERNEL(kernel) { run<kAnyType, kAnyOp>(COLLC_BLOCK_ARGS); }\n";
+  ArrayRef<TypedPair> typed = reduces(plan.getCollective()) ? e.typed : ArrayRef<TypedPair>();
+  for (const TypedPair &p : typed)
+    os << "COLLC_TYPED_KERNEL(" << typedKernel(p) << ", run<" << p.typeName << ", " << p.opName
+       << ">)\n";
+  os << "\n";
+  if (!typed.empty()) {
+    os << "const TypedKernel typed[] = {\n";
+    for (const TypedPair &p : typed)
+      os << "    {" << p.typeName << ", " << p.opName << ", COLLC_CUDA_FN(" << typedKernel(p)
+         << ")},\n";
+    os << "};\n";
   }
 
   os << "const ThreadblockDesc threadblocks[] = {\n";
@@ -404,7 +428,7 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
 }
 
 /// A plan's entry in its algorithm's table of PlanDesc.
-void printPlanDesc(raw_indented_ostream &os, PlanOp plan) {
+void printPlanDesc(raw_indented_ostream &os, PlanOp plan, ArrayRef<TypedPair> typed) {
   PlanShape shape(plan);
   std::string ns = cIdent(plan.getSymName());
   // Continuation lines align with the brace.
@@ -427,9 +451,13 @@ void printPlanDesc(raw_indented_ostream &os, PlanOp plan) {
   else
     os << "0, nullptr, ";
   if (std::optional<StringRef> why = plan.getWhy())
-    os << "\n " << cString(*why) << "},\n";
+    os << "\n " << cString(*why);
   else
-    os << "nullptr},\n";
+    os << "nullptr";
+  if (reduces(plan.getCollective()) && !typed.empty())
+    os << ", " << typed.size() << ", " << ns << "::typed},\n";
+  else
+    os << ", 0, nullptr},\n";
 }
 
 /// An algorithm: its plans, their table, its AlgorithmDesc and its entry
@@ -452,9 +480,9 @@ LogicalResult printAlgorithm(KernelEmitter &e, ArrayRef<PlanOp> plans) {
     os << "// name, collective, ranks, chunks, root, inplace, scratch chunks,\n"
        << "// scratch buffers, bytes [min, max), protocol, slots, widest step,\n"
        << "// threadblocks, their table, host kernel, CUDA kernel, whole chunks only,\n"
-       << "// launches by size, why this plan\n";
+       << "// launches by size, why this plan, kernels per (type, op)\n";
     for (PlanOp plan : plans)
-      printPlanDesc(os, plan);
+      printPlanDesc(os, plan, e.typed);
   }
   os << "};\n\n";
   os << "extern \"C\" const collc::AlgorithmDesc collc_algorithm_" << alg << " = {\n";
@@ -481,8 +509,10 @@ LogicalResult KernelEmitter::emitOperation(Operation &op) {
 
 } // namespace
 
-LogicalResult coll::writeKernels(ModuleOp module, StringRef source, raw_ostream &out) {
+LogicalResult coll::writeKernels(ModuleOp module, StringRef source, raw_ostream &out,
+                                 ArrayRef<TypedPair> typed) {
   KernelEmitter emitter(out, source);
+  emitter.typed.assign(typed.begin(), typed.end());
   raw_indented_ostream &os = emitter.ostream();
   os << "// Generated by collc from " << emitter.sourceFile() << ". Do not edit.\n"
      << "//\n"

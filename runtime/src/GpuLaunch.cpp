@@ -838,7 +838,7 @@ collResult_t StreamLaunch::launch() {
       reinterpret_cast<const collc::Args *>(slot->memory + progressBytes), int32_t(args.size()),
       l.shape.threads > 0 ? l.shape.threads : 512, l.stream, 0};
   threads = kernel.threads;
-  if (const char *e = plan.cuda.launch(kernel))
+  if (const char *e = collc::cudaEntryFor(plan, l.type, l.op).launch(kernel))
     return comm->fail(collUnhandledCudaError, std::string("cudaLaunchKernel: ") + e);
   if (userOut) {
     COLLRT_CU(cuMemcpyDtoDAsync, (userOut, out, outBytes, stream));

@@ -23,11 +23,14 @@ collResult_t collrt::loadKernels(collComm *comm, const collc::AlgorithmDesc *alg
     return collSuccess;
   for (int32_t p = 0; p < alg->numPlans; ++p) {
     const collc::PlanDesc &plan = alg->plans[p];
-    if (!plan.cuda.load)
-      continue;
-    if (const char *e = plan.cuda.load())
-      return comm->fail(collUnhandledCudaError,
-                        std::string("loading the kernels of plan ") + plan.name + ": " + e);
+    for (int32_t k = -1; k < plan.numTyped; ++k) {
+      const collc::CudaEntry &entry = k < 0 ? plan.cuda : plan.typed[k].cuda;
+      if (!entry.load)
+        continue;
+      if (const char *e = entry.load())
+        return comm->fail(collUnhandledCudaError,
+                          std::string("loading the kernels of plan ") + plan.name + ": " + e);
+    }
   }
   loaded.insert(alg);
   return collSuccess;

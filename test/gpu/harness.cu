@@ -535,7 +535,7 @@ public:
       CHECK_CUDA(cudaEventRecord(start));
       // Every rank's threadblocks wait for each other: a cooperative launch
       // fails, instead of hanging, where they cannot all be resident.
-      CHECK_CUDA(cudaLaunchCooperativeKernel(plan.cuda.kernel,
+      CHECK_CUDA(cudaLaunchCooperativeKernel(collc::cudaEntryFor(plan, dtype, op).kernel,
                                              dim3(plan.numThreadblocks * shape.replicas),
                                              dim3(blockThreads()), params, 0, nullptr));
       CHECK_CUDA(cudaEventRecord(stop));

@@ -517,6 +517,68 @@ TEST(FakeGpu, LaunchesLikeTheLastInTheirSlotCopyNoArgs) {
   EXPECT_GE(counted[2] - counted[1], 1) << "a launch with new Args did not copy them";
 }
 
+namespace {
+std::atomic<int> anyRuns{0}, float32SumRuns{0};
+void anyKernel(const collc::Args *a) {
+  ++anyRuns;
+  pairKernel(a);
+}
+void float32SumKernel(const collc::Args *a) {
+  ++float32SumRuns;
+  pairKernel(a);
+}
+} // namespace
+
+// A plan with a kernel compiled for (float32, sum) runs it for launches of
+// float32 sums and avgs (avg's kernels sum), and its kernel for any pair
+// for the rest.
+TEST(FakeGpu, ALaunchRunsTheKernelOfItsTypeAndOp) {
+  const collrt::CudaApi &cu = fakeDriver();
+  CudaPair pair;
+  pair.plan.cuda.launch = &collc_fake::launch<&anyKernel>;
+  const collc::TypedKernel typed[] = {
+      {collFloat32,
+       collSum,
+       {nullptr, &collc_fake::launch<&float32SumKernel>, &collc_fake::divide,
+        &collc_fake::load<&float32SumKernel>}}};
+  pair.plan.numTyped = 1;
+  pair.plan.typed = typed;
+  collUniqueId id;
+  ASSERT_EQ(collGetUniqueId(&id), collSuccess) << collGetLastError(nullptr);
+  constexpr size_t kCount = 1000;
+  std::vector<float> in(kCount);
+  for (size_t k = 0; k < kCount; ++k)
+    in[k] = float(k) + 0.25f;
+  const std::pair<collDataType_t, collRedOp_t> launches[] = {{collFloat32, collSum},
+                                                             {collFloat32, collAvg},
+                                                             {collInt32, collSum},
+                                                             {collFloat32, collMax},
+                                                             {collBfloat16, collSum}};
+  std::vector<float> out[2];
+  auto run = [&](int r) {
+    collComm_t comm;
+    CUstream stream;
+    ASSERT_EQ(collCommInitRank(&comm, 2, id, r), collSuccess) << collGetLastError(nullptr);
+    ASSERT_EQ(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    for (auto [type, op] : launches) {
+      out[r].assign(kCount, -1);
+      const size_t count = type == collBfloat16 ? 2 * kCount : kCount; // the same bytes
+      EXPECT_EQ(collLaunch(comm, &pair.alg, in.data(), out[r].data(), count, type, op, stream),
+                collSuccess)
+          << "rank " << r << ": " << collGetLastError(comm);
+      EXPECT_EQ(cu.cuStreamSynchronize(stream), CUDA_SUCCESS);
+      EXPECT_EQ(out[r], in) << "rank " << r << ", type " << type << ", op " << op;
+    }
+    EXPECT_EQ(collCommDestroy(comm), collSuccess);
+    cu.cuStreamDestroy(stream);
+  };
+  std::thread rank0(run, 0), rank1(run, 1);
+  rank0.join();
+  rank1.join();
+  EXPECT_EQ(float32SumRuns, 2 * 2) << "threadblocks of float32 sums and avgs, both ranks";
+  EXPECT_EQ(anyRuns, 3 * 2) << "threadblocks of int32 sums, float32 max and bfloat16 sums";
+}
+
 // collRegisterAlgorithm loads an nvcc-built algorithm's kernels, so that
 // no launch loads a module lazily behind a kernel that spins on a peer.
 TEST(FakeGpu, RegistrationLoadsTheKernels) {

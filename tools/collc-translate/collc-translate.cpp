@@ -54,7 +54,9 @@ void registerCollTranslations() {
   static TranslateRegistration toCuda(
       "coll-to-cuda", "Print coll plans as C++ for nvcc and the host emulation",
       [](const std::shared_ptr<llvm::SourceMgr> &sources, raw_ostream &os, MLIRContext *context) {
-        return translate(sources, os, context, writeKernels);
+        return translate(sources, os, context, [](ModuleOp m, StringRef s, raw_ostream &o) {
+          return writeKernels(m, s, o);
+        });
       });
   static TranslateRegistration toHeader(
       "coll-to-header", "Print the C header declaring the entry points of coll-to-cuda",

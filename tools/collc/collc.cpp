@@ -131,6 +131,13 @@ cl::opt<bool> noMultimem("no-multimem",
                                   "windows (read_reduce, put, get) even where --topology "
                                   "has them"),
                          cl::cat(category), compilingCommands);
+cl::opt<std::string>
+    kernelsFor("kernels-for",
+               cl::desc("With --emit=cuda: the (type, op) pairs that plans which reduce get "
+                        "a kernel of their own for, its arithmetic inlined, as "
+                        "float32:sum,bfloat16:max or none (default: float32, float16 and "
+                        "bfloat16 sums)"),
+               cl::value_desc("pairs"), cl::cat(category), compilingCommands);
 cl::opt<bool> noVerify("no-verify",
                        cl::desc("Skip the proof that each algorithm implements its "
                                 "collective (to inspect a wrong program's IR)"),
@@ -394,7 +401,17 @@ int writeOutput(ModuleOp module, TimingScope &timing) {
     if (failed(coll::writeMscclXml(*plans.begin(), output->os())))
       return 1;
   } else if (emit == Emit::Cuda) {
-    if (failed(coll::writeKernels(module, inputFile, output->os())))
+    SmallVector<coll::TypedPair> typed = coll::defaultTypedPairs();
+    if (kernelsFor.getNumOccurrences()) {
+      std::string error;
+      FailureOr<SmallVector<coll::TypedPair>> pairs = coll::parseTypedPairs(kernelsFor, error);
+      if (failed(pairs)) {
+        llvm::errs() << "collc: --kernels-for: " << error << "\n";
+        return 1;
+      }
+      typed = std::move(*pairs);
+    }
+    if (failed(coll::writeKernels(module, inputFile, output->os(), typed)))
       return 1;
   } else if (emit == Emit::Header) {
     if (failed(coll::writeKernelHeader(module, inputFile, output->os())))

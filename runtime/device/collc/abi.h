@@ -91,6 +91,15 @@ struct CudaEntry {
   DeviceLoadFn load;
 };
 
+// The kernel compiled for one (type, op) of the plan: a launch with that
+// collDataType_t and collRedOp_t (avg: sum, which the kernels compute for
+// it) runs it instead of PlanDesc::cuda, the kernel for any pair.
+constexpr int32_t kAnyType = -1, kAnyOp = -1;
+struct TypedKernel {
+  int32_t type, op;
+  CudaEntry cuda;
+};
+
 // How many copies of its threadblocks a plan runs, and with how many
 // threads each, for inputs of at least `minBytes` per rank (up to the next
 // entry's). Replica i of a threadblock runs loops i, i + n, i + 2n, ... of
@@ -124,7 +133,20 @@ struct PlanDesc {
   const LaunchShape *launches;
   const char *why; // why this plan at these sizes (collc tune's
                    // winner and margin), for COLL_DEBUG; or null
+  int32_t numTyped;
+  const TypedKernel *typed;
 };
+
+// The kernel that runs a launch of `plan` with this type and op.
+inline const CudaEntry &cudaEntryFor(const PlanDesc &plan, int32_t type, int32_t op) {
+  const int32_t sum = 0, avg = 4; // collSum, collAvg
+  for (int32_t i = 0; i < plan.numTyped; ++i) {
+    const TypedKernel &k = plan.typed[i];
+    if (k.cuda.launch && k.type == type && (k.op == op || (k.op == sum && op == avg)))
+      return k.cuda;
+  }
+  return plan.cuda;
+}
 
 // An algorithm: its plans, one per size range, in increasing order.
 struct AlgorithmDesc {

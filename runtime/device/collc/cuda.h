@@ -7,9 +7,11 @@
 // (cuda_simple.h, cuda_ll.h, cuda_ll128.h) and cuda_peer.h (multimem and
 // peer-window steps). All threads of a CUDA block call every member.
 //
-// A step runs its protocol's loop for the element size; the 16-byte body
-// of plain-memory runs (Simple, local and peer steps) is compiled per
-// (type, op) and chosen once per run, LL and LL128 choose per word.
+// A step runs its protocol's loop for the element size. A kernel compiled
+// for one (type, op) inlines its arithmetic in every loop; the kernel for
+// the other pairs compiles plain-memory runs (Simple, local and peer
+// steps) per common pair, chosen once per run, and otherwise chooses per
+// word.
 // Waits are one thread's: the sender polls the receiver's head only when
 // its cached copy says the FIFO is full, a Simple receiver the tail; LL and
 // LL128 receivers wait on the flags in the data instead. A step then has
@@ -39,6 +41,9 @@
 #define COLLC_KERNEL(name)                                                                         \
   __global__ void __launch_bounds__(COLLC_CUDA_MAX_THREADS, 1) name(const ::collc::Args *collcArgs)
 #define COLLC_BLOCK_ARGS (collcArgs + blockIdx.x)
+// A kernel that runs body (run<T, O>: a plan's loop for one type and op).
+#define COLLC_TYPED_KERNEL(name, ...)                                                              \
+  COLLC_KERNEL(name) { __VA_ARGS__(COLLC_BLOCK_ARGS); }
 #define COLLC_HOST_FN(name) nullptr
 #define COLLC_CUDA_FN(name)                                                                        \
   (::collc::CudaEntry{(const void *)&name, &::collc::cuda::launch<&name>, &::collc::cuda::divide,  \
@@ -91,7 +96,10 @@ template <class F> COLLC_DI void withSize(int32_t elemSize, F &&f) {
 
 // P: the protocol of every FIFO of the plan, where the emitter knows one,
 // so that a step compiles that protocol's loop only; else kAnyProtocol.
-template <int32_t P> class BlockOf {
+// T, O: the (type, op) of every launch of this kernel (the runtime picks
+// it by them), so that a step compiles that arithmetic only; else
+// kAnyType and kAnyOp.
+template <int32_t P, int32_t T = kAnyType, int32_t O = kAnyOp> class BlockOf {
 public:
   __device__ explicit BlockOf(const Args *args) : a(args) {
     perLoop = a->chunks * a->slice;
@@ -202,6 +210,17 @@ public:
 
 private:
   __device__ cuda::Geometry geometry() const { return {a->count, a->chunks, a->slice, width, q}; }
+  // Calls f with how this kernel's steps reduce: its (type, op), or the
+  // launch's chosen per word for its element size.
+  template <class F> __device__ void withReduce(F &&f) const {
+    if constexpr (T != kAnyType) {
+      f(cuda::Typed<T, O>{});
+    } else {
+      const Args &A = *a;
+      cuda::withSize(A.elemSize,
+                     [&](auto size) { f(cuda::AnyType<decltype(size)::value>{A.datatype, A.op}); });
+    }
+  }
   // The thread that posts counters: not thread 0, which waits.
   __device__ bool poster() const { return threadIdx.x == blockDim.x - 1; }
   __device__ void finished() {
@@ -354,9 +373,7 @@ private:
         for (; p0 < ranks && run.ndst < cuda::kMaxPtrs; ++p0)
           run.dst[run.ndst++] = cuda::chunkOf(g, row(dst, p0), dc, kd, es).p;
       }
-      cuda::withSize(es, [&](auto size) {
-        cuda::reduceCopy<decltype(size)::value>(A.datatype, A.op, run, whole);
-      });
+      withReduce([&](auto rd) { cuda::reduceCopy(rd, run, whole); });
     }
     // Zeros where the source has no elements: what any op makes of them.
     for (int32_t p = 0; p < (reduce || from >= 0 ? 1 : n) && whole < d.valid; ++p) {
@@ -456,14 +473,13 @@ private:
     }
 
     bool ok = true;
-    cuda::withSize(A.elemSize, [&](auto size) {
-      constexpr int kEs = decltype(size)::value;
+    withReduce([&](auto rd) {
       if (protocol == kLL)
-        ok = cuda::llMove<kEs>(t, at);
+        ok = cuda::llMove(t, at, rd);
       else if (protocol == kLL128)
-        ok = cuda::ll128Move<kEs>(t, at);
+        ok = cuda::ll128Move(t, at, rd);
       else
-        cuda::simpleMove<kEs>(t, at);
+        cuda::simpleMove(t, at, rd);
     });
     if ((dead = __syncthreads_or(!ok)))
       return;

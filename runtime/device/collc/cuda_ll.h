@@ -27,9 +27,10 @@ COLLC_DI void storeLine(char *p, uint64_t lo, uint64_t hi) {
   asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(lo), "l"(hi) : "memory");
 }
 
-// One LL step (either end LL); false if a receive gave up.
-template <int kEs> static __device__ __noinline__ bool llMove(const Step &step, const Places &at) {
-  constexpr int kLines = 2;
+// One LL step (either end LL), reduced by rd; false if a receive gave up.
+template <class Rd>
+static __device__ __noinline__ bool llMove(const Step &step, const Places &at, Rd rd) {
+  constexpr int kLines = 2, kEs = Rd::kEs;
   const Step s = step;
   Words<kEs> w(s, at);
   const uint32_t nt = blockDim.x, flag = uint32_t(s.recvFlag);
@@ -60,7 +61,7 @@ template <int kEs> static __device__ __noinline__ bool llMove(const Step &step, 
           loadLine(s.recvSlot + 16 * size_t(x), lo[u], hi[u]);
         }
         const uint64_t in = (lo[u] & 0xffffffffu) | hi[u] << 32;
-        v[u] = s.nsrc ? reduceWords<kEs>(s.type, s.op, in, v[u]) : in;
+        v[u] = s.nsrc ? rd(in, v[u]) : in;
       }
     }
 #pragma unroll
@@ -69,7 +70,7 @@ template <int kEs> static __device__ __noinline__ bool llMove(const Step &step, 
       if (x >= s.words)
         break;
       for (int r = 1; r < s.nsrc; ++r)
-        v[u] = reduceWords<kEs>(s.type, s.op, v[u], w.get(r, x));
+        v[u] = rd(v[u], w.get(r, x));
       if (s.hasDst)
         w.put(x, v[u]);
       if (s.sends) {

@@ -23,11 +23,12 @@
 namespace collc {
 namespace cuda {
 
-// One LL128 step (either end LL128); false if a receive gave up. Every
-// lane of a warp runs the same iterations: lanes past the payload idle
-// in them.
-template <int kEs>
-static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at) {
+// One LL128 step (either end LL128), reduced by rd; false if a receive
+// gave up. Every lane of a warp runs the same iterations: lanes past the
+// payload idle in them.
+template <class Rd>
+static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at, Rd rd) {
+  constexpr int kEs = Rd::kEs;
   constexpr uint32_t kGroups = 2, kLines = 4 * kGroups; // groups of 4 lines, a warp's lines
   const Step s = step;
   Words<kEs> w(s, at);
@@ -72,8 +73,8 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
       for (uint32_t u = 0; u < kGroups; ++u) {
         if (line0 + 4 * u >= lines)
           break;
-        lo[u] = s.nsrc ? reduceWords<kEs>(s.type, s.op, in[u], lo[u]) : in[u];
-        hi[u] = s.nsrc ? reduceWords<kEs>(s.type, s.op, inHi[u], hi[u]) : inHi[u];
+        lo[u] = s.nsrc ? rd(in[u], lo[u]) : in[u];
+        hi[u] = s.nsrc ? rd(inHi[u], hi[u]) : inHi[u];
       }
     }
 #pragma unroll
@@ -84,9 +85,9 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
       const bool two = !flagLane && x + 1 < s.words;
       if (x < s.words) {
         for (int r = 1; r < s.nsrc; ++r) {
-          lo[u] = reduceWords<kEs>(s.type, s.op, lo[u], w.get(r, x));
+          lo[u] = rd(lo[u], w.get(r, x));
           if (two)
-            hi[u] = reduceWords<kEs>(s.type, s.op, hi[u], w.get(r, x + 1));
+            hi[u] = rd(hi[u], w.get(r, x + 1));
         }
         if (s.hasDst) {
           w.put(x, lo[u]);

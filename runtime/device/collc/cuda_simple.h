@@ -20,9 +20,10 @@ namespace cuda {
 
 // Elements [from, q) of chunk k, which some ref lacks: sources read as zeros
 // there, the destination takes only its valid ones, the slot all.
-template <int kEs>
+template <class Rd>
 static __device__ __noinline__ void simpleEdge(const Step &s, const Places &at, uint32_t k,
-                                               uint32_t from) {
+                                               uint32_t from, Rd rd) {
+  constexpr int kEs = Rd::kEs;
   using B = typename UnitOf<kEs>::type;
   const size_t at0 = size_t(k) * s.q * kEs;
   const Chunk d = s.hasDst || s.recvFromDst ? at.chunk(kDst, k, kEs) : Chunk{};
@@ -38,7 +39,7 @@ static __device__ __noinline__ void simpleEdge(const Step &s, const Places &at, 
     for (int r = 0; r < s.nsrc; ++r) {
       const Chunk c = at.chunk(r, k, kEs);
       const B x = j < c.valid ? reinterpret_cast<const B *>(c.p)[j] : B(0);
-      v = have ? B(reduceWords<kEs>(s.type, s.op, v, x)) : x;
+      v = have ? rd(v, x) : x;
       have = true;
     }
     if (s.hasDst && j < d.valid)
@@ -50,9 +51,11 @@ static __device__ __noinline__ void simpleEdge(const Step &s, const Places &at, 
   }
 }
 
-// One Simple step, both ends Simple (or none: local and peer steps).
-template <int kEs>
-static __device__ __noinline__ void simpleMove(const Step &step, const Places &at) {
+// One Simple step, both ends Simple (or none: local and peer steps),
+// reduced by rd.
+template <class Rd>
+static __device__ __noinline__ void simpleMove(const Step &step, const Places &at, Rd rd) {
+  constexpr int kEs = Rd::kEs;
   const Step s = step;
   for (uint32_t k = 0; k < s.count; ++k) {
     const size_t at0 = size_t(k) * s.q * kEs;
@@ -83,9 +86,9 @@ static __device__ __noinline__ void simpleMove(const Step &step, const Places &a
       whole = p.valid < whole ? p.valid : whole;
     }
     if (whole && run.ndst && !(s.recvFromDst && run.nsrc == 1 && run.ndst == 1 && s.hasDst))
-      reduceCopy<kEs>(s.type, s.op, run, whole);
+      reduceCopy(rd, run, whole);
     if (whole < s.q)
-      simpleEdge<kEs>(s, at, k, whole);
+      simpleEdge(s, at, k, whole, rd);
   }
 }
 

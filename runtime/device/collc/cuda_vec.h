@@ -3,10 +3,11 @@
 // Element arithmetic as runtime/support/Numeric.h does it on the host, applied
 // to whole words of packed elements, and reduceCopy, the loop of every step
 // on plain memory: 16-byte accesses, several per thread in flight, with a
-// short head and tail where the pointers are not aligned. Copies and the
-// common sums run loops compiled for their (type, op), chosen once per run;
-// the other pairs choose per 8-byte word (one loop per pair would cost
-// ptxas minutes per kernel: a kernel compiles every pair it may meet).
+// short head and tail where the pointers are not aligned. A kernel
+// compiled for one (type, op) reduces with Typed, inlined in every loop;
+// the kernel for every other pair with AnyType, which runs loops compiled
+// for copies and the common sums, chosen once per run, and otherwise
+// chooses per 8-byte word (a loop per pair would cost ptxas minutes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,6 +165,58 @@ static __device__ __noinline__ uint64_t reduceWords(int32_t type, int32_t op, ui
   }
 }
 
+// The arithmetic and op of collDataType_t T and collRedOp_t O.
+template <int32_t T> struct ArithOf;
+#define COLLC_ARITH(T, ...)                                                                        \
+  template <> struct ArithOf<T> {                                                                  \
+    using type = __VA_ARGS__;                                                                      \
+  };
+COLLC_ARITH(collInt8, IntArith<uint8_t, int8_t>)
+COLLC_ARITH(collUint8, IntArith<uint8_t, uint8_t>)
+COLLC_ARITH(collInt32, IntArith<uint32_t, int32_t>)
+COLLC_ARITH(collUint32, IntArith<uint32_t, uint32_t>)
+COLLC_ARITH(collInt64, IntArith<uint64_t, int64_t>)
+COLLC_ARITH(collUint64, IntArith<uint64_t, uint64_t>)
+COLLC_ARITH(collFloat16, FloatArith<F16>)
+COLLC_ARITH(collFloat32, FloatArith<F32>)
+COLLC_ARITH(collFloat64, FloatArith<F64>)
+COLLC_ARITH(collBfloat16, FloatArith<BF16>)
+COLLC_ARITH(collFloat8e4m3, FloatArith<F8<__NV_E4M3>>)
+COLLC_ARITH(collFloat8e5m2, FloatArith<F8<__NV_E5M2>>)
+#undef COLLC_ARITH
+template <int32_t O> struct OpOf {
+  using type = Sum; // sum, and avg
+};
+template <> struct OpOf<collProd> {
+  using type = Prod;
+};
+template <> struct OpOf<collMax> {
+  using type = Max;
+};
+template <> struct OpOf<collMin> {
+  using type = Min;
+};
+
+// How a step reduces two words of packed elements (W of 1 to 16 bytes):
+// Typed for the (type, op) its kernel is compiled for, inlined; AnyType for
+// any other, a call per 8-byte word. kEs: the element size.
+template <int32_t T, int32_t O> struct Typed {
+  using A = typename ArithOf<T>::type;
+  using Op = typename OpOf<O>::type;
+  static constexpr int kEs = sizeof(typename A::Bits);
+  template <typename W> COLLC_DI W operator()(W x, W y) const { return apply<A, Op>(x, y); }
+};
+template <int kEsOf> struct AnyType {
+  static constexpr int kEs = kEsOf;
+  int32_t type, op;
+  template <typename W> COLLC_DI W operator()(W x, W y) const {
+    if constexpr (sizeof(W) == 16)
+      return {reduceWords<kEs>(type, op, x.x, y.x), reduceWords<kEs>(type, op, x.y, y.y)};
+    else
+      return W(reduceWords<kEs>(type, op, x, y));
+  }
+};
+
 // Plain memory, in units of 1 to 16 bytes. Ordered by the barriers and
 // fences around a step, so plain (weak) global accesses: FIFO slots are
 // only read after an acquire, which leaves no stale L1 line behind.
@@ -281,11 +334,10 @@ static __device__ __noinline__ void reduceUnits16(const Run &r, size_t off, uint
       st<U128>(r.dst[d] + at, v);
   }
 }
-// The same for any (type, op), chosen per 8-byte word, in units of kUnit:
-// 16 bytes, or one element for what no wider unit fits.
-template <int kEs, int kUnit>
-static __device__ __noinline__ void reduceUnits(int32_t type, int32_t op, const Run &r, size_t off,
-                                                uint32_t n) {
+// The same in units of kUnit (16 bytes, or one element for what no wider
+// unit fits), reduced by Rd: for AnyType, chosen per 8-byte word.
+template <int kUnit, class Rd>
+static __device__ __noinline__ void reduceUnits(Rd rd, const Run &r, size_t off, uint32_t n) {
   using W = typename UnitOf<kUnit>::type;
   constexpr int kU = 4;
   const uint32_t nt = blockDim.x;
@@ -298,14 +350,8 @@ static __device__ __noinline__ void reduceUnits(int32_t type, int32_t op, const 
     for (int s = 1; s < r.nsrc; ++s)
 #pragma unroll
       for (int u = 0; u < kU; ++u)
-        if (i + u * nt < n) {
-          const W x = ld<W>(r.src[s] + off + size_t(i + u * nt) * kUnit);
-          if constexpr (kUnit == 16)
-            v[u] = {reduceWords<kEs>(type, op, v[u].x, x.x),
-                    reduceWords<kEs>(type, op, v[u].y, x.y)};
-          else
-            v[u] = W(reduceWords<kEs>(type, op, v[u], x));
-        }
+        if (i + u * nt < n)
+          v[u] = rd(v[u], ld<W>(r.src[s] + off + size_t(i + u * nt) * kUnit));
     for (int d = 0; d < r.ndst; ++d)
 #pragma unroll
       for (int u = 0; u < kU; ++u)
@@ -314,29 +360,39 @@ static __device__ __noinline__ void reduceUnits(int32_t type, int32_t op, const 
   }
 }
 
-// The 16-byte units of a run: copies, and the reductions that dominate
-// training (fp32, fp16 and bf16 sums), in loops of their own; the rest
-// choose per word.
-template <int kEs>
-COLLC_DI void reduceUnits16(int32_t type, int32_t op, const Run &r, size_t off, uint32_t n) {
-  const bool sum = op == collSum || op == collAvg;
+// The 16-byte units of a run: copies in a loop of their own; a typed
+// kernel's pair in its loop; for any other kernel, the reductions that
+// dominate training (fp32, fp16 and bf16 sums) in theirs and the rest
+// chosen per word.
+template <int32_t T, int32_t O>
+COLLC_DI void reduceUnits16(Typed<T, O>, const Run &r, size_t off, uint32_t n) {
+  using Rd = Typed<T, O>;
   if (r.nsrc == 1)
     reduceUnits16<CopyOf<1>::type, Sum>(r, off, n);
-  else if (kEs == 4 && sum && type == collFloat32)
+  else
+    reduceUnits16<typename Rd::A, typename Rd::Op>(r, off, n);
+}
+template <int kEs>
+COLLC_DI void reduceUnits16(AnyType<kEs> rd, const Run &r, size_t off, uint32_t n) {
+  const bool sum = rd.op == collSum || rd.op == collAvg;
+  if (r.nsrc == 1)
+    reduceUnits16<CopyOf<1>::type, Sum>(r, off, n);
+  else if (kEs == 4 && sum && rd.type == collFloat32)
     reduceUnits16<FloatArith<F32>, Sum>(r, off, n);
-  else if (kEs == 2 && sum && type == collFloat16)
+  else if (kEs == 2 && sum && rd.type == collFloat16)
     reduceUnits16<FloatArith<F16>, Sum>(r, off, n);
-  else if (kEs == 2 && sum && type == collBfloat16)
+  else if (kEs == 2 && sum && rd.type == collBfloat16)
     reduceUnits16<FloatArith<BF16>, Sum>(r, off, n);
   else
-    reduceUnits<kEs, 16>(type, op, r, off, n);
+    reduceUnits<16>(rd, r, off, n);
 }
 
-// dst = the sources reduced, n elements of kEs bytes: 16-byte units where
-// every pointer is as far from 16-byte alignment; the elements before and
-// after them, or all where the pointers differ, one at a time.
-template <int kEs>
-static __device__ __noinline__ void reduceCopy(int32_t type, int32_t op, const Run &r, uint32_t n) {
+// dst = the sources reduced, n elements of Rd::kEs bytes: 16-byte units
+// where every pointer is as far from 16-byte alignment; the elements
+// before and after them, or all where the pointers differ, one at a time.
+template <class Rd>
+static __device__ __noinline__ void reduceCopy(Rd rd, const Run &r, uint32_t n) {
+  constexpr int kEs = Rd::kEs;
   uintptr_t first = reinterpret_cast<uintptr_t>(r.src[0]), differ = 0;
   for (int s = 1; s < r.nsrc; ++s)
     differ |= reinterpret_cast<uintptr_t>(r.src[s]) ^ first;
@@ -347,13 +403,13 @@ static __device__ __noinline__ void reduceCopy(int32_t type, int32_t op, const R
     const uint32_t lead = uint32_t((16 - first % 16) % 16) / kEs;
     head = lead < n ? lead : n;
     body = (n - head) * kEs / 16;
-    reduceUnits16<kEs>(type, op, r, size_t(head) * kEs, body);
+    reduceUnits16(rd, r, size_t(head) * kEs, body);
   }
   const uint32_t done = head + body * 16 / kEs;
   if (head)
-    reduceUnits<kEs, kEs>(type, op, r, 0, head);
+    reduceUnits<kEs>(rd, r, 0, head);
   if (done < n)
-    reduceUnits<kEs, kEs>(type, op, r, size_t(done) * kEs, n - done);
+    reduceUnits<kEs>(rd, r, size_t(done) * kEs, n - done);
 }
 
 } // namespace cuda

@@ -409,6 +409,17 @@ private:
     dead = true;
     return false;
   }
+
+protected:
+  // A kernel compiled for one (type, op) ran a launch of another.
+  void wrongKernel(int32_t type, int32_t op) {
+    if (__atomic_exchange_n(a.error, int32_t(3 /* collInternalError */), __ATOMIC_ACQ_REL) == 0)
+      snprintf(a.errorText, 256, "the kernel for type %d, op %d ran a launch of type %d, op %d",
+               type, op, a.datatype, a.op);
+    dead = true;
+  }
+
+private:
   void unsupported(const char *what) {
     if (failed())
       return;
@@ -424,8 +435,21 @@ private:
   bool dead = false;
   std::vector<char> acc, tmp;
 };
-// The host runs every protocol through one loop.
-template <int32_t> using BlockOf = Block;
+// The host runs every protocol through one loop and every (type, op)
+// alike. Kernels compiled for one pair exist only where a fake driver runs
+// the host build as a GPU's: there they check that the runtime launched
+// them for that pair.
+template <int32_t P, int32_t T = kAnyType, int32_t O = kAnyOp> class BlockOf : public Block {
+public:
+  explicit BlockOf(const Args *args) : Block(args) {
+    const int32_t sum = 0, avg = 4; // collSum, collAvg
+    if (T != kAnyType && (args->datatype != T || (args->op != O && !(O == sum && args->op == avg))))
+      wrongKernel(T, O);
+  }
+};
+#ifndef COLLC_TYPED_KERNEL
+#define COLLC_TYPED_KERNEL(name, ...)
+#endif
 
 } // namespace collc
 

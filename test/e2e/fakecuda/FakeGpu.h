@@ -221,6 +221,10 @@ inline const char *divide(void *data, int64_t count, int32_t type, int32_t divis
 } // namespace collc_fake
 
 #define COLLC_HOST_FN(name) nullptr
+// Kernels per (type, op) too, which check that they run only launches of
+// their pair (host.h's BlockOf).
+#define COLLC_TYPED_KERNEL(name, ...)                                                              \
+  COLLC_KERNEL(name) { __VA_ARGS__(COLLC_BLOCK_ARGS); }
 #define COLLC_HOST_MULTICAST(mc, n, copies, max) ::collc_fake::multicastCopies(mc, n, copies, max)
 #define COLLC_CUDA_FN(name)                                                                        \
   (::collc::CudaEntry{nullptr, &::collc_fake::launch<&name>, &::collc_fake::divide,                \

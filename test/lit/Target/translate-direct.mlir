@@ -49,9 +49,10 @@ module {
 // CHECK-NEXT:// Plan small: allreduce on 2 ranks, 2 chunks per unit, in place, inputs of [0, 65536) bytes per rank.
 // CHECK-NEXT:namespace small {
 // CHECK-NEXT:using namespace collc;
-// CHECK-NEXT:using Block = BlockOf<kLL>;
+// CHECK-NEXT:constexpr int32_t kProtocol = kLL;
 // CHECK-EMPTY:
 // Both ranks share one function: peers' chunks are (r + 1) % 2.
+// CHECK-NEXT:template <class Block>
 // CHECK-NEXT:COLLC_DEVICE void shape0(Block &b, int64_t r, const int64_t *) {
 // CHECK-NEXT:  b.send(in((r + 1) % 2));                      // translate-direct.mlir:{{[0-9]+}}
 // CHECK-NEXT:  b.recvReduceCopySend(in(r), in(r));           // translate-direct.mlir:{{[0-9]+}}
@@ -66,16 +67,27 @@ module {
 // CHECK-NEXT:  b.recv(in((r + 1) % 2));                      // ring_allreduce.coll:13
 // CHECK-NEXT:}
 // CHECK-EMPTY:
-// CHECK-NEXT:COLLC_KERNEL(kernel) {
-// CHECK-NEXT:  Block b(COLLC_BLOCK_ARGS);
-// CHECK-NEXT:  const int64_t r = COLLC_BLOCK_ARGS->rank, *t = COLLC_BLOCK_ARGS->table;
+// The plan's loop, for any (type, op) or one: one kernel each, and an
+// allreduce gets kernels of its own for the fp32, fp16 and bf16 sums.
+// CHECK-NEXT:template <int32_t T, int32_t O> COLLC_DEVICE void run(const Args *a) {
+// CHECK-NEXT:  BlockOf<kProtocol, T, O> b(a);
+// CHECK-NEXT:  const int64_t r = a->rank, *t = a->table;
 // CHECK-NEXT:  while (b.nextLoop()) {
-// CHECK-NEXT:    switch (COLLC_BLOCK_ARGS->shape) {
+// CHECK-NEXT:    switch (a->shape) {
 // CHECK-NEXT:    case 0: shape0(b, r, t); break;
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 // CHECK-NEXT:}
+// CHECK-NEXT:COLLC_KERNEL(kernel) { run<kAnyType, kAnyOp>(COLLC_BLOCK_ARGS); }
+// CHECK-NEXT:COLLC_TYPED_KERNEL(kernel_float32_sum, run<collFloat32, collSum>)
+// CHECK-NEXT:COLLC_TYPED_KERNEL(kernel_float16_sum, run<collFloat16, collSum>)
+// CHECK-NEXT:COLLC_TYPED_KERNEL(kernel_bfloat16_sum, run<collBfloat16, collSum>)
 // CHECK-EMPTY:
+// CHECK-NEXT:const TypedKernel typed[] = {
+// CHECK-NEXT:    {collFloat32, collSum, COLLC_CUDA_FN(kernel_float32_sum)},
+// CHECK-NEXT:    {collFloat16, collSum, COLLC_CUDA_FN(kernel_float16_sum)},
+// CHECK-NEXT:    {collBfloat16, collSum, COLLC_CUDA_FN(kernel_bfloat16_sum)},
+// CHECK-NEXT:};
 // Both ends of the direct connection: kTbDirectRecv | kTbDirectSend.
 // CHECK-NEXT:const ThreadblockDesc threadblocks[] = {
 // CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps,
@@ -96,15 +108,15 @@ module {
 // CHECK-NEXT:    // name, collective, ranks, chunks, root, inplace, scratch chunks,
 // CHECK-NEXT:    // scratch buffers, bytes [min, max), protocol, slots, widest step,
 // CHECK-NEXT:    // threadblocks, their table, host kernel, CUDA kernel, whole chunks only,
-// CHECK-NEXT:    // launches by size, why this plan
+// CHECK-NEXT:    // launches by size, why this plan, kernels per (type, op)
 // CHECK-NEXT:    {"small", collc::kAllReduce, 2, 2, -1, 1,
 // CHECK-NEXT:     {}, 0, 0LL, 65536LL, collc::kLL, 8, 1,
 // CHECK-NEXT:     2, small::threadblocks, COLLC_HOST_FN(small::kernel), COLLC_CUDA_FN(small::kernel),
-// CHECK-NEXT:     0, 0, nullptr, nullptr},
+// CHECK-NEXT:     0, 0, nullptr, nullptr, 3, small::typed},
 // CHECK-NEXT:    {"large", collc::kAllReduce, 2, 2, -1, 1,
 // CHECK-NEXT:     {}, 0, 65536LL, 4611686018427387904LL, collc::kSimple, 8, 1,
 // CHECK-NEXT:     2, large::threadblocks, COLLC_HOST_FN(large::kernel), COLLC_CUDA_FN(large::kernel),
-// CHECK-NEXT:     0, 2, large::launches, nullptr},
+// CHECK-NEXT:     0, 2, large::launches, nullptr, 3, large::typed},
 // CHECK-NEXT:};
 // CHECK-EMPTY:
 // CHECK-NEXT:extern "C" const collc::AlgorithmDesc collc_algorithm_ring = {

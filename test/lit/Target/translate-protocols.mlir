@@ -6,7 +6,7 @@
 module {
   // CHECK-LABEL: namespace one {
   // CHECK-NEXT: using namespace collc;
-  // CHECK-NEXT: using Block = BlockOf<kLL>;
+  // CHECK-NEXT: constexpr int32_t kProtocol = kLL;
   coll.plan @one : reduce ranks(2) chunks(2) root(1) scratch {acc = 2 : i64} protocol(LL) slots(8) attributes {coll.moves_chunks} {
     coll.rank 0 {
       coll.threadblock 0 send(1) channel(0) protocol(LL) {
@@ -25,7 +25,7 @@ module {
   }
   // CHECK-LABEL: namespace mixed {
   // CHECK-NEXT: using namespace collc;
-  // CHECK-NEXT: using Block = BlockOf<kAnyProtocol>;
+  // CHECK-NEXT: constexpr int32_t kProtocol = kAnyProtocol;
   coll.plan @mixed : reduce ranks(2) chunks(2) root(1) scratch {acc = 2 : i64} protocol(LL) slots(8) attributes {coll.moves_chunks} {
     coll.rank 0 {
       coll.threadblock 0 send(1) channel(0) protocol(LL) {

@@ -58,10 +58,11 @@ module {
 
 // CHECK:namespace twoshot_Simple {
 // CHECK-NEXT:using namespace collc;
-// CHECK-NEXT:using Block = BlockOf<kSimple>;
+// CHECK-NEXT:constexpr int32_t kProtocol = kSimple;
 // CHECK-NEXT:constexpr int32_t kScratch_red = kScratch0 + 0;
 // CHECK-EMPTY:
 // Threadblocks 0 of both ranks share shape 0: their chunks are r's.
+// CHECK-NEXT:template <class Block>
 // CHECK-NEXT:COLLC_DEVICE void shape0(Block &b, int64_t r, const int64_t *t) {
 // CHECK-NEXT:  b.copy(in(r), scratch(kScratch_red, 0));      // translate-waits.mlir:{{[0-9]+}}
 // CHECK-NEXT:  b.wait(t[0], t[1], t[2]);
@@ -69,6 +70,7 @@ module {
 // CHECK-NEXT:  t += 3;
 // CHECK-NEXT:}
 // CHECK-EMPTY:
+// CHECK-NEXT:template <class Block>
 // CHECK-NEXT:COLLC_DEVICE void shape1(Block &b, int64_t, const int64_t *t) {
 // CHECK-NEXT:  b.send(in(1));                                // translate-waits.mlir:{{[0-9]+}}
 // CHECK-NEXT:  b.wait(t[0], t[1], t[2]);
@@ -76,6 +78,7 @@ module {
 // CHECK-NEXT:  t += 3;
 // CHECK-NEXT:}
 // CHECK-EMPTY:
+// CHECK-NEXT:template <class Block>
 // CHECK-NEXT:COLLC_DEVICE void shape2(Block &b, int64_t, const int64_t *t) {
 // CHECK-NEXT:  b.wait(t[0], t[1], t[2]);
 // CHECK-NEXT:  b.recvReduceCopy(scratch(kScratch_red, 0), scratch(kScratch_red, 0)); // translate-waits.mlir:{{[0-9]+}}
@@ -88,7 +91,7 @@ module {
 // CHECK-NEXT:const int64_t t0[] = {2, 0, 2};
 // CHECK:// Rank 1, threadblock 0.
 // CHECK-NEXT:const int64_t t3[] = {4, 1, 4};
-// CHECK:    switch (COLLC_BLOCK_ARGS->shape) {
+// CHECK:    switch (a->shape) {
 // CHECK-NEXT:    case 0: shape0(b, r, t); break;
 // CHECK-NEXT:    case 1: shape1(b, r, t); break;
 // CHECK-NEXT:    case 2: shape2(b, r, t); break;
@@ -103,13 +106,13 @@ module {
 // CHECK:    {"twoshot_Simple", collc::kAllReduce, 2, 2, -1, 0,
 // CHECK-NEXT:     {1}, 1, 0LL, 4611686018427387904LL, collc::kSimple, 8, 1,
 // CHECK-NEXT:     5, twoshot_Simple::threadblocks, COLLC_HOST_FN(twoshot_Simple::kernel), COLLC_CUDA_FN(twoshot_Simple::kernel),
-// CHECK-NEXT:     0, 0, nullptr, nullptr},
+// CHECK-NEXT:     0, 0, nullptr, nullptr, 3, twoshot_Simple::typed},
 // CHECK-NEXT:};
 
 // Threadblock ids need not be dense: waits name the table entry.
 // CHECK:namespace sum {
 // CHECK-NEXT:using namespace collc;
-// CHECK-NEXT:using Block = BlockOf<kLL>;
+// CHECK-NEXT:constexpr int32_t kProtocol = kLL;
 // CHECK-NEXT:constexpr int32_t kScratch_acc = kScratch0 + 0;
 // CHECK-NEXT:constexpr int32_t kScratch_tmp = kScratch0 + 1;
 // CHECK:COLLC_DEVICE void shape1(Block &b, int64_t, const int64_t *) {
@@ -128,7 +131,7 @@ module {
 // CHECK:    {"sum", collc::kReduce, 2, 2, 1, 0,
 // CHECK-NEXT:     {2, 1}, 2, 0LL, 9223372036854775807LL, collc::kLL, 10, 2,
 // CHECK-NEXT:     3, sum::threadblocks, COLLC_HOST_FN(sum::kernel), COLLC_CUDA_FN(sum::kernel),
-// CHECK-NEXT:     1, 0, nullptr, nullptr},
+// CHECK-NEXT:     1, 0, nullptr, nullptr, 3, sum::typed},
 // CHECK-NEXT:};
 // CHECK-EMPTY:
 // CHECK-NEXT:extern "C" const collc::AlgorithmDesc collc_algorithm_sum = {
