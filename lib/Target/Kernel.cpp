@@ -40,10 +40,11 @@ std::string sourceLine(Location loc) {
 }
 
 /// The ThreadblockFlag bits of a threadblock's table entry.
-int32_t threadblockFlags(ThreadblockOp tb) {
+int32_t threadblockFlags(ThreadblockOp tb, bool waitedOn) {
   return (tb.getDirectRecv() ? collc::kTbDirectRecv : 0) |
          (tb.getDirectSend() ? collc::kTbDirectSend : 0) |
-         (usesPeers(tb) ? collc::kTbPeerSteps : 0) | (usesMultimem(tb) ? collc::kTbMultimem : 0);
+         (usesPeers(tb) ? collc::kTbPeerSteps : 0) | (usesMultimem(tb) ? collc::kTbMultimem : 0) |
+         (waitedOn ? collc::kTbWaitedOn : 0);
 }
 
 /// A plan's threadblocks in table order (rank by rank), and what the
@@ -52,7 +53,8 @@ struct PlanShape {
   SmallVector<std::pair<int64_t, ThreadblockOp>> threadblocks; // (rank, op)
   llvm::DenseMap<std::pair<int64_t, int64_t>, int64_t> index;  // (rank, id) -> entry
   SmallVector<int64_t> steps;                                  // per entry
-  int64_t widest = 1;                                          // chunks of the widest step
+  SmallVector<bool> waitedOn; // per entry: a threadblock of its rank waits for its steps
+  int64_t widest = 1;         // chunks of the widest step
   SmallVector<std::string> scratchNames;
   explicit PlanShape(PlanOp plan) {
     for (auto rank : plan.getBody().getOps<RankOp>())
@@ -66,6 +68,11 @@ struct PlanShape {
         }
         steps.push_back(count);
       }
+    waitedOn.assign(threadblocks.size(), false);
+    for (auto [rank, tb] : threadblocks)
+      for (auto step : tb.getBody().front().getOps<StepOpInterface>())
+        for (StepRef dep : step.getDepRefs())
+          waitedOn[index.lookup({rank, dep.tb})] = true;
     if (auto scratch = plan.getScratchAttr())
       for (NamedAttribute e : scratch)
         scratchNames.push_back(e.getName().str());
@@ -404,11 +411,11 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
       std::string table = tableLength[index]
                               ? std::to_string(tableLength[index]) + ", t" + std::to_string(index)
                               : "0, nullptr";
-      os << llvm::formatv("{{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}},\n", rank,
-                          tb.getId(), tb.getRecv() ? int64_t(*tb.getRecv()) : -1,
-                          tb.getSend() ? int64_t(*tb.getSend()) : -1, tb.getChannel(),
-                          abiName(tb.getProtocol().value_or(Protocol::Simple)),
-                          threadblockFlags(tb), shape.steps[index], *tb.getShape(), table);
+      os << llvm::formatv(
+          "{{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}},\n", rank, tb.getId(),
+          tb.getRecv() ? int64_t(*tb.getRecv()) : -1, tb.getSend() ? int64_t(*tb.getSend()) : -1,
+          tb.getChannel(), abiName(tb.getProtocol().value_or(Protocol::Simple)),
+          threadblockFlags(tb, shape.waitedOn[index]), shape.steps[index], *tb.getShape(), table);
     }
   }
   os << "};\n";

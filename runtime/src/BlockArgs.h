@@ -40,6 +40,7 @@ inline collc::Args blockArgs(const collComm &comm, const collc::PlanDesc &plan,
     a.scratchChunks[k] = plan.scratchChunks[k];
     a.buffers[collc::kScratch0 + k] = scratch[k];
   }
+  a.publishes = (tb.direct & collc::kTbWaitedOn) != 0;
   a.recv = setup.recv[p][e];
   a.send = setup.send[p][e];
   return a;

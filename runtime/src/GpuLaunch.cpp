@@ -779,8 +779,9 @@ collResult_t StreamLaunch::fillArgs() {
   return collSuccess;
 }
 
-// After: the slot's memory holds zeroed progress counters, the Args and
-// the peers' windows, copied on the stream unless it holds them already.
+// After: the slot's memory holds zeroed progress counters (where a
+// threadblock waits for another), the Args and the peers' windows, copied
+// on the stream unless it holds them already.
 collResult_t StreamLaunch::upload() {
   const size_t argsBytes = args.size() * sizeof(collc::Args),
                peersBytes = peers.size() * sizeof(char *);
@@ -807,7 +808,9 @@ collResult_t StreamLaunch::upload() {
       a.barriers = reinterpret_cast<uint64_t *const *>(peersAt + barriersAt * sizeof(char *));
   }
 
-  COLLRT_CU(cuMemsetD8Async, (slot->memory, 0, progressBytes, stream));
+  // Counters start at zero where a threadblock waits for another's.
+  if (std::any_of(args.begin(), args.end(), [](const collc::Args &a) { return a.publishes; }))
+    COLLRT_CU(cuMemsetD8Async, (slot->memory, 0, progressBytes, stream));
   // Args, then the peers' windows: from pageable memory, copied before the
   // call returns, or for a graph from pinned memory read on every replay.
   const auto bytesOf = [](const auto &v) { return reinterpret_cast<const char *>(v.data()); };

@@ -633,6 +633,7 @@ private:
       a.recv = recv[e];
       a.send = send[e];
       a.progress = progress + (size_t(replica) * R + tb.rank) * tbs;
+      a.publishes = (tb.direct & collc::kTbWaitedOn) != 0;
       a.peers = peerSteps || direct ? peers : nullptr;
       if (peerSteps) {
         a.barrier = barrier + tb.rank * (2 + R);

@@ -91,6 +91,7 @@ struct Tb {
     a.slice = slice;
     a.chunks = 1;
     a.progress = &progress;
+    a.publishes = 1; // the tests count steps
     a.abort = &abort;
     a.timeoutSeconds = timeout;
     a.error = &error;
@@ -132,6 +133,11 @@ COLLC_KERNEL(receiver) {
   Block b(COLLC_BLOCK_ARGS);
   while (b.nextLoop())
     b.recv(out(0));
+}
+COLLC_KERNEL(copier) {
+  Block b(COLLC_BLOCK_ARGS);
+  while (b.nextLoop())
+    b.copy(in(0), out(0));
 }
 COLLC_KERNEL(relay) {
   Block b(COLLC_BLOCK_ARGS);
@@ -197,6 +203,24 @@ const char *protocolName(int32_t p) { return p == kLL ? "LL" : p == kLL128 ? "LL
 class Protocols : public ::testing::TestWithParam<int32_t> {};
 
 } // namespace
+
+// A threadblock counts its steps in its progress counter only where
+// another of its rank waits for them (kTbWaitedOn): nobody reads the
+// counter otherwise, and on the GPU each count is a release.
+TEST(Progress, OnlyThreadblocksWaitedOnCountTheirSteps) {
+  std::vector<float> data(1000), out(1000);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = float(i);
+  for (int32_t publishes : {0, 1}) {
+    Tb t(0, collFloat32, 1000, 100); // 10 loops of one step
+    t.in(data.data()).out(out.data());
+    t.a.publishes = publishes;
+    copier(&t.a);
+    EXPECT_EQ(t.progress, publishes ? 10u : 0u) << "publishes " << publishes;
+    EXPECT_EQ(out, data);
+    EXPECT_EQ(t.error, 0) << t.text;
+  }
+}
 
 TEST_P(Protocols, UnalignedCountsArriveExactly) {
   const int64_t slice = Link(GetParam()).slice(1);

@@ -41,6 +41,7 @@ enum ThreadblockFlag : int32_t {
   kTbDirectSend = 2, // sends on a direct connection
   kTbPeerSteps = 4,  // has steps on other ranks' buffers (multimem or peer windows)
   kTbMultimem = 8,   // multimem among them
+  kTbWaitedOn = 16,  // another threadblock of its rank waits for its steps
 };
 
 struct ThreadblockDesc {
@@ -217,6 +218,8 @@ struct Args {
   Fifo recv, send;
   uint64_t *progress; // per threadblock of this rank and this
                       // replica: steps finished
+  int32_t publishes;  // kTbWaitedOn: count this threadblock's steps
+                      // in progress (nobody reads them otherwise)
   volatile int32_t *abort;
   double timeoutSeconds;
   int32_t *error;  // set to a nonzero code on failure

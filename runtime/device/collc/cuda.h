@@ -223,8 +223,10 @@ private:
   }
   // The thread that posts counters: not thread 0, which waits.
   __device__ bool poster() const { return threadIdx.x == blockDim.x - 1; }
+  // Counts a step where another threadblock waits for this one's.
   __device__ void finished() {
-    cuda::releaseGpu(&a->progress[a->tb], cuda::loadGpu(&a->progress[a->tb]) + 1);
+    if (a->publishes)
+      cuda::releaseGpu(&a->progress[a->tb], cuda::loadGpu(&a->progress[a->tb]) + 1);
   }
 
   // dst = src reduced over every rank (into this rank's dst), or src stored

@@ -300,11 +300,10 @@ struct Run {
 };
 
 // 16-byte units [0, n) from run offset `off`: every destination gets the
-// sources reduced, compiled for one (type, op). Four units per thread in
+// sources reduced, compiled for one (type, op). kU units per thread in
 // flight, the first two sources loaded together.
-template <class A, class Op>
+template <class A, class Op, int kU = 4>
 static __device__ __noinline__ void reduceUnits16(const Run &r, size_t off, uint32_t n) {
-  constexpr int kU = 4;
   const uint32_t nt = blockDim.x;
   uint32_t i = threadIdx.x;
   for (; i + (kU - 1) * nt < n; i += kU * nt) {
@@ -364,13 +363,20 @@ static __device__ __noinline__ void reduceUnits(Rd rd, const Run &r, size_t off,
 // kernel's pair in its loop; for any other kernel, the reductions that
 // dominate training (fp32, fp16 and bf16 sums) in theirs and the rest
 // chosen per word.
+// A typed kernel's loops have the registers for 8 units in flight, as
+// NCCL's Simple on sm_90.
+#if __CUDA_ARCH__ >= 900
+constexpr int kTypedUnits = 8;
+#else
+constexpr int kTypedUnits = 4;
+#endif
 template <int32_t T, int32_t O>
 COLLC_DI void reduceUnits16(Typed<T, O>, const Run &r, size_t off, uint32_t n) {
   using Rd = Typed<T, O>;
   if (r.nsrc == 1)
-    reduceUnits16<CopyOf<1>::type, Sum>(r, off, n);
+    reduceUnits16<CopyOf<1>::type, Sum, kTypedUnits>(r, off, n);
   else
-    reduceUnits16<typename Rd::A, typename Rd::Op>(r, off, n);
+    reduceUnits16<typename Rd::A, typename Rd::Op, kTypedUnits>(r, off, n);
 }
 template <int kEs>
 COLLC_DI void reduceUnits16(AnyType<kEs> rd, const Run &r, size_t off, uint32_t n) {

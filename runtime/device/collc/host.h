@@ -174,7 +174,11 @@ private:
     }
     return true;
   }
-  void done() { store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1); }
+  // Counts a step where another threadblock waits for this one's.
+  void done() {
+    if (a.publishes)
+      store(&a.progress[a.tb], load(&a.progress[a.tb]) + 1);
+  }
   // Every threadblock of every rank arrives at the barrier, as cuda.h's
   // do: a rank's last resets its count, posts the next generation to every
   // rank, waits for every rank's post and moves its generation on.

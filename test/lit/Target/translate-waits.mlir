@@ -97,11 +97,12 @@ module {
 // CHECK-NEXT:    case 2: shape2(b, r, t); break;
 // CHECK-NEXT:    case 3: shape3(b, r, t); break;
 // CHECK-NEXT:    }
-// CHECK:    {0, 0, -1, -1, 0, kSimple, 0, 2, 0, 3, t0},
+// Flags: entries that another of their rank waits for carry kTbWaitedOn (16).
+// CHECK:    {0, 0, -1, -1, 0, kSimple, 16, 2, 0, 3, t0},
 // CHECK-NEXT:    {0, 1, -1, 1, 0, kSimple, 2, 2, 1, 3, t1},
-// CHECK-NEXT:    {0, 2, 1, -1, 0, kSimple, 1, 2, 2, 3, t2},
-// CHECK-NEXT:    {1, 0, -1, -1, 0, kSimple, 0, 2, 0, 3, t3},
-// CHECK-NEXT:    {1, 1, 0, 0, 0, kSimple, 3, 4, 3, 3, t4},
+// CHECK-NEXT:    {0, 2, 1, -1, 0, kSimple, 17, 2, 2, 3, t2},
+// CHECK-NEXT:    {1, 0, -1, -1, 0, kSimple, 16, 2, 0, 3, t3},
+// CHECK-NEXT:    {1, 1, 0, 0, 0, kSimple, 19, 4, 3, 3, t4},
 // CHECK-NEXT:};
 // CHECK:    {"twoshot_Simple", collc::kAllReduce, 2, 2, -1, 0,
 // CHECK-NEXT:     {1}, 1, 0LL, 4611686018427387904LL, collc::kSimple, 8, 1,
@@ -125,6 +126,9 @@ module {
 // CHECK-NEXT:  t += 3;
 // CHECK-NEXT:}
 // CHECK:const int64_t t2[] = {1, 0, 1};
+// CHECK:    {0, 0, -1, 1, 0, kLL, 0, 1, 0, 0, nullptr},
+// CHECK-NEXT:    {1, 3, 0, -1, 0, kLL, 16, 1, 1, 0, nullptr},
+// CHECK-NEXT:    {1, 5, -1, -1, 0, kLL, 0, 2, 2, 3, t2},
 // A pipelined plan's FIFOs hold fifo_depth + 1 slots; the widest step
 // moves 2 chunks; the plan moves chunks between positions.
 // CHECK:static const collc::PlanDesc sum_plans[] = {
