@@ -101,7 +101,10 @@ template <class F> COLLC_DI void withSize(int32_t elemSize, F &&f) {
 // kAnyType and kAnyOp.
 template <int32_t P, int32_t T = kAnyType, int32_t O = kAnyOp> class BlockOf {
 public:
-  __device__ explicit BlockOf(const Args *args) : a(args) {
+  // The block's Args in shared memory, as NCCL keeps its ncclShmem: the
+  // steps read them after every fence and volatile access, which would
+  // otherwise reload them from global memory.
+  __device__ explicit BlockOf(const Args *args) : a(shared(args)) {
     perLoop = a->chunks * a->slice;
     loops = a->count == 0 ? 0 : (a->count + perLoop - 1) / perLoop;
     // Counters this threadblock wrote last launch: the same in every thread.
@@ -209,6 +212,16 @@ public:
   }
 
 private:
+  static __device__ const Args *shared(const Args *global) {
+    __shared__ Args copy;
+    static_assert(sizeof(Args) % 8 == 0 && alignof(Args) == 8, "Args copy in 8-byte words");
+    const uint64_t *from = reinterpret_cast<const uint64_t *>(global);
+    uint64_t *to = reinterpret_cast<uint64_t *>(&copy);
+    for (uint32_t i = threadIdx.x; i < sizeof(Args) / 8; i += blockDim.x)
+      to[i] = from[i];
+    __syncthreads();
+    return &copy;
+  }
   __device__ cuda::Geometry geometry() const { return {a->count, a->chunks, a->slice, width, q}; }
   // Calls f with how this kernel's steps reduce: its (type, op), or the
   // launch's chosen per word for its element size.
