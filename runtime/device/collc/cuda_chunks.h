@@ -27,9 +27,10 @@ struct Chunk {
 
 // Chunk `index` of a buffer whose row for this loop starts at `row`:
 // scratch rows hold `slice` elements per chunk, the user's buffers `count`
-// per unit, as Block::offset and valid in host.h. A call: it divides.
-static __device__ __noinline__ Chunk chunkOf(const Geometry &g, char *row, bool scratch,
-                                             uint32_t index, int32_t elemSize) {
+// per unit, as Block::offset and valid in host.h. chunkOf is a call (it
+// divides), chunkAt the same inlined.
+COLLC_DI Chunk chunkAt(const Geometry &g, char *row, bool scratch, uint32_t index,
+                       int32_t elemSize) {
   if (scratch)
     return {row + int64_t(index) * g.slice * elemSize, uint32_t(g.q)};
   uint32_t unit = index / uint32_t(g.chunks), pos = index - unit * uint32_t(g.chunks);
@@ -37,6 +38,10 @@ static __device__ __noinline__ Chunk chunkOf(const Geometry &g, char *row, bool 
   return {row + (unit * g.count + pos * g.q) * elemSize, uint32_t(left < 0     ? 0
                                                                   : left < g.q ? left
                                                                                : g.q)};
+}
+static __device__ __noinline__ Chunk chunkOf(const Geometry &g, char *row, bool scratch,
+                                             uint32_t index, int32_t elemSize) {
+  return chunkAt(g, row, scratch, index, elemSize);
 }
 
 // The refs of a step: sources in [0, nsrc), the destination at kDst, and
@@ -70,7 +75,7 @@ struct Step {
 
 // The 8-byte words of a step's payload in one thread's refs: word x holds
 // elements [x * 8 / kEs, (x + 1) * 8 / kEs).
-template <int kEs> class Words {
+template <int kEs, bool kInline = false> class Words {
   using B = typename UnitOf<kEs>::type;
   static constexpr uint32_t kV = 8 / kEs, kBits = 8 * kEs;
 
@@ -111,7 +116,8 @@ private:
       if (k == ~0u || e0 - start >= s.q) {
         k = e0 / s.q;
         start = k * s.q;
-        c = at.chunk(r, k, kEs);
+        c = kInline ? chunkAt(at.g, at.row[r], at.scratch[r], at.index[r] + k, kEs)
+                    : at.chunk(r, k, kEs);
       }
       const uint32_t j = e0 - start;
       return j + kV <= s.q ? j : ~0u - kV;

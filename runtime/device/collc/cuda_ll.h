@@ -32,7 +32,7 @@ template <class Rd>
 static __device__ __noinline__ bool llMove(const Step &step, const Places &at, Rd rd) {
   constexpr int kLines = 2, kEs = Rd::kEs;
   const Step s = step;
-  Words<kEs> w(s, at);
+  Words<kEs, Rd::kInline> w(s, at);
   const uint32_t nt = blockDim.x, flag = uint32_t(s.recvFlag);
   const uint64_t sendFlag = s.sendFlag << 32;
   for (uint32_t base = threadIdx.x; base < s.words; base += kLines * nt) {

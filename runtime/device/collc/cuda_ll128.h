@@ -31,7 +31,7 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
   constexpr int kEs = Rd::kEs;
   constexpr uint32_t kGroups = 2, kLines = 4 * kGroups; // groups of 4 lines, a warp's lines
   const Step s = step;
-  Words<kEs> w(s, at);
+  Words<kEs, Rd::kInline> w(s, at);
   const uint32_t lane = threadIdx.x & 31, col = lane & 7, nw = blockDim.x / 32;
   const bool flagLane = col == 7;
   const uint32_t lines = (s.bytes + 119) / 120;

@@ -204,10 +204,12 @@ template <int32_t T, int32_t O> struct Typed {
   using A = typename ArithOf<T>::type;
   using Op = typename OpOf<O>::type;
   static constexpr int kEs = sizeof(typename A::Bits);
+  static constexpr bool kInline = true; // the loops' helpers too
   template <typename W> COLLC_DI W operator()(W x, W y) const { return apply<A, Op>(x, y); }
 };
 template <int kEsOf> struct AnyType {
   static constexpr int kEs = kEsOf;
+  static constexpr bool kInline = false;
   int32_t type, op;
   template <typename W> COLLC_DI W operator()(W x, W y) const {
     if constexpr (sizeof(W) == 16)
