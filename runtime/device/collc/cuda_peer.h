@@ -118,6 +118,10 @@ COLLC_DI void multimemStore16(char *x, U128 v) {
 #endif
 }
 
+// 16-byte units per thread in flight in the loops below: all their loads
+// are issued before the first store.
+constexpr int kMultimemUnits = 4;
+
 // dst = the chunk at multicast address x reduced over every rank: `whole`
 // elements that every rank has, then zeros up to the destination's valid
 // ones. 2-byte elements are reduced in aligned pairs.
@@ -131,9 +135,21 @@ static __device__ __noinline__ void multimemReduceChunk(const Args &A, const cha
     head = uint32_t((16 - reinterpret_cast<uintptr_t>(x) % 16) % 16) / es;
     head = head < whole ? head : whole;
     body = (whole - head) * es / 16;
-    for (uint32_t i = threadIdx.x; i < body; i += blockDim.x)
-      st<U128>(d.p + size_t(head) * es + 16 * size_t(i),
-               multimemLoad16(A.datatype, A.op, x + size_t(head) * es + 16 * size_t(i)));
+    const char *from = x + size_t(head) * es;
+    char *to = d.p + size_t(head) * es;
+    const uint32_t nt = blockDim.x;
+    uint32_t i = threadIdx.x;
+    for (; i + (kMultimemUnits - 1) * nt < body; i += kMultimemUnits * nt) {
+      U128 v[kMultimemUnits];
+#pragma unroll
+      for (int u = 0; u < kMultimemUnits; ++u)
+        v[u] = multimemLoad16(A.datatype, A.op, from + 16 * size_t(i + u * nt));
+#pragma unroll
+      for (int u = 0; u < kMultimemUnits; ++u)
+        st<U128>(to + 16 * size_t(i + u * nt), v[u]);
+    }
+    for (; i < body; i += nt)
+      st<U128>(to + 16 * size_t(i), multimemLoad16(A.datatype, A.op, from + 16 * size_t(i)));
   }
   const uint32_t tail = head + body * 16 / es;
   for (uint32_t j = threadIdx.x; j < d.valid; j += blockDim.x) {
@@ -164,9 +180,21 @@ static __device__ __noinline__ bool multimemStoreChunk(const Args &A, char *x, C
     head = uint32_t((16 - reinterpret_cast<uintptr_t>(x) % 16) % 16) / es;
     head = head < whole ? head : whole;
     body = (whole - head) * es / 16;
-    for (uint32_t i = threadIdx.x; i < body; i += blockDim.x)
-      multimemStore16(x + size_t(head) * es + 16 * size_t(i),
-                      ld<U128>(s.p + size_t(head) * es + 16 * size_t(i)));
+    const char *from = s.p + size_t(head) * es;
+    char *to = x + size_t(head) * es;
+    const uint32_t nt = blockDim.x;
+    uint32_t i = threadIdx.x;
+    for (; i + (kMultimemUnits - 1) * nt < body; i += kMultimemUnits * nt) {
+      U128 v[kMultimemUnits];
+#pragma unroll
+      for (int u = 0; u < kMultimemUnits; ++u)
+        v[u] = ld<U128>(from + 16 * size_t(i + u * nt));
+#pragma unroll
+      for (int u = 0; u < kMultimemUnits; ++u)
+        multimemStore16(to + 16 * size_t(i + u * nt), v[u]);
+    }
+    for (; i < body; i += nt)
+      multimemStore16(to + 16 * size_t(i), ld<U128>(from + 16 * size_t(i)));
   }
   // Elements outside the units, in words of `unit` bytes (head and tail
   // are whole words: x is unit-aligned, 16 a multiple of unit).
