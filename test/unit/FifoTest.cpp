@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -139,6 +140,11 @@ COLLC_KERNEL(copier) {
   while (b.nextLoop())
     b.copy(in(0), out(0));
 }
+COLLC_KERNEL(float32SumCopier) {
+  BlockOf<kSimple, collFloat32, collSum> b(COLLC_BLOCK_ARGS);
+  while (b.nextLoop())
+    b.copy(in(0), out(0));
+}
 COLLC_KERNEL(relay) {
   Block b(COLLC_BLOCK_ARGS);
   while (b.nextLoop())
@@ -219,6 +225,31 @@ TEST(Progress, OnlyThreadblocksWaitedOnCountTheirSteps) {
     EXPECT_EQ(t.progress, publishes ? 10u : 0u) << "publishes " << publishes;
     EXPECT_EQ(out, data);
     EXPECT_EQ(t.error, 0) << t.text;
+  }
+}
+
+// A kernel compiled for one (type, op) runs launches of that pair (avg:
+// sum's) and refuses the others, naming both, so that a runtime that
+// picked the wrong kernel fails instead of computing in the wrong type.
+TEST(TypedKernels, RunOnlyLaunchesOfTheirPair) {
+  struct Case {
+    collDataType_t type;
+    collRedOp_t op;
+    bool runs;
+  };
+  for (Case c : {Case{collFloat32, collSum, true}, Case{collFloat32, collAvg, true},
+                 Case{collInt32, collSum, false}, Case{collFloat32, collMax, false}}) {
+    std::vector<float> data(100, 2.5f), out(100, 0.0f);
+    Tb t(0, c.type, 100, 100);
+    t.a.op = c.op;
+    t.in(data.data()).out(out.data());
+    float32SumCopier(&t.a);
+    EXPECT_EQ(t.error == 0, c.runs) << c.type << "/" << c.op << ": " << t.text;
+    EXPECT_EQ(out == data, c.runs) << c.type << "/" << c.op;
+    if (!c.runs)
+      EXPECT_NE(std::string(t.text).find("the kernel for type 7, op 0 ran a launch of type"),
+                std::string::npos)
+          << t.text;
   }
 }
 

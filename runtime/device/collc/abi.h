@@ -138,12 +138,17 @@ struct PlanDesc {
   const TypedKernel *typed;
 };
 
+// Whether the kernel compiled for (kernelType, kernelOp) runs a launch of
+// (type, op): avg's kernels sum.
+inline bool kernelRuns(int32_t kernelType, int32_t kernelOp, int32_t type, int32_t op) {
+  const int32_t sum = 0, avg = 4; // collSum, collAvg
+  return kernelType == type && (kernelOp == op || (kernelOp == sum && op == avg));
+}
 // The kernel that runs a launch of `plan` with this type and op.
 inline const CudaEntry &cudaEntryFor(const PlanDesc &plan, int32_t type, int32_t op) {
-  const int32_t sum = 0, avg = 4; // collSum, collAvg
   for (int32_t i = 0; i < plan.numTyped; ++i) {
     const TypedKernel &k = plan.typed[i];
-    if (k.cuda.launch && k.type == type && (k.op == op || (k.op == sum && op == avg)))
+    if (k.cuda.launch && kernelRuns(k.type, k.op, type, op))
       return k.cuda;
   }
   return plan.cuda;

@@ -118,9 +118,24 @@ COLLC_DI void multimemStore16(char *x, U128 v) {
 #endif
 }
 
-// 16-byte units per thread in flight in the loops below: all their loads
-// are issued before the first store.
-constexpr int kMultimemUnits = 4;
+// store(i, load(i)) for the 16-byte units i in [0, n), 4 per thread in
+// flight: all their loads are issued before the first store.
+template <class Load, class Store> COLLC_DI void unitsInFlight(uint32_t n, Load load, Store store) {
+  constexpr int kU = 4;
+  const uint32_t nt = blockDim.x;
+  uint32_t i = threadIdx.x;
+  for (; i + (kU - 1) * nt < n; i += kU * nt) {
+    U128 v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      v[u] = load(i + u * nt);
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      store(i + u * nt, v[u]);
+  }
+  for (; i < n; i += nt)
+    store(i, load(i));
+}
 
 // dst = the chunk at multicast address x reduced over every rank: `whole`
 // elements that every rank has, then zeros up to the destination's valid
@@ -137,19 +152,9 @@ static __device__ __noinline__ void multimemReduceChunk(const Args &A, const cha
     body = (whole - head) * es / 16;
     const char *from = x + size_t(head) * es;
     char *to = d.p + size_t(head) * es;
-    const uint32_t nt = blockDim.x;
-    uint32_t i = threadIdx.x;
-    for (; i + (kMultimemUnits - 1) * nt < body; i += kMultimemUnits * nt) {
-      U128 v[kMultimemUnits];
-#pragma unroll
-      for (int u = 0; u < kMultimemUnits; ++u)
-        v[u] = multimemLoad16(A.datatype, A.op, from + 16 * size_t(i + u * nt));
-#pragma unroll
-      for (int u = 0; u < kMultimemUnits; ++u)
-        st<U128>(to + 16 * size_t(i + u * nt), v[u]);
-    }
-    for (; i < body; i += nt)
-      st<U128>(to + 16 * size_t(i), multimemLoad16(A.datatype, A.op, from + 16 * size_t(i)));
+    unitsInFlight(
+        body, [&](uint32_t i) { return multimemLoad16(A.datatype, A.op, from + 16 * size_t(i)); },
+        [&](uint32_t i, U128 v) { st<U128>(to + 16 * size_t(i), v); });
   }
   const uint32_t tail = head + body * 16 / es;
   for (uint32_t j = threadIdx.x; j < d.valid; j += blockDim.x) {
@@ -182,19 +187,9 @@ static __device__ __noinline__ bool multimemStoreChunk(const Args &A, char *x, C
     body = (whole - head) * es / 16;
     const char *from = s.p + size_t(head) * es;
     char *to = x + size_t(head) * es;
-    const uint32_t nt = blockDim.x;
-    uint32_t i = threadIdx.x;
-    for (; i + (kMultimemUnits - 1) * nt < body; i += kMultimemUnits * nt) {
-      U128 v[kMultimemUnits];
-#pragma unroll
-      for (int u = 0; u < kMultimemUnits; ++u)
-        v[u] = ld<U128>(from + 16 * size_t(i + u * nt));
-#pragma unroll
-      for (int u = 0; u < kMultimemUnits; ++u)
-        multimemStore16(to + 16 * size_t(i + u * nt), v[u]);
-    }
-    for (; i < body; i += nt)
-      multimemStore16(to + 16 * size_t(i), ld<U128>(from + 16 * size_t(i)));
+    unitsInFlight(
+        body, [&](uint32_t i) { return ld<U128>(from + 16 * size_t(i)); },
+        [&](uint32_t i, U128 v) { multimemStore16(to + 16 * size_t(i), v); });
   }
   // Elements outside the units, in words of `unit` bytes (head and tail
   // are whole words: x is unit-aligned, 16 a multiple of unit).

@@ -446,8 +446,7 @@ private:
 template <int32_t P, int32_t T = kAnyType, int32_t O = kAnyOp> class BlockOf : public Block {
 public:
   explicit BlockOf(const Args *args) : Block(args) {
-    const int32_t sum = 0, avg = 4; // collSum, collAvg
-    if (T != kAnyType && (args->datatype != T || (args->op != O && !(O == sum && args->op == avg))))
+    if (T != kAnyType && !kernelRuns(T, O, args->datatype, args->op))
       wrongKernel(T, O);
   }
 };
