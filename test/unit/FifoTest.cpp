@@ -246,10 +246,11 @@ TEST(TypedKernels, RunOnlyLaunchesOfTheirPair) {
     float32SumCopier(&t.a);
     EXPECT_EQ(t.error == 0, c.runs) << c.type << "/" << c.op << ": " << t.text;
     EXPECT_EQ(out == data, c.runs) << c.type << "/" << c.op;
-    if (!c.runs)
+    if (!c.runs) {
       EXPECT_NE(std::string(t.text).find("the kernel for type 7, op 0 ran a launch of type"),
                 std::string::npos)
           << t.text;
+    }
   }
 }
 
