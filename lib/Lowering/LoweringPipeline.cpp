@@ -43,6 +43,7 @@ void addStreams(OpPassManager &pm, const coll::CollLoweringOptions &options) {
   coll::CollSplitChunksPassOptions split;
   split.pipeline = options.pipeline;
   split.instances = options.instances;
+  split.stream = options.stream;
   pm.nest<coll::AlgorithmOp>().addPass(coll::createCollSplitChunksPass(split));
   // Multicast and peer windows need to know which GPU each rank runs on.
   if (placed(options) && options.multimem)
@@ -102,6 +103,7 @@ coll::CollLoweringOptions coll::CollLoweringPipelineOptions::toLoweringOptions()
   options.mapRanks = mapRanks;
   options.pipeline = pipeline;
   options.instances = instances;
+  options.stream = stream;
   options.multimem = multimem;
   options.protocol = protocol;
   options.messageSize = messageSize;

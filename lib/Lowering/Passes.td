@@ -34,12 +34,18 @@ def CollSplitChunksPass : Pass<"coll-split-chunks", "::coll::AlgorithmOp"> {
     least common multiple of the option and every annotation), so that
     neighbours start forwarding the first piece while later ones arrive.
     A rank then injects P pieces before it forwards any, so the plan
-    records `fifo_depth = P`, the slots its connections need.
+    records `fifo_depth = P`, the slots its connections need. An op (or
+    piece) over more than `stream` chunks streams: it becomes ops of at
+    most `stream` chunks each, in order, each a step of its own, so that
+    the runtime's slice (what a slot holds for the widest step) does not
+    shrink with the widest op.
   }];
   let options = [
     Option<"pipeline", "pipeline", "int64_t", /*default=*/"1", "Sub-chunks per chunk">,
     Option<"instances", "instances", "int64_t", /*default=*/"1",
-           "Parallel copies of the program on separate channels">
+           "Parallel copies of the program on separate channels">,
+    Option<"stream", "stream", "int64_t", /*default=*/"0",
+           "Most chunks one op moves; a wider op streams as several (0: no limit)">
   ];
   let dependentDialects = ["::coll::CollDialect"];
 }

@@ -37,6 +37,12 @@ enum class LoweringStage {
 
 /// What `collc` decides from its flags; the defaults lower every algorithm
 /// to verified plans without placing its ranks.
+/// Chunks an op moves at most unless asked otherwise: any number. Streaming
+/// adds steps (latency at small sizes), and it orders a wide op's parts by
+/// chunk on every rank, which breaks the rank symmetry that rings and the
+/// simulator's folding rest on (docs/guide.md, "Streaming wide steps").
+constexpr int64_t kDefaultStream = 0;
+
 struct CollLoweringOptions {
   /// Prove each algorithm implements its collective first (coll-verify).
   bool verifyAlgorithms = true;
@@ -51,6 +57,8 @@ struct CollLoweringOptions {
   /// Sub-chunks per chunk and parallel instances (coll-split-chunks).
   int64_t pipeline = 1;
   int64_t instances = 1;
+  /// Most chunks one op moves; wider ops stream as several (0: no limit).
+  int64_t stream = kDefaultStream;
   /// Use multicast and peer windows where placed ranks share a switch.
   bool multimem = true;
   /// Force one protocol; none chooses per size range.
@@ -99,6 +107,10 @@ struct CollLoweringPipelineOptions : mlir::PassPipelineOptions<CollLoweringPipel
   Option<int64_t> instances{*this, "instances",
                             llvm::cl::desc("Parallel copies of the program on separate channels"),
                             llvm::cl::init(1)};
+  Option<int64_t> stream{*this, "stream",
+                         llvm::cl::desc("Most chunks one op moves; wider ops stream as several "
+                                        "(0: no limit)"),
+                         llvm::cl::init(kDefaultStream)};
   Option<bool> multimem{*this, "multimem",
                         llvm::cl::desc("Use NVLink multicast and peer windows where the "
                                        "topology has them"),

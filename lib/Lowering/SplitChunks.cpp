@@ -2,8 +2,9 @@
 //
 // After this pass each algorithm works on `chunks x instances x pipeline`
 // chunks: every op is repeated per instance (on its own channels) and split
-// into pipeline pieces. Each sub-chunk follows the path its chunk followed,
-// so the program still implements its collective. Splitting multiplies the
+// into pipeline pieces, and an op over more than `stream` chunks streams as
+// ops of at most that many. Each sub-chunk follows the path its chunk
+// followed, so the program still implements its collective. Splitting multiplies the
 // program, so the pass first bounds what it would build (docs/guide.md,
 // "Limits") and refuses larger requests before allocating anything.
 //
@@ -45,6 +46,12 @@ int64_t stepsPerOp(const TransferChunks &t) {
   return 2 * remote + (local ? 1 : 0);
 }
 
+/// Ops that an op over `count` chunks streams as: at most `stream` chunks
+/// each (0: any number).
+int64_t streamParts(int64_t count, int64_t stream) {
+  return stream > 0 && count > stream ? llvm::divideCeil(count, stream) : 1;
+}
+
 /// a * b, or nullopt when it does not fit in int64_t.
 std::optional<int64_t> mul(int64_t a, int64_t b) {
   int64_t r;
@@ -57,8 +64,8 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
   using Base::Base;
 
   void runOnOperation() override {
-    if (pipeline < 1 || instances < 1) {
-      getOperation().emitError("pipeline and instances must be at least 1");
+    if (pipeline < 1 || instances < 1 || stream < 0) {
+      getOperation().emitError("pipeline and instances must be at least 1, stream at least 0");
       return signalPassFailure();
     }
     if (failed(split(getOperation())))
@@ -73,12 +80,13 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
     std::optional<int64_t> factor = mul(depth, instances);
     if (!factor)
       return tooLarge(alg, alg, "steps", kMaxPlanSteps);
-    if (failed(checkSteps(alg)) || failed(checkSlots(alg, *factor)))
+    if (failed(checkSteps(alg, depth)) || failed(checkSlots(alg, *factor)))
       return failure();
-    if (*factor == 1)
+    if (*factor == 1 && !streams(alg))
       return success();
     splitOps(alg, depth, channels, *factor);
-    scaleAlgorithm(alg, depth, *factor);
+    if (*factor != 1)
+      scaleAlgorithm(alg, depth, *factor);
     return success();
   }
 
@@ -87,8 +95,9 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
     InFlightDiagnostic d = at->emitError();
     if (at != alg.getOperation())
       d << "@pipeline(" << transferChunks(at)->pipeline.getInt() << ") makes";
-    else if (pipeline != 1 || instances != 1)
-      d << "pipeline " << int64_t(pipeline) << " x instances " << int64_t(instances) << " makes";
+    else if (pipeline != 1 || instances != 1 || stream)
+      d << "pipeline " << int64_t(pipeline) << " x instances " << int64_t(instances)
+        << (stream ? " streamed " + std::to_string(stream) + " chunks a step" : "") << " makes";
     else
       d << "lowering makes";
     d << " the plan too large: more than " << limit << " " << what << " over all ranks";
@@ -113,8 +122,18 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
     return success();
   }
 
+  /// Whether some op is wider than `stream` chunks (before splitting: a
+  /// piece is never wider than its op).
+  bool streams(AlgorithmOp alg) {
+    for (Operation &op : alg.getBody().front())
+      if (std::optional<TransferChunks> t = transferChunks(&op))
+        if (streamParts(t->dst.getCount(), stream) > 1)
+          return true;
+    return false;
+  }
+
   /// Succeeds only if the split program lowers to at most kMaxPlanSteps.
-  LogicalResult checkSteps(AlgorithmOp alg) {
+  LogicalResult checkSteps(AlgorithmOp alg, int64_t depth) {
     // Each op becomes one per piece and instance once split.
     // The ops are read again rather than kept: a program of millions of ops
     // mostly needs no splitting, and keeping them cost a third of its memory.
@@ -129,6 +148,9 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
       std::optional<int64_t> opSteps = mul(stepsPerOp(t), pieces);
       if (opSteps)
         opSteps = mul(*opSteps, instances);
+      // Each piece, count x depth / pieces sub-chunks, streams in parts.
+      if (opSteps)
+        opSteps = mul(*opSteps, streamParts(t.dst.getCount() * (depth / pieces), stream));
       if (!opSteps || *opSteps > kMaxPlanSteps - steps)
         return tooLarge(alg, t.pipeline ? op : alg.getOperation(), "steps", kMaxPlanSteps);
       steps += *opSteps;
@@ -169,7 +191,10 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
       int64_t width = depth / pieces;
       int64_t count = t.dst.getCount();
       for (int64_t j = 0; j < instances; ++j) {
-        IntegerAttr ch = b.getI64IntegerAttr((t.channel ? t.channel.getInt() : 0) + j * channels);
+        // Unsplit (only streamed), an op keeps its channel or none.
+        IntegerAttr ch =
+            factor == 1 ? t.channel
+                        : b.getI64IntegerAttr((t.channel ? t.channel.getInt() : 0) + j * channels);
         for (int64_t q = 0; q < pieces; ++q) {
           // Piece q of instance j: of each chunk range, the same share,
           // contiguous, so that an op over many chunks stays one op per
@@ -177,27 +202,34 @@ struct CollSplitChunksPass : coll::impl::CollSplitChunksPassBase<CollSplitChunks
           // width). For a single chunk it is sub-chunks j * depth + q *
           // width on.
           int64_t from = (j * pieces + q) * count * width;
-          auto place = [&](ChunkAttr c) {
-            return ChunkAttr::get(ctx, c.getBuffer(), c.getRank(), c.getIndex() * factor + from,
-                                  count * width);
-          };
-          Operation *made;
-          if (llvm::isa<CopyOp>(op)) {
-            made = CopyOp::create(b, op->getLoc(), place(t.srcs[0]), place(t.dst), ch, t.protocol,
-                                  IntegerAttr());
-          } else {
-            SmallVector<Attribute> srcs;
-            for (ChunkAttr src : t.srcs)
-              srcs.push_back(place(src));
-            made = ReduceOp::create(b, op->getLoc(), b.getArrayAttr(srcs), place(t.dst), ch,
-                                    t.protocol, IntegerAttr());
+          // A piece wider than `stream` streams as parts in order, each
+          // on a FIFO slot of its own, as NCCL's primitives stream a
+          // large send through their slots.
+          int64_t n = count * width, parts = streamParts(n, stream);
+          for (int64_t s = 0; s < parts; ++s) {
+            int64_t at = from + s * n / parts, len = from + (s + 1) * n / parts - at;
+            auto place = [&](ChunkAttr c) {
+              return ChunkAttr::get(ctx, c.getBuffer(), c.getRank(), c.getIndex() * factor + at,
+                                    len);
+            };
+            Operation *made;
+            if (llvm::isa<CopyOp>(op)) {
+              made = CopyOp::create(b, op->getLoc(), place(t.srcs[0]), place(t.dst), ch, t.protocol,
+                                    IntegerAttr());
+            } else {
+              SmallVector<Attribute> srcs;
+              for (ChunkAttr src : t.srcs)
+                srcs.push_back(place(src));
+              made = ReduceOp::create(b, op->getLoc(), b.getArrayAttr(srcs), place(t.dst), ch,
+                                      t.protocol, IntegerAttr());
+            }
+            // Piece q starts q steps late: a wavefront, so that a rank
+            // forwards piece q before it sends piece q + 1.
+            if (q)
+              CollDialect::of(b.getContext())
+                  ->getPieceAttrHelper()
+                  .setAttr(made, b.getI64IntegerAttr(q));
           }
-          // Piece q starts q steps late: a wavefront, so that a rank
-          // forwards piece q before it sends piece q + 1.
-          if (q)
-            CollDialect::of(b.getContext())
-                ->getPieceAttrHelper()
-                .setAttr(made, b.getI64IntegerAttr(q));
         }
       }
     }

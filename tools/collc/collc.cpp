@@ -126,6 +126,12 @@ cl::opt<int64_t> instanceCount("instances",
                                cl::desc("Run this many copies of the program on separate channels"),
                                cl::value_desc("k"), cl::init(1), cl::cat(category),
                                compilingCommands);
+cl::opt<int64_t> streamWidth("stream",
+                             cl::desc("Most chunks one step moves: a wider copy or reduce "
+                                      "streams as several steps, each through a FIFO slot "
+                                      "(0: no limit)"),
+                             cl::value_desc("k"), cl::init(coll::kDefaultStream), cl::cat(category),
+                             compilingCommands);
 cl::opt<bool> noMultimem("no-multimem",
                          cl::desc("Do not use NVLink multicast (multimem) or peer "
                                   "windows (read_reduce, put, get) even where --topology "
@@ -283,6 +289,7 @@ LogicalResult lower(MLIRContext &context, ModuleOp module, TimingScope &timing) 
     lowering.to = coll::LoweringStage::GlobalView;
   lowering.pipeline = pipelineDepth;
   lowering.instances = instanceCount;
+  lowering.stream = streamWidth;
   // NVLink multicast where the machine has it (the host emulates it); MSCCL
   // has none.
   lowering.multimem = !noMultimem && emit != Emit::MscclXml;

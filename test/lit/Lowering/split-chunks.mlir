@@ -10,6 +10,9 @@
 // RUN: collc-opt %s -split-input-file --coll-split-chunks=pipeline=3 | FileCheck %s --check-prefix=PIPE
 // RUN: collc-opt %s -split-input-file --coll-split-chunks=instances=2 | FileCheck %s --check-prefix=INST
 // RUN: collc-opt %s -split-input-file --coll-split-chunks | FileCheck %s --check-prefix=ONE
+// RUN: collc-opt %s -split-input-file --coll-split-chunks=stream=1 | FileCheck %s --check-prefix=STREAM
+// RUN: collc-opt %s -split-input-file '--coll-split-chunks=pipeline=3 stream=1' | FileCheck %s --check-prefix=PIPE-STREAM
+// RUN: collc-opt %s -split-input-file '--coll-split-chunks=pipeline=3 stream=1' --coll-verify -o /dev/null
 // RUN: collc-opt %s -split-input-file --coll-verify -o /dev/null
 // RUN: collc-opt %s -split-input-file --coll-split-chunks=pipeline=3 --coll-verify -o /dev/null
 // RUN: collc-opt %s -split-input-file '--coll-split-chunks=pipeline=2 instances=2' --coll-verify -o /dev/null
@@ -78,6 +81,25 @@ coll.algorithm @ar : allreduce ranks(2) chunks(2) scratch {tmp = 1 : i64} {
 // INST-NEXT:    coll.copy in[0][2:4] -> out[0][2:4] channel(1){{$}}
 // INST:         coll.copy in[1][2:4] -> out[1][6:8] channel(1){{$}}
 // INST-NEXT:  }
+// stream=1: each op over two chunks streams as two ops of one, in order,
+// on the same channel (none here) and chunks; nothing else changes.
+// STREAM-LABEL: coll.algorithm @ag : allgather ranks(2) chunks(2) {
+// STREAM-NEXT:    coll.copy in[0][0] -> out[0][0]{{$}}
+// STREAM-NEXT:    coll.copy in[0][1] -> out[0][1]{{$}}
+// STREAM-NEXT:    coll.copy in[0][0] -> out[1][0]{{$}}
+// STREAM-NEXT:    coll.copy in[0][1] -> out[1][1]{{$}}
+// STREAM:         coll.copy in[1][1] -> out[1][3]{{$}}
+// STREAM-NEXT:  }
+// With pipeline=3 every piece of two sub-chunks streams as two ops, both
+// marked with the piece's wavefront.
+// PIPE-STREAM-LABEL: coll.algorithm @ag : allgather ranks(2) chunks(6) attributes {fifo_depth = 3 : i64} {
+// PIPE-STREAM-NEXT:    coll.copy in[0][0] -> out[0][0] channel(0){{$}}
+// PIPE-STREAM-NEXT:    coll.copy in[0][1] -> out[0][1] channel(0){{$}}
+// PIPE-STREAM-NEXT:    coll.copy in[0][2] -> out[0][2] channel(0) {coll.piece = 1 : i64}
+// PIPE-STREAM-NEXT:    coll.copy in[0][3] -> out[0][3] channel(0) {coll.piece = 1 : i64}
+// PIPE-STREAM-NEXT:    coll.copy in[0][4] -> out[0][4] channel(0) {coll.piece = 2 : i64}
+// PIPE-STREAM-NEXT:    coll.copy in[0][5] -> out[0][5] channel(0) {coll.piece = 2 : i64}
+// PIPE-STREAM-NEXT:    coll.copy in[0][0] -> out[1][0] channel(0){{$}}
 // Nothing to split: the algorithm is left as it is.
 // ONE-LABEL: coll.algorithm @ag : allgather ranks(2) chunks(2) {
 // ONE-NEXT:    coll.copy in[0][0:2] -> out[0][0:2]{{$}}
