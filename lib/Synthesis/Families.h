@@ -48,6 +48,8 @@ std::string refuseHierarchical(const Target &t);
 std::string hierarchical(const Target &t);
 std::string refuseHierarchicalDirect(const Target &t);
 std::string hierarchicalDirect(const Target &t);
+std::string refuseHierarchicalHalving(const Target &t);
+std::string hierarchicalHalving(const Target &t);
 
 } // namespace coll::synth
 

@@ -27,6 +27,7 @@ constexpr C kOneShot[] = {C::allreduce, C::reducescatter, C::allgather, C::broad
 constexpr C kTwoShot[] = {C::allreduce};
 constexpr C kHier[] = {C::allreduce, C::reducescatter, C::allgather};
 constexpr C kHierDirect[] = {C::allreduce, C::reducescatter, C::allgather, C::alltoall};
+constexpr C kHierHalving[] = {C::allreduce};
 constexpr C kTree[] = {C::broadcast, C::reduce};
 constexpr C kDoubleTree[] = {C::allreduce};
 
@@ -68,6 +69,10 @@ const Generator kGenerators[] = {
      "direct steps inside each node, and across the nodes on each rail: one network "
      "hop per loop instead of a ring's nodes - 1",
      kHierDirect, refuseHierarchicalDirect, hierarchicalDirect},
+    {"hierarchical-halving",
+     "direct steps inside each node, recursive halving and doubling across the nodes on "
+     "each rail: 2 log2(nodes) network hops at full bandwidth; power-of-two nodes",
+     kHierHalving, refuseHierarchicalHalving, hierarchicalHalving},
     {"tree", "binomial tree from or to the root: ceil(log2 R) steps", kTree, anyRanks,
      binomialTree},
     {"double-binary-tree",

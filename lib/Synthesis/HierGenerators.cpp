@@ -10,11 +10,15 @@
 // GPU (so rings stay the choice for many nodes). The two share their
 // phases inside the nodes. `hierarchical-direct` also serves all-to-all,
 // whose blocks are gathered per rail inside the node first.
+// `hierarchical-halving` (allreduce, power-of-two nodes) runs recursive
+// halving and doubling on each rail: the same bytes on each NIC in
+// 2 log2(nodes) network hops, one peer per hop, so it scales to many nodes.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Synthesis/Families.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace coll;
 using namespace coll::synth;
@@ -41,6 +45,14 @@ std::string coll::synth::refuseHierarchical(const Target &t) {
 
 std::string coll::synth::refuseHierarchicalDirect(const Target &t) {
   return refuseTwoLevels(t, "hierarchical-direct");
+}
+
+std::string coll::synth::refuseHierarchicalHalving(const Target &t) {
+  std::string why = refuseTwoLevels(t, "hierarchical-halving");
+  if (why.empty() && !llvm::isPowerOf2_64(uint64_t(t.ranks / t.gpusPerNode)))
+    why = "hierarchical-halving needs a power-of-two node count, and " +
+          std::to_string(t.ranks / t.gpusPerNode) + " is not one; hierarchical works for any";
+  return why;
 }
 
 namespace {
@@ -262,3 +274,72 @@ std::string twoLevels(const Target &t, bool direct) {
 std::string coll::synth::hierarchical(const Target &t) { return twoLevels(t, false); }
 
 std::string coll::synth::hierarchicalDirect(const Target &t) { return twoLevels(t, true); }
+
+std::string coll::synth::hierarchicalHalving(const Target &t) {
+  if (t.collective != Collective::allreduce)
+    return "";
+  std::string params = ("nodes = " + llvm::Twine(t.ranks / t.gpusPerNode) +
+                        ", gpus = " + llvm::Twine(t.gpusPerNode) + ", ranks = nodes * gpus")
+                           .str();
+  // Chunk g*N + m is piece m of shard g. Every order below is an xor of
+  // the node, so that node n ^ x runs node n's steps on chunks m ^ x: the
+  // plan is the same on every node, as the simulator's folding needs.
+  return program(
+      t, "hierarchical_halving",
+      "// Hierarchical allreduce by recursive halving on the rails: GPU g of\n"
+      "// each node reduces shard g (chunks g*N .. g*N + N) over its node, in\n"
+      "// steps of at most 8 chunks; on rail g, step k pairs node n with node\n"
+      "// n ^ 2^k, and each keeps half of what it holds (the pieces m = n mod\n"
+      "// 2^(k+1)) and adds its partner's copy, until node n holds piece n\n"
+      "// complete; recursive doubling gathers the pieces back, and GPU g\n"
+      "// shares shard g with its node. 2 log2(N) network hops, each NIC\n"
+      "// carrying 1/gpus of the buffer; each phase on a channel of its own.\n",
+      "ranks", true,
+      std::string(kShape) +
+          R"(  assert ispow2(N), "hierarchical halving needs a power-of-two node count";
+  let W = min(N, 8);               // chunks a step inside the node
+  @channel(0) for n in 0 .. N {
+    for g in 0 .. G {
+      for i in 0 .. N / W {
+        let c = g * N + (i ^ (n / W)) * W;
+        in[n * G + g][c .. c + W] = reduce(j in 0 .. G) in[n * G + j][c .. c + W];
+      }
+    }
+  }
+  @channel(1) for k in 0 .. log2(N) {
+    let d = 1 << k;
+    for n in 0 .. N {
+      for g in 0 .. G {
+        for i in 0 .. N / (2 * d) {
+          let c = g * N + (i ^ (n / (2 * d))) * 2 * d + n % (2 * d);
+          in[n * G + g][c] += in[(n ^ d) * G + g][c];
+        }
+      }
+    }
+  }
+  @channel(2) for k in 0 .. log2(N) {
+    let d = N >> (k + 1);
+    for n in 0 .. N {
+      for g in 0 .. G {
+        for i in 0 .. N / (2 * d) {
+          let c = g * N + (i ^ (n / (2 * d))) * 2 * d + n % (2 * d);
+          in[(n ^ d) * G + g][c] = in[n * G + g][c];
+        }
+      }
+    }
+  }
+  @channel(3) for n in 0 .. N {
+    for g in 0 .. G {
+      for i in 0 .. N / W {
+        let c = g * N + (i ^ (n / W)) * W;
+        for j in 0 .. G {
+          if j != g {
+            in[n * G + j][c .. c + W] = in[n * G + g][c .. c + W];
+          }
+        }
+      }
+    }
+  }
+)",
+      params);
+}

@@ -8,8 +8,8 @@ at 5 or 6 ranks), collc synth must say why and name an alternative, and
 
 Runs rotate over data types, ops, counts, in place or not, and placement:
 unplaced, on an H100 node (NVLink multicast, emulated) or on an A100 node
-(peer windows). Hierarchical forms run on JSON machines of 2 x 2, 2 x 4 and
-3 x 2 GPUs. Prints one line per failure and ends with `N passed, N failed`.
+(peer windows). Hierarchical forms run on JSON machines of 2 x 2, 2 x 4,
+3 x 2 and 4 x 2 GPUs (hierarchical-halving refuses the three nodes). Prints one line per failure and ends with `N passed, N failed`.
 """
 
 import argparse
@@ -38,15 +38,17 @@ GENERATORS = {
 HIERARCHICAL = {
     "hierarchical": ["allreduce", "reducescatter", "allgather"],
     "hierarchical-direct": ["allreduce", "reducescatter", "allgather", "alltoall"],
+    "hierarchical-halving": ["allreduce"],
 }
 POW2 = {"recursive-doubling", "recursive-halving"}
+POW2_NODES = {"hierarchical-halving"}
 # Generators run only at some of RANKS, to keep the test fast (--list is
 # still checked at all): PAT at and between powers of two, multi-ring with
 # the reverse ring (4) and with other strides (5, 8) as its second ring.
 RUN_AT = {"pat": [5, 6, 8], "multi-ring": [4, 5, 8]}
 COLLECTIVES = ["allreduce", "reducescatter", "allgather", "alltoall", "broadcast", "reduce"]
 RANKS = [4, 5, 6, 8]
-NODES = [(2, 2), (2, 4), (3, 2)]
+NODES = [(2, 2), (2, 4), (3, 2), (4, 2)]
 
 DTYPES = ["float", "int32", "bfloat16", "uint8", "double", "half", "int64"]
 OPS = ["sum", "max", "min", "prod", "avg"]
@@ -109,10 +111,10 @@ class Matrix:
                    f"--list {collective} ranks={ranks}: expected {sorted(expected)}",
                    res.stdout)
 
-    def check_refusal(self, algorithm, collective, ranks, topology):
+    def check_refusal(self, algorithm, collective, ranks, topology, count="rank count"):
         res = run([self.collc, "synth", collective, "--topology", topology, "--ranks",
                    str(ranks), "--algorithm", algorithm])
-        self.check(res.returncode == 1 and "needs a power-of-two rank count" in res.stdout
+        self.check(res.returncode == 1 and f"needs a power-of-two {count}" in res.stdout
                    and "works for any" in res.stdout,
                    f"{algorithm} {collective} ranks={ranks}: expected a refusal naming an "
                    "alternative", res.stdout)
@@ -144,7 +146,11 @@ def main():
                            "gpusPerNode": gpus, "network": {"nicsPerNode": gpus}}, f)
             for algorithm, collectives in HIERARCHICAL.items():
                 for collective in collectives:
-                    m.run_program(algorithm, collective, nodes * gpus, topology, topology)
+                    if algorithm in POW2_NODES and nodes & (nodes - 1):
+                        m.check_refusal(algorithm, collective, nodes * gpus, topology,
+                                        "node count")
+                    elif (nodes, gpus) != (4, 2) or algorithm in POW2_NODES:
+                        m.run_program(algorithm, collective, nodes * gpus, topology, topology)
     print(f"{m.passed} passed, {m.failed} failed")
     return 1 if m.failed or not m.passed else 0
 
