@@ -284,19 +284,18 @@ std::string coll::synth::hierarchicalHalving(const Target &t) {
   // Chunk g*N + m is piece m of shard g. Every order below is an xor of
   // the node, so that node n ^ x runs node n's steps on chunks m ^ x: the
   // plan is the same on every node, as the simulator's folding needs.
-  return program(
-      t, "hierarchical_halving",
-      "// Hierarchical allreduce by recursive halving on the rails: GPU g of\n"
-      "// each node reduces shard g (chunks g*N .. g*N + N) over its node, in\n"
-      "// steps of at most 8 chunks; on rail g, step k pairs node n with node\n"
-      "// n ^ 2^k, and each keeps half of what it holds (the pieces m = n mod\n"
-      "// 2^(k+1)) and adds its partner's copy, until node n holds piece n\n"
-      "// complete; recursive doubling gathers the pieces back, and GPU g\n"
-      "// shares shard g with its node. 2 log2(N) network hops, each NIC\n"
-      "// carrying 1/gpus of the buffer; each phase on a channel of its own.\n",
-      "ranks", true,
-      std::string(kShape) +
-          R"(  assert ispow2(N), "hierarchical halving needs a power-of-two node count";
+  return program(t, "hierarchical_halving",
+                 "// Hierarchical allreduce by recursive halving on the rails: GPU g of\n"
+                 "// each node reduces shard g (chunks g*N .. g*N + N) over its node, in\n"
+                 "// steps of at most 8 chunks; on rail g, step k pairs node n with node\n"
+                 "// n ^ 2^k, and each keeps half of what it holds (the pieces m = n mod\n"
+                 "// 2^(k+1)) and adds its partner's copy, until node n holds piece n\n"
+                 "// complete; recursive doubling gathers the pieces back, and GPU g\n"
+                 "// shares shard g with its node. 2 log2(N) network hops, each NIC\n"
+                 "// carrying 1/gpus of the buffer; each phase on a channel of its own.\n",
+                 "ranks", true,
+                 std::string(kShape) +
+                     R"(  assert ispow2(N), "hierarchical halving needs a power-of-two node count";
   let W = min(N, 8);               // chunks a step inside the node
   @channel(0) for n in 0 .. N {
     for g in 0 .. G {
@@ -341,5 +340,5 @@ std::string coll::synth::hierarchicalHalving(const Target &t) {
     }
   }
 )",
-      params);
+                 params);
 }
