@@ -4,9 +4,10 @@
 // chunks: every op is repeated per instance (on its own channels) and split
 // into pipeline pieces, and an op over more than `stream` chunks streams as
 // ops of at most that many. Each sub-chunk follows the path its chunk
-// followed, so the program still implements its collective. Splitting multiplies the
-// program, so the pass first bounds what it would build (docs/guide.md,
-// "Limits") and refuses larger requests before allocating anything.
+// followed, so the program still implements its collective. Splitting
+// multiplies the program, so the pass first bounds what it would build
+// (docs/guide.md, "Limits") and refuses larger requests before allocating
+// anything.
 //
 //===----------------------------------------------------------------------===//
 
