@@ -27,7 +27,7 @@ constexpr C kOneShot[] = {C::allreduce, C::reducescatter, C::allgather, C::broad
 constexpr C kTwoShot[] = {C::allreduce};
 constexpr C kHier[] = {C::allreduce, C::reducescatter, C::allgather};
 constexpr C kHierDirect[] = {C::allreduce, C::reducescatter, C::allgather, C::alltoall};
-constexpr C kHierHalving[] = {C::allreduce};
+constexpr C kHierHalving[] = {C::allreduce, C::allgather};
 constexpr C kTree[] = {C::broadcast, C::reduce};
 constexpr C kDoubleTree[] = {C::allreduce};
 
@@ -71,7 +71,8 @@ const Generator kGenerators[] = {
      kHierDirect, refuseHierarchicalDirect, hierarchicalDirect},
     {"hierarchical-halving",
      "direct steps inside each node, recursive halving and doubling across the nodes on "
-     "each rail: 2 log2(nodes) network hops at full bandwidth; power-of-two nodes",
+     "each rail (all-gather: doubling): log2(nodes) network hops a phase at full bandwidth; "
+     "power-of-two nodes",
      kHierHalving, refuseHierarchicalHalving, hierarchicalHalving},
     {"tree", "binomial tree from or to the root: ceil(log2 R) steps", kTree, anyRanks,
      binomialTree},

@@ -97,13 +97,15 @@ std::string reduceRailBlocks(llvm::StringRef at) {
 )")
       .str();
 }
-std::string shareRailBlocks(llvm::StringRef at) {
+/// `order`: the node of the d-th block node n shares, as the rails deliver
+/// them (a ring: n first, then n - 1).
+std::string shareRailBlocks(llvm::StringRef at, llvm::StringRef order = "(n + N - d) % N") {
   return ("  " + at + R"(for n in 0 .. N {
     for g in 0 .. G {
       for j in 0 .. G {
         if j != g {
           for d in 0 .. N {
-            let m = (n + N - d) % N;
+            let m = )" + order + R"(;
             out[n * G + j][m * G + g] = out[n * G + g][m * G + g];
           }
         }
@@ -276,11 +278,35 @@ std::string coll::synth::hierarchical(const Target &t) { return twoLevels(t, fal
 std::string coll::synth::hierarchicalDirect(const Target &t) { return twoLevels(t, true); }
 
 std::string coll::synth::hierarchicalHalving(const Target &t) {
-  if (t.collective != Collective::allreduce)
-    return "";
   std::string params = ("nodes = " + llvm::Twine(t.ranks / t.gpusPerNode) +
                         ", gpus = " + llvm::Twine(t.gpusPerNode) + ", ranks = nodes * gpus")
                            .str();
+  if (t.collective == Collective::allgather)
+    return program(
+        t, "hierarchical_doubling",
+        "// Hierarchical all-gather, in place, by recursive doubling on the rails:\n"
+        "// step k pairs node n with node n ^ 2^k on rail g, which swap the\n"
+        "// rail-g blocks (m*G + g) they hold, 2^k each; then GPU g of every node\n"
+        "// shares the rail-g blocks with its node, in the order they arrived.\n"
+        "// Orders are xors of the node, so every node runs the same steps.\n",
+        "", true,
+        std::string(kShape) +
+            R"(  assert ispow2(N), "hierarchical doubling needs a power-of-two node count";
+  @channel(0) for k in 0 .. log2(N) {
+    let d = 1 << k;
+    for n in 0 .. N {
+      for g in 0 .. G {
+        for i in 0 .. d {
+          let b = ((n / d) * d + (i ^ (n % d))) * G + g;
+          out[(n ^ d) * G + g][b] = out[n * G + g][b];
+        }
+      }
+    }
+  }
+)" + shareRailBlocks("@channel(1) ", "n ^ d"),
+        params);
+  if (t.collective != Collective::allreduce)
+    return "";
   // Chunk g*N + m is piece m of shard g. Every order below is an xor of
   // the node, so that node n ^ x runs node n's steps on chunks m ^ x: the
   // plan is the same on every node, as the simulator's folding needs.

@@ -9,7 +9,8 @@ at 5 or 6 ranks), collc synth must say why and name an alternative, and
 Runs rotate over data types, ops, counts, in place or not, and placement:
 unplaced, on an H100 node (NVLink multicast, emulated) or on an A100 node
 (peer windows). Hierarchical forms run on JSON machines of 2 x 2, 2 x 4,
-3 x 2 and 4 x 2 GPUs (hierarchical-halving refuses the three nodes). Prints one line per failure and ends with `N passed, N failed`.
+3 x 2 and 4 x 2 GPUs (hierarchical-halving refuses the three nodes).
+Prints one line per failure and ends with `N passed, N failed`.
 """
 
 import argparse
@@ -38,7 +39,7 @@ GENERATORS = {
 HIERARCHICAL = {
     "hierarchical": ["allreduce", "reducescatter", "allgather"],
     "hierarchical-direct": ["allreduce", "reducescatter", "allgather", "alltoall"],
-    "hierarchical-halving": ["allreduce"],
+    "hierarchical-halving": ["allreduce", "allgather"],
 }
 POW2 = {"recursive-doubling", "recursive-halving"}
 POW2_NODES = {"hierarchical-halving"}
