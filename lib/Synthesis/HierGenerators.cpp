@@ -105,7 +105,8 @@ std::string shareRailBlocks(llvm::StringRef at, llvm::StringRef order = "(n + N 
       for j in 0 .. G {
         if j != g {
           for d in 0 .. N {
-            let m = )" + order + R"(;
+            let m = )" +
+          order + R"(;
             out[n * G + j][m * G + g] = out[n * G + g][m * G + g];
           }
         }
