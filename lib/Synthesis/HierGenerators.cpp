@@ -57,6 +57,13 @@ std::string coll::synth::refuseHierarchicalHalving(const Target &t) {
 
 namespace {
 
+/// The parameters of a two-level program: `t`'s nodes and GPUs a node.
+std::string twoLevelParams(const Target &t) {
+  return ("nodes = " + llvm::Twine(t.ranks / t.gpusPerNode) +
+          ", gpus = " + llvm::Twine(t.gpusPerNode) + ", ranks = nodes * gpus")
+      .str();
+}
+
 const char *const kShape = R"(  let N = nodes; let G = gpus;
   assert R == N * G, "ranks must equal nodes * gpus";
 )";
@@ -120,9 +127,7 @@ std::string shareRailBlocks(llvm::StringRef at, llvm::StringRef order = "(n + N 
 /// The program of `t` over two levels, across the nodes by rings or
 /// `direct`ly.
 std::string twoLevels(const Target &t, bool direct) {
-  std::string params = ("nodes = " + llvm::Twine(t.ranks / t.gpusPerNode) +
-                        ", gpus = " + llvm::Twine(t.gpusPerNode) + ", ranks = nodes * gpus")
-                           .str();
+  std::string params = twoLevelParams(t);
   const char *name = direct ? "hierarchical_direct" : "hierarchical";
   switch (t.collective) {
   case Collective::allreduce:
@@ -279,9 +284,7 @@ std::string coll::synth::hierarchical(const Target &t) { return twoLevels(t, fal
 std::string coll::synth::hierarchicalDirect(const Target &t) { return twoLevels(t, true); }
 
 std::string coll::synth::hierarchicalHalving(const Target &t) {
-  std::string params = ("nodes = " + llvm::Twine(t.ranks / t.gpusPerNode) +
-                        ", gpus = " + llvm::Twine(t.gpusPerNode) + ", ranks = nodes * gpus")
-                           .str();
+  std::string params = twoLevelParams(t);
   if (t.collective == Collective::allgather)
     return program(
         t, "hierarchical_doubling",
