@@ -59,6 +59,26 @@ bool reduces(int32_t c) {
   return c == collc::kAllReduce || c == collc::kReduceScatter || c == collc::kReduce;
 }
 
+/// The threadblock of `plan` at one end of the connection from rank `from`
+/// to rank `to` on `channel`: the sender's or the receiver's; -1 if none.
+int32_t matching(const PlanDesc &plan, int32_t from, int32_t to, int32_t channel, bool sender) {
+  for (int32_t j = 0; j < plan.numThreadblocks; ++j) {
+    const collc::ThreadblockDesc &o = plan.threadblocks[j];
+    if (o.channel == channel &&
+        (sender ? o.rank == from && o.sendPeer == to : o.rank == to && o.recvPeer == from))
+      return j;
+  }
+  return -1;
+}
+
+/// Where a direct connection's credit words lie: its head and, beside it,
+/// its ready word, on a cache line of their own.
+constexpr size_t kCreditBytes = 128;
+void creditsAt(collc::Fifo &fifo, char *at) {
+  fifo.head = reinterpret_cast<uint64_t *>(at);
+  fifo.ready = reinterpret_cast<uint64_t *>(at + 8);
+}
+
 /// The FIFOs of `alg` on every rank, made once per communicator: in
 /// `memory` (host memory where null, for host kernels), and those of pairs
 /// that a proxy joins in `staged` where it is given (GPU plans across
@@ -86,17 +106,27 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
   // in the window of their kind.
   std::vector<size_t> size[2] = {std::vector<size_t>(comm->nranks, 0),
                                  std::vector<size_t>(comm->nranks, 0)};
-  std::vector<std::vector<size_t>> offset(alg->numPlans);
+  // A connection without a proxy keeps the words its receiver writes for
+  // the sender (head, ready) in the sender's window, so that every counter
+  // a kernel polls is in its own memory, as NCCL keeps them; the sender
+  // writes the tail into the receiver's. Through a proxy both ends poll
+  // their own FIFO already.
+  std::vector<std::vector<size_t>> offset(alg->numPlans), credits(alg->numPlans);
   for (int32_t p = 0; p < alg->numPlans; ++p) {
     const PlanDesc &plan = alg->plans[p];
     offset[p].assign(size_t(plan.numThreadblocks) * maxReplicas(plan), 0);
+    credits[p].assign(offset[p].size(), 0);
     for (size_t e = 0; e < offset[p].size(); ++e) {
       const collc::ThreadblockDesc &tb = plan.threadblocks[e % plan.numThreadblocks];
-      if (tb.recvPeer < 0)
-        continue;
-      size_t &at = size[isStaged(tb.recvPeer, tb.rank)][tb.rank];
-      offset[p][e] = at;
-      at += fifoBytes(plan.slots, slotBytes(tb.protocol));
+      if (tb.recvPeer >= 0) {
+        size_t &at = size[isStaged(tb.recvPeer, tb.rank)][tb.rank];
+        offset[p][e] = at;
+        at += fifoBytes(plan.slots, slotBytes(tb.protocol));
+      }
+      if (tb.sendPeer >= 0 && !net.proxied(tb.rank, tb.sendPeer)) {
+        credits[p][e] = size[0][tb.rank];
+        size[0][tb.rank] += kCreditBytes;
+      }
     }
   }
   AlgorithmSetup setup;
@@ -137,17 +167,25 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
         setup.recv[p][e] =
             fifoIn(w, tb.rank, offset[p][e], plan.slots, slotBytes(tb.protocol), tb.protocol);
         r = net.recvFifo(w, tb.recvPeer, offset[p][e], setup.recv[p][e], error);
+        if (r == collSuccess && !net.proxied(tb.recvPeer, tb.rank)) {
+          const int32_t from = matching(plan, tb.recvPeer, tb.rank, tb.channel, true);
+          char *sender = w.base[tb.recvPeer];
+          if (from < 0 || !sender) {
+            r = collInternalError;
+            error = std::string("plan ") + plan.name + ": rank " + std::to_string(tb.rank) +
+                    (from < 0 ? " receives from rank " + std::to_string(tb.recvPeer) +
+                                    " on a channel where it does not send"
+                              : " does not map the window of rank " + std::to_string(tb.recvPeer));
+            break;
+          }
+          creditsAt(setup.recv[p][e], sender + credits[p][replica + from]);
+        }
         if (!(tb.direct & collc::kTbDirectRecv))
           setup.recv[p][e].ready = nullptr;
       }
       if (tb.sendPeer < 0 || r != collSuccess)
         continue;
-      int32_t match = -1;
-      for (int32_t j = 0; j < plan.numThreadblocks && match < 0; ++j) {
-        const collc::ThreadblockDesc &o = plan.threadblocks[j];
-        if (o.rank == tb.sendPeer && o.recvPeer == tb.rank && o.channel == tb.channel)
-          match = j;
-      }
+      const int32_t match = matching(plan, tb.rank, tb.sendPeer, tb.channel, false);
       if (match < 0) {
         r = collInternalError;
         error = std::string("plan ") + plan.name + ": rank " + std::to_string(tb.rank) +
@@ -158,6 +196,8 @@ collResult_t setUp(collComm *comm, const AlgorithmDesc *alg, AlgorithmSetup *&ou
       r = net.sendFifo(*windows[isStaged(tb.rank, tb.sendPeer)], tb.sendPeer,
                        offset[p][replica + match], plan.slots, slotBytes(tb.protocol), tb.protocol,
                        setup.send[p][e], error);
+      if (!net.proxied(tb.rank, tb.sendPeer))
+        creditsAt(setup.send[p][e], setup.window.base[tb.rank] + credits[p][e]);
       // GPU senders publish each LL and LL128 step's tail and size only for
       // a proxy: their receivers read flags.
       if (gpu && tb.protocol != collc::kSimple && !net.proxied(tb.rank, tb.sendPeer))

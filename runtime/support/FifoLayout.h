@@ -19,9 +19,10 @@ namespace collrt {
 
 /// A FIFO's layout in memory: head and ready (the receiver's) and tail (the
 /// sender's) on their own cache lines, the wire size of each slot's step,
-/// then the slots. Slots and FIFOs start on 128-byte boundaries, so that
-/// each LL128 line is one whole L2 line. Where a window keeps its slots
-/// apart (Window::slots), they sit at the same offsets there.
+/// then the slots. A connection without a proxy keeps head and ready in the
+/// sender's window instead (Launch.cpp), where the sender polls them. Slots and FIFOs start on
+/// 128-byte boundaries, so that each LL128 line is one whole L2 line. Where a window keeps its
+/// slots apart (Window::slots), they sit at the same offsets there.
 inline size_t fifoHeaderBytes(int32_t slots) {
   return 128 + ((size_t(slots) * 8 + 127) & ~size_t(127));
 }

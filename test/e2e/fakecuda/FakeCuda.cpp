@@ -1518,6 +1518,19 @@ __attribute__((visibility("default"))) int fakeCudaMayTouch(const void *p, size_
   return vmmAllows(p, n, runningDevice);
 }
 
+// For FakeGpu.h's kernels: whether p lies in another GPU's memory (a VMM
+// mapping of another process's allocation), which a poll would cross
+// NVLink to read.
+__attribute__((visibility("default"))) int fakeCudaPeerMemory(const void *p) {
+  const uintptr_t x = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(vmmMutex);
+  auto m = mappings.upper_bound(x);
+  if (m == mappings.begin())
+    return 0;
+  --m;
+  return x < m->first + m->second.size && m->second.peer;
+}
+
 // For FakeGpu.h's kernels: queues run(ctx) on `s` as a kernel, or records
 // it where `s` is capturing; drop(ctx) once neither the queue nor a graph
 // holds it. As CUDA's, a kernel runs in the current context: on a stream

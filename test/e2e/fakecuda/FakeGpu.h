@@ -24,6 +24,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace collc_fake {
@@ -115,6 +116,20 @@ inline void checkFifos(const collc::Args &a) {
       abort();
     }
   }
+  // What the kernel polls (the sender its head and ready word, a Simple
+  // receiver its tail) is in its own GPU's memory, not across NVLink.
+  using Peer = int (*)(const void *);
+  static Peer peer = fakeSymbol<Peer>("fakeCudaPeerMemory");
+  const std::pair<const void *, const char *> polled[] = {
+      {a.send.slots ? a.send.head : nullptr, "send FIFO's head"},
+      {a.send.slots ? a.send.ready : nullptr, "send FIFO's ready word"},
+      {a.recv.slots ? a.recv.tail : nullptr, "receive FIFO's tail"}};
+  for (auto [p, what] : polled)
+    if (peer && p && peer(p)) {
+      fprintf(stderr, "fake GPU: rank %d threadblock %d: its %s lies in a peer GPU's memory\n",
+              a.rank, a.tb, what);
+      abort();
+    }
 }
 
 // A kernel touches its buffers, its peers' and the barrier: none may lie
