@@ -61,7 +61,11 @@ struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChoos
   }
 
   /// Replicas that fill the busiest link: each sending threadblock gets its
-  /// share of its GPU's link of that class.
+  /// share of its GPU's link of that class. A threadblock with multimem or
+  /// peer-window steps moves its bytes over the GPU's NVLink (to the
+  /// switch, or to every peer at once) and counts as sending on it, as
+  /// NCCL gives its NVLS and symmetric kernels many channels; replicas of
+  /// such a plan work on loops of their own, which touch disjoint chunks.
   int64_t replicasToFill(PlanOp plan, const Topology &topo, ArrayRef<int64_t> map) {
     // (rank, link class) -> sending threadblocks
     std::map<std::pair<int64_t, LinkClass>, int64_t> sharing;
@@ -71,11 +75,12 @@ struct CollChooseChannelsPass : coll::impl::CollChooseChannelsPassBase<CollChoos
       int64_t tbs = 0;
       for (auto tb : rank.getBody().getOps<ThreadblockOp>()) {
         ++tbs;
-        if (usesPeers(tb))
-          return 1;
-        if (!tb.getSend())
+        std::optional<int64_t> to = tb.getSend();
+        if (usesPeers(tb) && map.size() > 1)
+          to = rank.getRank() ? 0 : 1; // any other rank: they share one NVLink domain
+        if (!to)
           continue;
-        int64_t a = map[rank.getRank()], b = map[*tb.getSend()];
+        int64_t a = map[rank.getRank()], b = map[*to];
         ++sharing[{a, topo.linkClass(a, b)}];
         sends.push_back({a, b});
       }

@@ -192,9 +192,11 @@ def CollChooseChannelsPass : Pass<"coll-choose-channels", "::mlir::ModuleOp"> {
     below, NCCL's rule applies: while a chunk has fewer bytes than
     replicas x threads x the protocol's threshold (Simple 64, LL and LL128
     8 bytes a thread), halve the replicas, then the threads, down to 64.
-    Plans with steps on other ranks' buffers keep one replica: their
-    barriers count threadblocks. `max-replicas` caps the replicas (1 when
-    `--instances` already replicates the program).
+    A threadblock with steps on other ranks' buffers (multimem, peer
+    windows) counts as sending over its GPU's NVLink, as NCCL runs NVLS and
+    its symmetric kernels on many channels; its replicas work on loops of
+    their own and all arrive at the plan's barriers. `max-replicas` caps
+    the replicas (1 when `--instances` already replicates the program).
   }];
   let options = [
     Option<"topology", "topology", "std::string", /*default=*/"\"\"",

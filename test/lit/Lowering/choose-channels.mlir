@@ -5,7 +5,7 @@
 // 50 GB/s NIC: 2); below, NCCL's rule: a chunk must hold replicas x
 // threads x threshold bytes (Simple 64, LL 8), halving replicas, then
 // threads down to 64. Tables start at the plan's min_bytes and stop before
-// its max_bytes; peer-step plans keep one replica; max-replicas caps them.
+// its max_bytes; max-replicas caps them.
 //
 // RUN: collc-opt %s -split-input-file --coll-choose-channels | FileCheck %s
 // RUN: collc-opt %s -split-input-file --coll-choose-channels=max-replicas=1 | FileCheck %s --check-prefix=ONE
@@ -95,10 +95,11 @@ coll.plan @twonodes : allgather ranks(2) chunks(1) rank_map [0, 8] attributes {t
 
 // -----
 
-// Steps on other ranks' buffers: one replica at every size (an all-to-all
-// input holds a chunk per rank).
+// Steps on other ranks' buffers move over the GPU's NVLink as sends do:
+// 16 replicas at the top, each on loops of its own (an all-to-all input
+// holds a chunk per rank).
 // CHECK-LABEL: coll.plan @peers :
-// CHECK-SAME: launch <0: 1 x 64, 16384: 1 x 128, 32768: 1 x 256, 65536: 1 x 512> {
+// CHECK-SAME: launch <0: 1 x 64, 16384: 1 x 128, 32768: 1 x 256, 65536: 1 x 512, 131072: 2 x 512, 262144: 4 x 512, 524288: 8 x 512, 1048576: 16 x 512> {
 coll.plan @peers : alltoall ranks(2) chunks(1) {
   coll.rank 0 {
     coll.threadblock 0 channel(0) protocol(Simple) {
