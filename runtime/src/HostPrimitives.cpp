@@ -50,7 +50,7 @@ extern "C" int collcHostWait(const collc::Args *a, const uint64_t *word, uint64_
   auto ready = [&] {
     uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
     if (mode == collc::kLLFlag)
-      return uint32_t(v >> 32) == uint32_t(goal);
+      return collc::llWordFlag(v) == uint32_t(goal);
     if (mode == collc::kLL128Flag)
       return v == goal;
     return v >= goal;

@@ -10,6 +10,7 @@
 #define COLLRT_FIFOLAYOUT_H
 
 #include "collc/abi.h"
+#include "collc/wire.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -39,13 +40,6 @@ inline collc::Fifo fifoAt(char *base, int32_t slots, int64_t slotBytes, int32_t 
                      protocol,
                      reinterpret_cast<uint64_t *>(base + 8)};
 }
-/// Payload bytes a slot of `slotBytes` carries: LL spends half on flags,
-/// LL128 one word in 16.
-inline int64_t payloadBytes(int32_t protocol, int64_t slotBytes) {
-  return protocol == collc::kLL      ? slotBytes / 2
-         : protocol == collc::kLL128 ? slotBytes / 128 * 120
-                                     : slotBytes;
-}
 
 /// Elements of one chunk per loop: what the smallest slot of the plan holds
 /// for its widest step, in whole 16-byte units where it can. The same on
@@ -55,7 +49,7 @@ int64_t sliceElements(const collc::PlanDesc &plan, int64_t elemSize, SlotBytes s
   int64_t capacity = INT64_MAX;
   for (int32_t i = 0; i < plan.numThreadblocks; ++i) {
     int32_t p = plan.threadblocks[i].protocol;
-    capacity = std::min(capacity, payloadBytes(p, slotBytes(p)));
+    capacity = std::min(capacity, collc::payloadBytes(p, slotBytes(p)));
   }
   int64_t slice = capacity / (plan.widest * elemSize);
   if (slice >= 16 / elemSize)

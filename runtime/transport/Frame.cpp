@@ -1,6 +1,7 @@
 //===- Frame.cpp - The socket transport's messages, parsed and checked ----===//
 #include "transport/Frame.h"
 
+#include "collc/wire.h"
 #include "transport/Transport.h"
 
 #include <cstring>
@@ -83,7 +84,8 @@ bool collrt::deliverFrame(char *window, const Frame &frame, std::string &error, 
     for (int64_t i = 0; i < words; ++i) {
       uint64_t v;
       memcpy(&v, frame.payload + i * 8, 8);
-      bool flag = m.protocol == collc::kLL128 && i % 16 == 15;
+      bool flag =
+          m.protocol == collc::kLL128 && i % collc::kLL128LineWords == collc::kLL128FlagWord;
       __atomic_store_n(&dst[i], v, flag ? __ATOMIC_RELEASE : __ATOMIC_RELAXED);
     }
   }

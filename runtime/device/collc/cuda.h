@@ -436,8 +436,8 @@ private:
         receives ? in.slots + (recvStep & uint64_t(in.numSlots - 1)) * in.slotBytes : nullptr;
     t.sendSlot =
         sends ? out.slots + (sendStep & uint64_t(out.numSlots - 1)) * out.slotBytes : nullptr;
-    t.recvFlag = protocol == kLL ? llFlag(recvStep) : recvStep + 1;
-    t.sendFlag = protocol == kLL ? llFlag(sendStep) : sendStep + 1;
+    t.recvFlag = protocol == kLL ? llFlag(recvStep) : ll128Flag(recvStep);
+    t.sendFlag = protocol == kLL ? llFlag(sendStep) : ll128Flag(sendStep);
     t.cleanTo = sends && protocol == kLL && llCleans(sendStep, out.numSlots)
                     ? uint32_t(out.slotBytes / 16)
                     : 0;
@@ -509,10 +509,7 @@ private:
       if (sends && (simple || out.sizes)) {
         if (out.sizes)
           out.sizes[sendStep & uint64_t(out.numSlots - 1)] =
-              t.toPeer          ? kDirect
-              : simple          ? int64_t(t.bytes)
-              : protocol == kLL ? int64_t(t.cleanTo ? t.cleanTo : t.words) * 16
-                                : int64_t(t.bytes + 119) / 120 * 128;
+              t.toPeer ? kDirect : wireBytes(protocol, t.bytes, t.cleanTo != 0, out.slotBytes);
         cuda::releaseSys(out.tail, sendStep + 1);
       }
       finished();

@@ -13,6 +13,7 @@
 #define COLLC_DEVICE_CUDA_LL_H
 
 #include "collc/cuda_chunks.h"
+#include "collc/wire.h"
 
 namespace collc {
 namespace cuda {
@@ -33,8 +34,7 @@ static __device__ __noinline__ bool llMove(const Step &step, const Places &at, R
   constexpr int kLines = 2, kEs = Rd::kEs;
   const Step s = step;
   Words<kEs, Rd::kInline> w(s, at);
-  const uint32_t nt = blockDim.x, flag = uint32_t(s.recvFlag);
-  const uint64_t sendFlag = s.sendFlag << 32;
+  const uint32_t nt = blockDim.x, flag = uint32_t(s.recvFlag), sendFlag = uint32_t(s.sendFlag);
   for (uint32_t base = threadIdx.x; base < s.words; base += kLines * nt) {
     uint64_t v[kLines];
 #pragma unroll
@@ -55,12 +55,12 @@ static __device__ __noinline__ bool llMove(const Step &step, const Places &at, R
           break;
         const bool two = 8 * x + 4 < s.bytes; // host senders stop at the last 4-byte word
         Patience patience(*s.a);
-        while (uint32_t(lo[u] >> 32) != flag || (two && uint32_t(hi[u] >> 32) != flag)) {
+        while (llWordFlag(lo[u]) != flag || (two && llWordFlag(hi[u]) != flag)) {
           if (!patience.keepWaiting("data from rank", s.a->recvPeer))
             return false;
           loadLine(s.recvSlot + 16 * size_t(x), lo[u], hi[u]);
         }
-        const uint64_t in = (lo[u] & 0xffffffffu) | hi[u] << 32;
+        const uint64_t in = llWordData(lo[u]) | uint64_t(llWordData(hi[u])) << 32;
         v[u] = s.nsrc ? rd(in, v[u]) : in;
       }
     }
@@ -75,13 +75,13 @@ static __device__ __noinline__ bool llMove(const Step &step, const Places &at, R
         w.put(x, v[u]);
       if (s.sends) {
         const uint64_t out = w.trim(x, v[u]);
-        storeLine(s.sendSlot + 16 * size_t(x), sendFlag | (out & 0xffffffffu),
-                  sendFlag | out >> 32);
+        storeLine(s.sendSlot + 16 * size_t(x), llWord(uint32_t(out), sendFlag),
+                  llWord(uint32_t(out >> 32), sendFlag));
       }
     }
   }
   for (uint32_t x = s.words + threadIdx.x; x < s.cleanTo; x += nt) // see llCleans
-    storeLine(s.sendSlot + 16 * size_t(x), sendFlag, sendFlag);
+    storeLine(s.sendSlot + 16 * size_t(x), llWord(0, sendFlag), llWord(0, sendFlag));
   return true;
 }
 

@@ -33,8 +33,8 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
   const Step s = step;
   Words<kEs, Rd::kInline> w(s, at);
   const uint32_t lane = threadIdx.x & 31, col = lane & 7, nw = blockDim.x / 32;
-  const bool flagLane = col == 7;
-  const uint32_t lines = (s.bytes + 119) / 120;
+  const bool flagLane = col == kLL128FlagWord / 2;
+  const uint32_t lines = uint32_t(ll128Lines(s.bytes));
   for (uint32_t block = threadIdx.x / 32; block * kLines < lines; block += nw) {
     // Group u: line block * kLines + 4u + lane / 8; this lane's payload words
     // x and x + 1 in it (the flag lane has only x).
@@ -42,7 +42,7 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
     uint64_t lo[kGroups], hi[kGroups];
 #pragma unroll
     for (uint32_t u = 0; u < kGroups; ++u) {
-      const uint32_t x = 15 * (line0 + 4 * u) + 2 * col;
+      const uint32_t x = kLL128PayloadWords * (line0 + 4 * u) + 2 * col;
       lo[u] = x < s.words && s.nsrc ? w.get(x) : 0;
       hi[u] = x + 1 < s.words && !flagLane && s.nsrc ? w.get(x + 1) : 0;
     }
@@ -55,7 +55,7 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
         for (uint32_t u = 0; u < kGroups; ++u) {
           if (line0 + 4 * u >= lines)
             break;
-          loadLine(s.recvSlot + 128 * size_t(line0 + 4 * u) + 16 * col, in[u], inHi[u]);
+          loadLine(s.recvSlot + kLL128LineBytes * size_t(line0 + 4 * u) + 16 * col, in[u], inHi[u]);
           stale |= flagLane && inHi[u] != s.recvFlag;
         }
         if (!__any_sync(~0u, stale))
@@ -68,7 +68,7 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
 #pragma unroll
       for (uint32_t u = 0; u < kGroups; ++u)
         if (line0 + 4 * u < lines)
-          loadLine(s.recvSlot + 128 * size_t(line0 + 4 * u) + 16 * col, in[u], inHi[u]);
+          loadLine(s.recvSlot + kLL128LineBytes * size_t(line0 + 4 * u) + 16 * col, in[u], inHi[u]);
 #pragma unroll
       for (uint32_t u = 0; u < kGroups; ++u) {
         if (line0 + 4 * u >= lines)
@@ -79,7 +79,7 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
     }
 #pragma unroll
     for (uint32_t u = 0; u < kGroups; ++u) {
-      const uint32_t line = line0 + 4 * u, x = 15 * line + 2 * col;
+      const uint32_t line = line0 + 4 * u, x = kLL128PayloadWords * line + 2 * col;
       if (line >= lines)
         break;
       const bool two = !flagLane && x + 1 < s.words;
@@ -101,12 +101,12 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
     __syncwarp();
 #pragma unroll
     for (uint32_t u = 0; u < kGroups; ++u) {
-      const uint32_t line = line0 + 4 * u, x = 15 * line + 2 * col;
+      const uint32_t line = line0 + 4 * u, x = kLL128PayloadWords * line + 2 * col;
       const bool two = !flagLane && x + 1 < s.words;
       const uint64_t a = x < s.words ? w.trim(x, lo[u]) : 0;
       const uint64_t b = flagLane ? s.sendFlag : two ? w.trim(x + 1, hi[u]) : 0;
       if (line < lines)
-        storeLine(s.sendSlot + 128 * size_t(line) + 16 * col, a, b);
+        storeLine(s.sendSlot + kLL128LineBytes * size_t(line) + 16 * col, a, b);
     }
   }
   return true;

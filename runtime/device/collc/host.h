@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "collc/multimem.h"
+#include "collc/wire.h"
 
 #include <initializer_list>
 #include <vector>
@@ -332,30 +333,31 @@ private:
       uint32_t flag = llFlag(recvStep);
       // Wait for the last word first: the sender writes in order, so the
       // others are then usually there and each check passes at once.
-      int64_t last = (bytes + 3) / 4 - 1;
+      const int64_t n = llWords(bytes), last = n - 1;
       if (last > 0 && !collcHostWait(&a, &words[last], flag, kLLFlag, "data from rank", a.recvPeer))
         return fail();
-      for (int64_t w = 0; w * 4 < bytes; ++w) {
+      for (int64_t w = 0; w < n; ++w) {
         uint64_t word = __atomic_load_n(&words[w], __ATOMIC_RELAXED);
-        if (uint32_t(word >> 32) != flag) {
+        if (llWordFlag(word) != flag) {
           if (!collcHostWait(&a, &words[w], flag, kLLFlag, "data from rank", a.recvPeer))
             return fail();
           word = __atomic_load_n(&words[w], __ATOMIC_RELAXED);
         }
-        uint32_t data = uint32_t(word);
+        uint32_t data = llWordData(word);
         memcpy(out + w * 4, &data, 4); // `acc` has room past the end
       }
     } else {
-      int64_t last = (bytes + 119) / 120 - 1;
-      if (last > 0 && !collcHostWait(&a, &words[last * 16 + 15], recvStep + 1, kLL128Flag,
-                                     "data from rank", a.recvPeer))
+      const uint64_t flag = ll128Flag(recvStep);
+      const int64_t lines = ll128Lines(bytes);
+      if (lines > 1 && !collcHostWait(&a, &words[(lines - 1) * kLL128LineWords + kLL128FlagWord],
+                                      flag, kLL128Flag, "data from rank", a.recvPeer))
         return fail();
-      for (int64_t line = 0; line * 120 < bytes; ++line) {
-        uint64_t *l = words + line * 16;
-        if (__atomic_load_n(&l[15], __ATOMIC_ACQUIRE) != recvStep + 1 &&
-            !collcHostWait(&a, &l[15], recvStep + 1, kLL128Flag, "data from rank", a.recvPeer))
+      for (int64_t line = 0; line < lines; ++line) {
+        uint64_t *l = words + line * kLL128LineWords;
+        if (__atomic_load_n(&l[kLL128FlagWord], __ATOMIC_ACQUIRE) != flag &&
+            !collcHostWait(&a, &l[kLL128FlagWord], flag, kLL128Flag, "data from rank", a.recvPeer))
           return fail();
-        memcpy(out + line * 120, l, 120);
+        memcpy(out + line * kLL128PayloadBytes, l, kLL128PayloadBytes);
       }
     }
     store(f.head, ++recvStep);
@@ -382,27 +384,24 @@ private:
     // A cleaning LL step fills its slot, and a proxy ships all of it.
     const bool cleans = f.protocol == kLL && llCleans(sendStep, f.numSlots);
     if (f.sizes) // null where no proxy ships the step (GPU plans' LL and LL128)
-      f.sizes[sendStep & uint64_t(f.numSlots - 1)] = f.protocol == kSimple ? bytes
-                                                     : cleans              ? f.slotBytes
-                                                     : f.protocol == kLL
-                                                         ? (bytes + 3) / 4 * 8
-                                                         : (bytes + 119) / 120 * 128;
+      f.sizes[sendStep & uint64_t(f.numSlots - 1)] =
+          wireBytes(f.protocol, bytes, cleans, f.slotBytes);
     if (f.protocol == kSimple) {
       memcpy(slot, in, bytes);
     } else if (f.protocol == kLL) {
-      uint64_t flag = uint64_t(llFlag(sendStep)) << 32;
-      const int64_t sent = (bytes + 3) / 4, upTo = cleans ? f.slotBytes / 8 : sent;
+      const uint32_t flag = llFlag(sendStep);
+      const int64_t sent = llWords(bytes), upTo = cleans ? f.slotBytes / 8 : sent;
       for (int64_t w = 0; w < upTo; ++w) {
         uint32_t data = 0;
         if (w < sent)
           memcpy(&data, in + w * 4, 4);
-        __atomic_store_n(&words[w], flag | data, __ATOMIC_RELAXED);
+        __atomic_store_n(&words[w], llWord(data, flag), __ATOMIC_RELAXED);
       }
     } else {
-      for (int64_t line = 0; line * 120 < bytes; ++line) {
-        uint64_t *l = words + line * 16;
-        memcpy(l, in + line * 120, 120);
-        store(&l[15], sendStep + 1);
+      for (int64_t line = 0; line < ll128Lines(bytes); ++line) {
+        uint64_t *l = words + line * kLL128LineWords;
+        memcpy(l, in + line * kLL128PayloadBytes, kLL128PayloadBytes);
+        store(&l[kLL128FlagWord], ll128Flag(sendStep));
       }
     }
     store(f.tail, ++sendStep);

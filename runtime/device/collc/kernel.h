@@ -10,6 +10,7 @@
 #define COLLC_DEVICE_KERNEL_H
 
 #include "collc/abi.h"
+#include "collc/wire.h"
 
 #if defined(__CUDACC__)
 #define COLLC_HD __host__ __device__
@@ -30,20 +31,6 @@ struct Ref {
 struct Direct {
   Ref ref;
 };
-
-// The LL flag of a step: never 0, the value of words no step has written
-// yet, and the same again only after 2^32 - 1 steps.
-COLLC_HD inline uint32_t llFlag(uint64_t step) { return uint32_t(step % 0xFFFFFFFFull) + 1; }
-
-// A line that no step rewrites keeps its flag until the flag comes round
-// again, and a shorter step leaves the lines past its end as they were.
-// So an LL sender fills its whole slot (flag, zero data) on the first
-// numSlots steps of every 2^31: no line is older than 2^31 + numSlots
-// steps, well inside the flag's period. NCCL cleans on the same grounds
-// (NCCL_LL_CLEAN_MASK, prims_ll.h).
-COLLC_HD inline bool llCleans(uint64_t step, int32_t numSlots) {
-  return (step & 0x7FFFFFFFull) < uint64_t(numSlots);
-}
 
 // A plan whose FIFOs differ in protocol: BlockOf<kAnyProtocol> reads each
 // FIFO's.
