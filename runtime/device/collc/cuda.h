@@ -110,8 +110,18 @@ public:
     // Counters this threadblock wrote last launch: the same in every thread.
     if (a->recv.slots)
       recvStep = cuda::loadSys(a->recv.head);
-    if (a->send.slots)
-      sendStep = room = cuda::loadSys(a->send.tail);
+    if (a->send.slots) {
+      // The send FIFO's head lies in this GPU's memory (or the proxy's
+      // mirror) and says how many sends fit, so the first send polls only
+      // where the FIFO is full. The receiver may be moving it: one thread
+      // reads it for all, which must agree on whether to wait.
+      __shared__ uint64_t head;
+      if (threadIdx.x == 0)
+        head = cuda::loadSys(a->send.head);
+      __syncthreads();
+      sendStep = cuda::loadSys(a->send.tail);
+      room = head + uint64_t(a->send.numSlots);
+    }
   }
 
   // Starts the next loop over the user buffer; false after the last.

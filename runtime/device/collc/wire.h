@@ -61,10 +61,10 @@ COLLC_WIRE_FN int64_t ll128Lines(int64_t bytes) {
 // The bytes of a slot that a step of `bytes` of payload writes, which a
 // proxy ships: a cleaning LL step (llCleans) writes its whole slot.
 COLLC_WIRE_FN int64_t wireBytes(int32_t protocol, int64_t bytes, bool cleans, int64_t slotBytes) {
-  return protocol == kSimple  ? bytes
-         : cleans             ? slotBytes
-         : protocol == kLL    ? llWords(bytes) * 8
-                              : ll128Lines(bytes) * kLL128LineBytes;
+  return protocol == kSimple ? bytes
+         : cleans            ? slotBytes
+         : protocol == kLL   ? llWords(bytes) * 8
+                             : ll128Lines(bytes) * kLL128LineBytes;
 }
 // The payload a slot of `slotBytes` carries: LL spends half on flags,
 // LL128 one word in 16.
