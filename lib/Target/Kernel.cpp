@@ -205,11 +205,30 @@ SmallVector<std::pair<FieldRole, std::string>> operands(RunOp run, int64_t ranks
   return out;
 }
 
+/// Whether `st` stores, straight after it and waiting for nothing, the
+/// chunk that multimem step `ld` reduced, both one step naming no table
+/// operand: the device then fuses them (multimemAllReduce), keeping the
+/// reduced values in registers.
+bool fusesMultimem(RunOp ld, RunOp st, int64_t ranks) {
+  if (ld.getStep() != RunKind::multimem_ld_reduce || st.getStep() != RunKind::multimem_st ||
+      ld.getCount() != 1 || st.getCount() != 1 || st.getWaits() || st.getTableWaits())
+    return false;
+  auto affine = [](RunOp run) {
+    return llvm::all_of(run.getFields(), [](Attribute a) { return isa<AffineFieldAttr>(a); });
+  };
+  if (!affine(ld) || !affine(st))
+    return false;
+  int64_t at = 0;
+  auto reduced = operands(ld, ranks, at), stored = operands(st, ranks, at);
+  return reduced.size() == 2 && stored.size() == 2 && reduced[1].second == stored[0].second;
+}
+
 /// A run: its waits from the table, then one primitive call per step, in
-/// a loop over `k` when it has several.
-LogicalResult printOperation(KernelEmitter &e, RunOp run, int64_t ranks) {
+/// a loop over `k` when it has several; with `fused` (fusesMultimem), the
+/// call does that store too.
+LogicalResult printOperation(KernelEmitter &e, RunOp run, int64_t ranks, RunOp fused = {}) {
   raw_indented_ostream &os = e.ostream();
-  StringRef fn = callee(run.getStep());
+  StringRef fn = fused ? "multimemAllReduce" : callee(run.getStep());
   int64_t offset = 0;
   SmallVector<std::string> waits;
   // A number of deps that differs between threadblocks comes first, and the
@@ -220,6 +239,10 @@ LogicalResult printOperation(KernelEmitter &e, RunOp run, int64_t ranks) {
     waits.push_back(
         llvm::formatv("b.wait(t[{0}], t[{1}], t[{2}]);", offset, offset + 1, offset + 2));
   auto args = operands(run, ranks, offset);
+  if (fused) {
+    int64_t none = 0;
+    args.push_back(operands(fused, ranks, none).back());
+  }
   std::string call = ("b." + fn + "(").str();
   bool reduce = run.getStep() == RunKind::local_reduce;
   bool first = true;
@@ -278,9 +301,14 @@ LogicalResult printOperation(KernelEmitter &e, ShapeOp shape) {
                                      shape.getId(), rank ? " r" : "", table ? "t" : "")
                            .str(),
                        "}\n\n");
-  for (auto run : shape.getBody().front().getOps<RunOp>())
-    if (failed(printOperation(e, run, ranks)))
+  auto runs = llvm::to_vector(shape.getBody().front().getOps<RunOp>());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    RunOp fused =
+        i + 1 < runs.size() && fusesMultimem(runs[i], runs[i + 1], ranks) ? runs[i + 1] : RunOp();
+    if (failed(printOperation(e, runs[i], ranks, fused)))
       return failure();
+    i += bool(fused);
+  }
   return success();
 }
 

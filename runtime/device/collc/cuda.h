@@ -184,6 +184,62 @@ public:
   // NVLink multicast: Args::multicast[b] addresses buffer b of every rank.
   __device__ void multimemLdReduce(Ref src, Ref dst) { multimem(true, src, dst); }
   __device__ void multimemSt(Ref src, Ref dst) { multimem(false, src, dst); }
+  // multimemLdReduce(src, mid) then multimemSt(mid, dst), as two steps
+  // count: where every chunk is whole and 16-byte aligned and the (type,
+  // op) has a 16-byte form, each unit goes from the load-reduce to the
+  // store in registers, as NCCL's NVLS kernels do, with no barrier or
+  // fence between (mid still gets it); otherwise the two steps.
+  __device__ __noinline__ void multimemAllReduce(Ref src, Ref mid, Ref dst) {
+    if (dead)
+      return;
+    const Args &A = *a;
+    const int32_t es = A.elemSize;
+    const cuda::Geometry g = geometry();
+    const char *const from = A.multicast[src.buffer];
+    char *const to = A.multicast[dst.buffer];
+#if __CUDA_ARCH__ >= 900
+    bool fused = from && to && multimemReduces16(A.datatype, A.op) && src.count == dst.count &&
+                 mid.count == dst.count && g.q * es % 16 == 0;
+#else
+    bool fused = false; // no multimem before sm_90
+#endif
+    // Decided for the whole step before anything moves: in place, the
+    // store overwrites what the load reduces.
+    for (int32_t k = 0; k < dst.count && fused; ++k) {
+      const cuda::Chunk s = cuda::chunkOf(g, row(src), src.buffer >= kScratch0, src.index + k, es);
+      const cuda::Chunk m = cuda::chunkOf(g, row(mid), mid.buffer >= kScratch0, mid.index + k, es);
+      const cuda::Chunk d = cuda::chunkOf(g, row(dst), dst.buffer >= kScratch0, dst.index + k, es);
+      fused = s.valid == g.q && m.valid == g.q && d.valid == g.q &&
+              !((reinterpret_cast<uintptr_t>(s.p) | reinterpret_cast<uintptr_t>(m.p) |
+                 reinterpret_cast<uintptr_t>(d.p)) &
+                15);
+    }
+    if (!fused) {
+      multimem(true, src, mid);
+      multimem(false, mid, dst);
+      return;
+    }
+    for (int32_t k = 0; k < dst.count; ++k) {
+      const cuda::Chunk s = cuda::chunkOf(g, row(src), src.buffer >= kScratch0, src.index + k, es);
+      const cuda::Chunk m = cuda::chunkOf(g, row(mid), mid.buffer >= kScratch0, mid.index + k, es);
+      const cuda::Chunk d = cuda::chunkOf(g, row(dst), dst.buffer >= kScratch0, dst.index + k, es);
+      const char *x = from + (s.p - A.buffers[src.buffer]);
+      char *y = to + (d.p - A.buffers[dst.buffer]);
+      cuda::unitsInFlight(
+          uint32_t(g.q * es / 16),
+          [&](uint32_t i) { return cuda::multimemLoad16(A.datatype, A.op, x + 16 * size_t(i)); },
+          [&](uint32_t i, cuda::U128 v) {
+            cuda::st<cuda::U128>(m.p + 16 * size_t(i), v);
+            cuda::multimemStore16(y + 16 * size_t(i), v);
+          });
+    }
+    __syncthreads();
+    if (poster()) {
+      cuda::fenceSys(); // multicast stores come back to this GPU through the switch
+      finished();
+      finished();
+    }
+  }
 
   // Peer windows: Args::peers[r * kMaxBuffers + b] is buffer b of rank r.
   // dst = src reduced over every rank, all ranks' loads in flight at once.

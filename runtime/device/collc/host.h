@@ -116,6 +116,12 @@ public:
 #endif
     put(src, dst);
   }
+  // The two steps one after the other, as the emitter fuses them (cuda.h
+  // keeps the reduced values in registers between them).
+  void multimemAllReduce(Ref src, Ref mid, Ref dst) {
+    multimemLdReduce(src, mid);
+    multimemSt(mid, dst);
+  }
   void readReduce(Ref src, Ref dst) {
     if (!mapped("read_reduce"))
       return;

@@ -18,6 +18,24 @@ module {
       }
     }
   }
+  coll.plan @apart_LL : allreduce ranks(2) chunks(4) scratch {red = 2 : i64} bytes[0, 4611686018427387904) algorithm("apart") protocol(LL) slots(8) {
+    coll.rank 0 {
+      coll.threadblock 0 channel(0) protocol(LL) {
+        coll.multimem_ld_reduce in[0][0] -> red[0][0]
+        coll.multimem_ld_reduce in[0][2] -> red[0][1]
+        coll.multimem_st red[0][0] -> out[0][0]
+        coll.multimem_st red[0][1] -> out[0][2]
+      }
+    }
+    coll.rank 1 {
+      coll.threadblock 0 channel(0) protocol(LL) {
+        coll.multimem_ld_reduce in[1][1] -> red[1][0]
+        coll.multimem_ld_reduce in[1][3] -> red[1][1]
+        coll.multimem_st red[1][0] -> out[1][1]
+        coll.multimem_st red[1][1] -> out[1][3]
+      }
+    }
+  }
   coll.plan @windows_Simple : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("windows") protocol(Simple) slots(8) {
     coll.rank 0 {
       coll.threadblock 0 channel(0) protocol(Simple) {
@@ -35,9 +53,11 @@ module {
   }
 }
 
+// A load-reduce and the store of what it reduced, next to each other: one
+// call, which keeps the values in registers (the table still counts two
+// steps).
 // CHECK:COLLC_DEVICE void shape0(Block &b, int64_t r, const int64_t *) {
-// CHECK-NEXT:  b.multimemLdReduce(in(r), scratch(kScratch_red, 0)); // translate-peers.mlir:{{[0-9]+}}
-// CHECK-NEXT:  b.multimemSt(scratch(kScratch_red, 0), out(r)); // translate-peers.mlir:{{[0-9]+}}
+// CHECK-NEXT:  b.multimemAllReduce(in(r), scratch(kScratch_red, 0), out(r)); // translate-peers.mlir:{{[0-9]+}}
 // CHECK-NEXT:}
 // CHECK:const ThreadblockDesc threadblocks[] = {
 // CHECK-NEXT:    // rank, id, recv, send, channel, protocol, direct/peer steps, steps,
@@ -45,6 +65,17 @@ module {
 // CHECK-NEXT:    {0, 0, -1, -1, 0, kLL, 12, 2, 0, 0, nullptr},
 // CHECK-NEXT:    {1, 0, -1, -1, 0, kLL, 12, 2, 0, 0, nullptr},
 // CHECK-NEXT:};
+
+// Both loads first, then both stores: no store follows the load of its
+// chunk, so the steps stay apart.
+// CHECK:COLLC_DEVICE void shape0(Block &b, int64_t r, const int64_t *) {
+// CHECK-NEXT:  for (int64_t k = 0; k < 2; ++k) {
+// CHECK-NEXT:    b.multimemLdReduce(in(r + 2 * k), scratch(kScratch_red, k)); // translate-peers.mlir:{{[0-9]+}}
+// CHECK-NEXT:  }
+// CHECK-NEXT:  for (int64_t k = 0; k < 2; ++k) {
+// CHECK-NEXT:    b.multimemSt(scratch(kScratch_red, k), out(r + 2 * k)); // translate-peers.mlir:{{[0-9]+}}
+// CHECK-NEXT:  }
+// CHECK-NEXT:}
 
 // Rank 0 also gets, so the ranks have shapes of their own.
 // CHECK:COLLC_DEVICE void shape0(Block &b, int64_t, const int64_t *) {
