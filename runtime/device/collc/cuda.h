@@ -206,9 +206,9 @@ public:
     // Decided for the whole step before anything moves: in place, the
     // store overwrites what the load reduces.
     for (int32_t k = 0; k < dst.count && fused; ++k) {
-      const cuda::Chunk s = cuda::chunkOf(g, row(src), src.buffer >= kScratch0, src.index + k, es);
-      const cuda::Chunk m = cuda::chunkOf(g, row(mid), mid.buffer >= kScratch0, mid.index + k, es);
-      const cuda::Chunk d = cuda::chunkOf(g, row(dst), dst.buffer >= kScratch0, dst.index + k, es);
+      const cuda::Chunk s = chunkOf(src, k);
+      const cuda::Chunk m = chunkOf(mid, k);
+      const cuda::Chunk d = chunkOf(dst, k);
       fused = s.valid == g.q && m.valid == g.q && d.valid == g.q &&
               !((reinterpret_cast<uintptr_t>(s.p) | reinterpret_cast<uintptr_t>(m.p) |
                  reinterpret_cast<uintptr_t>(d.p)) &
@@ -220,9 +220,9 @@ public:
       return;
     }
     for (int32_t k = 0; k < dst.count; ++k) {
-      const cuda::Chunk s = cuda::chunkOf(g, row(src), src.buffer >= kScratch0, src.index + k, es);
-      const cuda::Chunk m = cuda::chunkOf(g, row(mid), mid.buffer >= kScratch0, mid.index + k, es);
-      const cuda::Chunk d = cuda::chunkOf(g, row(dst), dst.buffer >= kScratch0, dst.index + k, es);
+      const cuda::Chunk s = chunkOf(src, k);
+      const cuda::Chunk m = chunkOf(mid, k);
+      const cuda::Chunk d = chunkOf(dst, k);
       const char *x = from + (s.p - A.buffers[src.buffer]);
       char *y = to + (d.p - A.buffers[dst.buffer]);
       cuda::unitsInFlight(
@@ -318,11 +318,9 @@ private:
     if (dead)
       return;
     const Args &A = *a;
-    const int32_t es = A.elemSize;
-    const cuda::Geometry g = geometry();
     char *const mc = A.multicast[reduce ? src.buffer : dst.buffer];
 #if __CUDA_ARCH__ >= 900
-    const bool hw = mc && (!reduce || (es > 1 && multimemReduces(A.datatype, A.op)));
+    const bool hw = mc && (!reduce || (A.elemSize > 1 && multimemReduces(A.datatype, A.op)));
 #else
     const bool hw = false; // no multimem before sm_90
 #endif
@@ -336,8 +334,8 @@ private:
     }
     bool ok = true;
     for (int32_t k = 0; k < dst.count && ok; ++k) {
-      cuda::Chunk s = cuda::chunkOf(g, row(src), src.buffer >= kScratch0, src.index + k, es);
-      cuda::Chunk d = cuda::chunkOf(g, row(dst), dst.buffer >= kScratch0, dst.index + k, es);
+      cuda::Chunk s = chunkOf(src, k);
+      cuda::Chunk d = chunkOf(dst, k);
       if (reduce) {
         cuda::multimemReduceChunk(A, mc + (s.p - A.buffers[src.buffer]), s, d);
       } else if (!cuda::multimemStoreChunk(A, mc + (d.p - A.buffers[dst.buffer]), s, d.valid)) {
@@ -354,6 +352,11 @@ private:
       cuda::fenceSys(); // multicast stores come back to this GPU through the switch
       finished();
     }
+  }
+  // Chunk k of ref r, on this rank, in this loop.
+  __device__ cuda::Chunk chunkOf(Ref r, int32_t k) const {
+    return cuda::chunkOf(geometry(), row(r), r.buffer >= kScratch0, uint32_t(r.index + k),
+                         a->elemSize);
   }
   // The loop row of a ref's buffer, on this rank or on rank `owner`.
   __device__ char *row(Ref r, int32_t owner = -1) const {
