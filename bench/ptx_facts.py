@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Device-code benchmark: what the PTX of the generated kernels calls and divides.
+"""Device-code benchmark: what the inner loops of the generated kernels call and divide.
 
 Emits the same allreduce plans as ptxas_table.py, compiles each to PTX with
-nvcc, and prints per device function that moves data (the LL, LL128 and
-Simple primitives and the reductions they use), and every other function
-with a 64-bit `div`/`rem`, how many `call` and 64-bit division instructions
-its body has, and which functions it calls. The
-issue's facts: no call inside the LL, LL128 and Simple inner loops, no
-64-bit division in any inner loop. A function here is one body; whether a
-call sits in its loop is for the reader of the listed PTX (--keep DIR).
+nvcc, and prints per kernel and device function its innermost loops (a
+backward branch to a label, with no other loop inside), how many of them
+hold a `call` and which functions those call, and how many hold a 64-bit
+`div`/`rem`. The primitives' loops are inlined into the kernels (collc/
+cuda.h), so a kernel's loops are theirs: the issue's facts are no call in
+the LL, LL128 and Simple loops that move data, and no 64-bit division in
+any inner loop. Calls that remain are on the slow paths of a loop: a wait
+that has spun long (checkIn), a word that spans chunks (gather, scatter).
+--keep DIR keeps the PTX to read.
 
 usage: bench/ptx_facts.py [--collc build/bin/collc] [--nvcc nvcc] [--arch sm_90] [--keep DIR]
 """
@@ -22,9 +24,6 @@ import tempfile
 
 from ptxas_table import CALL, CASES, ROOT, bodies, demangle
 
-# The functions whose bodies are the primitives' inner loops.
-MOVERS = ("llMove", "ll128Move", "simpleMove", "simpleEdge", "reduceUnits", "reduceCopy",
-          "reduceWords", "multimemReduceChunk", "multimemStoreChunk", "peerChunk")
 DIV64 = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:div|rem)\.(?:[us]64)\b", re.M)
 
 
@@ -43,6 +42,21 @@ def short(demangled):
     return name[starts[-2 if name.endswith("::kernel") else -1]:]
 
 
+LABEL = re.compile(r"^(\$L__\w+):", re.M)
+BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__\w+);")
+
+
+def innermost_loops(body):
+    """The instruction lines of each loop that holds no other loop."""
+    lines = body.splitlines()
+    at = {m.group(1): i for i, line in enumerate(lines) for m in [LABEL.match(line)] if m}
+    loops = [(at[m.group(1)], j) for j, line in enumerate(lines)
+             for m in [BRANCH.search(line)] if m and at.get(m.group(1), j + 1) <= j]
+    inner = [(i, j) for i, j in loops
+             if not any((i, j) != (a, b) and i <= a and b <= j for a, b in loops)]
+    return [lines[i:j + 1] for i, j in inner]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--collc", default=os.path.join(ROOT, "build", "bin", "collc"))
@@ -51,7 +65,7 @@ def main():
     p.add_argument("--keep", help="a directory for the PTX files")
     args = p.parse_args()
     include = ["-I" + os.path.join(ROOT, "runtime", d) for d in ("include", "device")]
-    print(f"{'plan':<8} {'function':<34} {'calls':>5} {'div64':>5}   called")
+    print(f"{'plan':<8} {'function':<34} {'loops':>5} {'w/call':>6} {'w/div64':>7}   called in loops")
     with tempfile.TemporaryDirectory() as work:
         for name, example, flags in CASES:
             source = os.path.join(work, name + ".cu")
@@ -69,13 +83,14 @@ def main():
                 funcs = bodies(f.read())
             names = {f: short(d) for f, d in zip(funcs, demangle(list(funcs)))}
             for fn, body in funcs.items():
-                divides = len(DIV64.findall(body))
-                if not names[fn].startswith(MOVERS) and not divides:
+                loops = innermost_loops(body)
+                if not loops:
                     continue
-                calls = CALL.findall(body)
-                called = sorted({names.get(c, c) for c in calls})
-                print(f"{name:<8} {names[fn]:<34} {len(calls):>5} {divides:>5}   "
-                      f"{', '.join(called) or '-'}")
+                calling = [CALL.findall("\n".join(loop)) for loop in loops]
+                dividing = sum(bool(DIV64.search("\n".join(loop))) for loop in loops)
+                called = sorted({names.get(c, c) for calls in calling for c in calls})
+                print(f"{name:<8} {names[fn]:<34} {len(loops):>5} {sum(map(bool, calling)):>6} "
+                      f"{dividing:>7}   {', '.join(called) or '-'}")
 
 
 if __name__ == "__main__":

@@ -370,6 +370,12 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
            tb.getProtocol().value_or(Protocol::Simple) == protocol;
   });
   os << "constexpr int32_t kProtocol = " << (one ? abiName(protocol) : "kAnyProtocol") << ";\n";
+  // How many primitive calls the shapes hold: a kernel with few inlines
+  // them (collc/cuda.h).
+  int64_t calls = 0;
+  for (auto s : plan.getBody().front().getOps<ShapeOp>())
+    calls += llvm::range_size(s.getBody().front().getOps<RunOp>());
+  os << "constexpr int32_t kCalls = " << calls << ";\n";
   for (auto [i, n] : llvm::enumerate(shape.scratchNames))
     os << "constexpr int32_t kScratch_" << cIdent(n) << " = kScratch0 + " << i << ";\n";
   os << "\n";
@@ -405,7 +411,7 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
   {
     auto run =
         os.scope("template <int32_t T, int32_t O> COLLC_DEVICE void run(const Args *a) {\n", "}\n");
-    os << "BlockOf<kProtocol, T, O> b(a);\n";
+    os << "BlockOf<kProtocol, T, O, kCalls> b(a);\n";
     os << "const int64_t r = a->rank, *t = a->table;\n";
     auto loop = os.scope("while (b.nextLoop()) {\n", "}\n");
     os << "switch (a->shape) {\n";

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Rules of the device primitives that only their PTX shows.
 
-Compiles collc's CUDA output for sm_90 to PTX and checks, in every
-instantiation of the LL128 step (cuda_ll128.h):
-  - after the warp's last vote on the flags, the lines are loaded again
-    before anything is stored: the load that saw a flag may hold older words
-    of its line;
-  - every line store follows a __syncwarp() after that vote, so that the
-    eight lanes of a line store it as one warp store.
+Compiles collc's CUDA output for sm_90 to PTX and checks every LL128 step
+(cuda_ll128.h), wherever it is inlined: after each vote of a warp on the
+flags, if a line store follows before the next vote,
+  - the lines are loaded again before it: the load that saw a flag may
+    hold older words of its line;
+  - a __syncwarp() comes before it, so that the eight lanes of a line
+    store it as one warp store.
 
 Usage: ptx.py COLLC NVCC RUNTIME_INCLUDE DEVICE_INCLUDE EXAMPLE.coll
 """
@@ -22,29 +22,32 @@ VOTE = 'vote.sync.any'
 SYNC = 'bar.warp.sync'
 
 
-def functions(ptx, name):
-    """(mangled name, body) of each definition whose name contains `name`."""
-    pattern = r'^\.func[^\n]*?(\w*' + name + r'\w*)\([^;{]*?\)\s*\{(.*?)^\}'
+def functions(ptx):
+    """(mangled name, body) of each function and kernel."""
+    pattern = r'^(?:\.visible\s+|\.weak\s+)*\.(?:func|entry)[^\n]*?(\w+)\([^;{]*?\{(.*?)^\}'
     return [(m.group(1), m.group(2)) for m in re.finditer(pattern, ptx, re.S | re.M)]
 
 
 def check_ll128(fn, body):
-    """The problems of one ll128Move body."""
+    """(votes whose stores were checked, the problems) of one function."""
     ops = [op for line in body.splitlines()
            for op in (LOAD, STORE, VOTE, SYNC) if op in line]
-    if VOTE not in ops:
-        return [f'{fn}: no vote on the flags']
-    last_vote = max(i for i, op in enumerate(ops) if op == VOTE)
-    after = ops[last_vote + 1:]
-    problems = []
-    stores = [i for i, op in enumerate(after) if op == STORE]
-    if not stores:
-        return [f'{fn}: no line store after the last vote']
-    if LOAD not in after[:stores[0]]:
-        problems.append(f'{fn}: no reload of the lines between the last vote and the stores')
-    if SYNC not in after[:stores[0]]:
-        problems.append(f'{fn}: line stores without a __syncwarp() after the last vote')
-    return problems
+    checked, problems = 0, []
+    for i, op in enumerate(ops):
+        if op != VOTE:
+            continue
+        j = i + 1
+        while j < len(ops) and ops[j] not in (VOTE, STORE):
+            j += 1
+        if j == len(ops) or ops[j] != STORE:
+            continue  # a step that receives only
+        checked += 1
+        between = ops[i + 1:j]
+        if LOAD not in between:
+            problems.append(f'{fn}: a vote on the flags, then line stores with no reload between')
+        if SYNC not in between:
+            problems.append(f'{fn}: a vote on the flags, then line stores with no __syncwarp()')
+    return checked, problems
 
 
 def main():
@@ -56,12 +59,15 @@ def main():
                         f'-I{device}', f'{work}/k.cu', '-o', f'{work}/k.ptx'], check=True)
         with open(f'{work}/k.ptx') as f:
             ptx = f.read()
-    found = functions(ptx, 'll128Move')
-    problems = [p for fn, body in found for p in check_ll128(fn, body)]
-    print(f'{len(found)} instantiations of ll128Move')
+    checked, problems = 0, []
+    for fn, body in functions(ptx):
+        n, found = check_ll128(fn, body)
+        checked += n
+        problems += found
+    print(f'{checked} votes on LL128 flags followed by line stores')
     for p in problems:
         print(p)
-    if not found or problems:
+    if not checked or problems:
         print('FAIL')
         return 1
     print('PASS')

@@ -29,10 +29,8 @@ COLLC_DI void storeLine(char *p, uint64_t lo, uint64_t hi) {
 }
 
 // One LL step (either end LL), reduced by rd; false if a receive gave up.
-template <class Rd>
-static __device__ __noinline__ bool llMove(const Step &step, const Places &at, Rd rd) {
+template <class Sh, class Rd> COLLC_DI bool llMove(const Step &s, const Places &at, Rd rd) {
   constexpr int kLines = 2, kEs = Rd::kEs;
-  const Step s = step;
   Words<kEs, Rd::kInline> w(s, at);
   const uint32_t nt = blockDim.x, flag = uint32_t(s.recvFlag), sendFlag = uint32_t(s.sendFlag);
   for (uint32_t base = threadIdx.x; base < s.words; base += kLines * nt) {
@@ -40,9 +38,9 @@ static __device__ __noinline__ bool llMove(const Step &step, const Places &at, R
 #pragma unroll
     for (int u = 0; u < kLines; ++u) {
       const uint32_t x = base + u * nt;
-      v[u] = x < s.words && s.nsrc ? w.get(x) : 0;
+      v[u] = x < s.words && Sh::nsrc ? w.get(x) : 0;
     }
-    if (s.receives) {
+    if (Sh::receives) {
       uint64_t lo[kLines], hi[kLines];
 #pragma unroll
       for (int u = 0; u < kLines; ++u)
@@ -61,7 +59,7 @@ static __device__ __noinline__ bool llMove(const Step &step, const Places &at, R
           loadLine(s.recvSlot + 16 * size_t(x), lo[u], hi[u]);
         }
         const uint64_t in = llWordData(lo[u]) | uint64_t(llWordData(hi[u])) << 32;
-        v[u] = s.nsrc ? rd(in, v[u]) : in;
+        v[u] = Sh::nsrc ? rd(in, v[u]) : in;
       }
     }
 #pragma unroll
@@ -69,11 +67,12 @@ static __device__ __noinline__ bool llMove(const Step &step, const Places &at, R
       const uint32_t x = base + u * nt;
       if (x >= s.words)
         break;
-      for (int r = 1; r < s.nsrc; ++r)
+#pragma unroll
+      for (int r = 1; r < Sh::nsrc; ++r)
         v[u] = rd(v[u], w.get(r, x));
-      if (s.hasDst)
+      if (Sh::hasDst)
         w.put(x, v[u]);
-      if (s.sends) {
+      if (Sh::sends) {
         const uint64_t out = w.trim(x, v[u]);
         storeLine(s.sendSlot + 16 * size_t(x), llWord(uint32_t(out), sendFlag),
                   llWord(uint32_t(out >> 32), sendFlag));

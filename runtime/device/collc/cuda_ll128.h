@@ -26,11 +26,9 @@ namespace cuda {
 // One LL128 step (either end LL128), reduced by rd; false if a receive
 // gave up. Every lane of a warp runs the same iterations: lanes past the
 // payload idle in them.
-template <class Rd>
-static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at, Rd rd) {
+template <class Sh, class Rd> COLLC_DI bool ll128Move(const Step &s, const Places &at, Rd rd) {
   constexpr int kEs = Rd::kEs;
   constexpr uint32_t kGroups = 2, kLines = 4 * kGroups; // groups of 4 lines, a warp's lines
-  const Step s = step;
   Words<kEs, Rd::kInline> w(s, at);
   const uint32_t lane = threadIdx.x & 31, col = lane & 7, nw = blockDim.x / 32;
   const bool flagLane = col == kLL128FlagWord / 2;
@@ -43,10 +41,10 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
 #pragma unroll
     for (uint32_t u = 0; u < kGroups; ++u) {
       const uint32_t x = kLL128PayloadWords * (line0 + 4 * u) + 2 * col;
-      lo[u] = x < s.words && s.nsrc ? w.get(x) : 0;
-      hi[u] = x + 1 < s.words && !flagLane && s.nsrc ? w.get(x + 1) : 0;
+      lo[u] = x < s.words && Sh::nsrc ? w.get(x) : 0;
+      hi[u] = x + 1 < s.words && !flagLane && Sh::nsrc ? w.get(x + 1) : 0;
     }
-    if (s.receives) {
+    if (Sh::receives) {
       uint64_t in[kGroups], inHi[kGroups];
       Patience patience(*s.a);
       for (;;) {
@@ -73,8 +71,8 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
       for (uint32_t u = 0; u < kGroups; ++u) {
         if (line0 + 4 * u >= lines)
           break;
-        lo[u] = s.nsrc ? rd(in[u], lo[u]) : in[u];
-        hi[u] = s.nsrc ? rd(inHi[u], hi[u]) : inHi[u];
+        lo[u] = Sh::nsrc ? rd(in[u], lo[u]) : in[u];
+        hi[u] = Sh::nsrc ? rd(inHi[u], hi[u]) : inHi[u];
       }
     }
 #pragma unroll
@@ -84,29 +82,30 @@ static __device__ __noinline__ bool ll128Move(const Step &step, const Places &at
         break;
       const bool two = !flagLane && x + 1 < s.words;
       if (x < s.words) {
-        for (int r = 1; r < s.nsrc; ++r) {
+#pragma unroll
+        for (int r = 1; r < Sh::nsrc; ++r) {
           lo[u] = rd(lo[u], w.get(r, x));
           if (two)
             hi[u] = rd(hi[u], w.get(r, x + 1));
         }
-        if (s.hasDst) {
+        if (Sh::hasDst) {
           w.put(x, lo[u]);
           if (two)
             w.put(x + 1, hi[u]);
         }
       }
     }
-    if (!s.sends)
-      continue;
-    __syncwarp();
+    if constexpr (Sh::sends) {
+      __syncwarp();
 #pragma unroll
-    for (uint32_t u = 0; u < kGroups; ++u) {
-      const uint32_t line = line0 + 4 * u, x = kLL128PayloadWords * line + 2 * col;
-      const bool two = !flagLane && x + 1 < s.words;
-      const uint64_t a = x < s.words ? w.trim(x, lo[u]) : 0;
-      const uint64_t b = flagLane ? s.sendFlag : two ? w.trim(x + 1, hi[u]) : 0;
-      if (line < lines)
-        storeLine(s.sendSlot + kLL128LineBytes * size_t(line) + 16 * col, a, b);
+      for (uint32_t u = 0; u < kGroups; ++u) {
+        const uint32_t line = line0 + 4 * u, x = kLL128PayloadWords * line + 2 * col;
+        const bool two = !flagLane && x + 1 < s.words;
+        const uint64_t a = x < s.words ? w.trim(x, lo[u]) : 0;
+        const uint64_t b = flagLane ? s.sendFlag : two ? w.trim(x + 1, hi[u]) : 0;
+        if (line < lines)
+          storeLine(s.sendSlot + kLL128LineBytes * size_t(line) + 16 * col, a, b);
+      }
     }
   }
   return true;

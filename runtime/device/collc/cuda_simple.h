@@ -20,29 +20,29 @@ namespace cuda {
 
 // Elements [from, q) of chunk k, which some ref lacks: sources read as zeros
 // there, the destination takes only its valid ones, the slot all.
-template <class Rd>
-static __device__ __noinline__ void simpleEdge(const Step &s, const Places &at, uint32_t k,
-                                               uint32_t from, Rd rd) {
+template <class Sh, class Rd>
+COLLC_DI void simpleEdge(const Step &s, const Places &at, uint32_t k, uint32_t from, Rd rd) {
   constexpr int kEs = Rd::kEs;
   using B = typename UnitOf<kEs>::type;
   const size_t at0 = size_t(k) * s.q * kEs;
-  const Chunk d = s.hasDst || s.recvFromDst ? at.chunk(kDst, k, kEs) : Chunk{};
-  const Chunk p = s.toPeer ? at.chunk(kPeer, k, kEs) : Chunk{};
+  const Chunk d = Sh::hasDst ? at.chunk<true>(kDst, k, kEs) : Chunk{};
+  const Chunk p = s.toPeer ? at.chunk<true>(kPeer, k, kEs) : Chunk{};
   for (uint32_t j = from + threadIdx.x; j < s.q; j += blockDim.x) {
     B v = 0;
     bool have = false;
-    if (s.recvFromDst || s.receives) {
+    if (Sh::receives) {
       v = s.recvFromDst ? (j < d.valid ? reinterpret_cast<const B *>(d.p)[j] : B(0))
                         : reinterpret_cast<const B *>(s.recvSlot + at0)[j];
       have = true;
     }
-    for (int r = 0; r < s.nsrc; ++r) {
-      const Chunk c = at.chunk(r, k, kEs);
+#pragma unroll
+    for (int r = 0; r < Sh::nsrc; ++r) {
+      const Chunk c = at.chunk<true>(r, k, kEs);
       const B x = j < c.valid ? reinterpret_cast<const B *>(c.p)[j] : B(0);
       v = have ? rd(v, x) : x;
       have = true;
     }
-    if (s.hasDst && j < d.valid)
+    if (Sh::hasDst && j < d.valid)
       reinterpret_cast<B *>(d.p)[j] = v;
     if (s.sends)
       reinterpret_cast<B *>(s.sendSlot + at0)[j] = v;
@@ -51,44 +51,45 @@ static __device__ __noinline__ void simpleEdge(const Step &s, const Places &at, 
   }
 }
 
-// One Simple step, both ends Simple (or none: local and peer steps),
-// reduced by rd.
-template <class Rd>
-static __device__ __noinline__ void simpleMove(const Step &step, const Places &at, Rd rd) {
+// One Simple step of shape Sh, both ends Simple (or none: local and peer
+// steps), reduced by rd. Inlined into the step, so that its refs and
+// pointers stay in registers.
+template <class Sh, class Rd> COLLC_DI void simpleMove(const Step &s, const Places &at, Rd rd) {
   constexpr int kEs = Rd::kEs;
-  const Step s = step;
   for (uint32_t k = 0; k < s.count; ++k) {
     const size_t at0 = size_t(k) * s.q * kEs;
-    Run run;
-    run.nsrc = run.ndst = 0;
+    typename Sh::Pointers run;
     uint32_t whole = s.q; // elements every ref has
     Chunk d{};
-    if (s.hasDst || s.recvFromDst) {
-      d = at.chunk(kDst, k, kEs);
+    if (Sh::hasDst) {
+      d = at.chunk<true>(kDst, k, kEs);
       whole = d.valid < whole ? d.valid : whole;
     }
-    if (s.recvFromDst)
-      run.src[run.nsrc++] = d.p;
-    else if (s.receives)
-      run.src[run.nsrc++] = s.recvSlot + at0;
-    for (int r = 0; r < s.nsrc; ++r) {
-      const Chunk c = at.chunk(r, k, kEs);
-      run.src[run.nsrc++] = c.p;
+    if (Sh::receives)
+      run.src[0] = s.recvFromDst ? d.p : s.recvSlot + at0;
+#pragma unroll
+    for (int r = 0; r < Sh::nsrc; ++r) {
+      const Chunk c = at.chunk<true>(r, k, kEs);
+      run.src[Sh::receives + r] = c.p;
       whole = c.valid < whole ? c.valid : whole;
     }
-    if (s.hasDst)
-      run.dst[run.ndst++] = d.p;
-    if (s.sends)
-      run.dst[run.ndst++] = s.sendSlot + at0;
-    if (s.toPeer) {
-      const Chunk p = at.chunk(kPeer, k, kEs);
-      run.dst[run.ndst++] = p.p;
-      whole = p.valid < whole ? p.valid : whole;
+    if (Sh::hasDst)
+      run.dst[0] = d.p;
+    if (Sh::sends) {
+      char *to = s.sendSlot + at0;
+      if (s.toPeer) {
+        const Chunk p = at.chunk<true>(kPeer, k, kEs);
+        to = p.p;
+        whole = p.valid < whole ? p.valid : whole;
+      }
+      run.dst[Sh::hasDst] = to;
     }
-    if (whole && run.ndst && !(s.recvFromDst && run.nsrc == 1 && run.ndst == 1 && s.hasDst))
-      reduceCopy(rd, run, whole);
+    // What a direct sender stored in the destination needs no copy there.
+    const bool stored = Sh::nsrc == 0 && !Sh::sends && s.recvFromDst;
+    if (whole && run.ndst && !stored)
+      reduceCopyAt(rd, run, whole);
     if (whole < s.q)
-      simpleEdge(s, at, k, whole, rd);
+      simpleEdge<Sh>(s, at, k, whole, rd);
   }
 }
 

@@ -141,6 +141,14 @@ static __device__ __noinline__ void refuse(const Args &a, const char *what) {
   }
 }
 
+// The thread that posts a block's counters: not thread 0, which waits.
+COLLC_DI bool poster() { return threadIdx.x == blockDim.x - 1; }
+// Counts a step where another threadblock waits for this one's.
+COLLC_DI void finished(const Args &a) {
+  if (a.publishes)
+    releaseGpu(&a.progress[a.tb], loadGpu(&a.progress[a.tb]) + 1);
+}
+
 } // namespace cuda
 } // namespace collc
 

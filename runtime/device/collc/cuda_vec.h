@@ -219,6 +219,30 @@ template <int kEsOf> struct AnyType {
   }
 };
 
+// Calls f(Constant<n>{}) for the one of Ns that n is (the last where it
+// is none): a value known only at run time made a constant, so that the
+// loops are compiled per value.
+template <int N> struct Constant {
+  static constexpr int value = N;
+};
+template <int... Ns, class F> COLLC_DI void withConstant(int32_t n, F &&f) {
+  constexpr int all[] = {Ns...}, last = all[sizeof...(Ns) - 1];
+  if (!((n == Ns && (f(Constant<Ns>{}), true)) || ...))
+    f(Constant<last>{});
+}
+// The element size: 1, 2, 4 or 8 bytes.
+template <class F> COLLC_DI void withSize(int32_t elemSize, F &&f) {
+  withConstant<1, 2, 4, 8>(elemSize, f);
+}
+// Calls f with how a kernel compiled for (T, O) reduces: that pair, or
+// for kAnyType the launch's chosen per word for its element size.
+template <int32_t T, int32_t O, class F> COLLC_DI void withReduce(const Args &a, F &&f) {
+  if constexpr (T != kAnyType)
+    f(Typed<T, O>{});
+  else
+    withSize(a.elemSize, [&](auto size) { f(AnyType<decltype(size)::value>{a.datatype, a.op}); });
+}
+
 // Plain memory, in units of 1 to 16 bytes. Ordered by the barriers and
 // fences around a step, so plain (weak) global accesses: FIFO slots are
 // only read after an acquire, which leaves no stale L1 line behind.
@@ -293,52 +317,72 @@ COLLC_DI void stWord(char *p, uint64_t v) {
   }
 }
 
-// Pointers to the sources and destinations of one run of elements.
+// Pointers to the sources and destinations of one run of elements, as
+// many as a step's shape fixes at compile time: once the loops unroll,
+// every index is a constant and the arrays live in registers.
 constexpr int kMaxPtrs = 8;
+template <int NS, int ND> struct Ptrs {
+  static constexpr int32_t nsrc = NS, ndst = ND;
+  const char *src[NS > 0 ? NS : 1];
+  char *dst[ND > 0 ? ND : 1];
+};
+// The same, counted at run time.
 struct Run {
   int32_t nsrc, ndst;
   const char *src[kMaxPtrs];
   char *dst[kMaxPtrs];
 };
+// A count of pointers, in [1, kMaxPtrs].
+template <class F> COLLC_DI void withCount(int32_t n, F &&f) {
+  withConstant<1, 2, 3, 4, 5, 6, 7, kMaxPtrs>(n, f);
+}
 
 // 16-byte units [0, n) from run offset `off`: every destination gets the
-// sources reduced, compiled for one (type, op). kU units per thread in
-// flight, the first two sources loaded together.
-template <class A, class Op, int kU = 4>
-static __device__ __noinline__ void reduceUnits16(const Run &r, size_t off, uint32_t n) {
-  const uint32_t nt = blockDim.x;
-  uint32_t i = threadIdx.x;
-  for (; i + (kU - 1) * nt < n; i += kU * nt) {
+// sources reduced, compiled for one (type, op). As NCCL's reduceCopyPacks:
+// a warp takes hunks of kU * 32 consecutive units, lane l units l, l + 32,
+// ..., so that a thread's kU accesses per pointer are one address and
+// constant offsets, its kU loads of source 0 in flight together, then
+// those of each other source.
+template <class A, class Op, int kU = 4, class R>
+COLLC_DI void reduceUnits16(const R &r, size_t off, uint32_t n) {
+  constexpr uint32_t kHunk = kU * 32, kStride = 32 * 16;
+  const uint32_t lane = threadIdx.x % 32, nw = blockDim.x / 32, hunks = n / kHunk;
+  for (uint32_t h = threadIdx.x / 32; h < hunks; h += nw) {
+    const size_t at = off + 16 * (size_t(h) * kHunk + lane);
     U128 v[kU], w[kU];
 #pragma unroll
     for (int u = 0; u < kU; ++u)
-      v[u] = ld<U128>(r.src[0] + off + 16 * size_t(i + u * nt));
+      v[u] = ld<U128>(r.src[0] + at + kStride * u);
+#pragma unroll
     for (int s = 1; s < r.nsrc; ++s) {
 #pragma unroll
       for (int u = 0; u < kU; ++u)
-        w[u] = ld<U128>(r.src[s] + off + 16 * size_t(i + u * nt));
+        w[u] = ld<U128>(r.src[s] + at + kStride * u);
 #pragma unroll
       for (int u = 0; u < kU; ++u)
         v[u] = apply<A, Op>(v[u], w[u]);
     }
+#pragma unroll
     for (int d = 0; d < r.ndst; ++d)
 #pragma unroll
       for (int u = 0; u < kU; ++u)
-        st<U128>(r.dst[d] + off + 16 * size_t(i + u * nt), v[u]);
+        st<U128>(r.dst[d] + at + kStride * u, v[u]);
   }
-  for (; i < n; i += nt) {
+  for (uint32_t i = hunks * kHunk + threadIdx.x; i < n; i += blockDim.x) {
     const size_t at = off + 16 * size_t(i);
     U128 v = ld<U128>(r.src[0] + at);
+#pragma unroll
     for (int s = 1; s < r.nsrc; ++s)
       v = apply<A, Op>(v, ld<U128>(r.src[s] + at));
+#pragma unroll
     for (int d = 0; d < r.ndst; ++d)
       st<U128>(r.dst[d] + at, v);
   }
 }
 // The same in units of kUnit (16 bytes, or one element for what no wider
 // unit fits), reduced by Rd: for AnyType, chosen per 8-byte word.
-template <int kUnit, class Rd>
-static __device__ __noinline__ void reduceUnits(Rd rd, const Run &r, size_t off, uint32_t n) {
+template <int kUnit, class Rd, class R>
+COLLC_DI void reduceUnits(Rd rd, const R &r, size_t off, uint32_t n) {
   using W = typename UnitOf<kUnit>::type;
   constexpr int kU = 4;
   const uint32_t nt = blockDim.x;
@@ -348,11 +392,24 @@ static __device__ __noinline__ void reduceUnits(Rd rd, const Run &r, size_t off,
     for (int u = 0; u < kU; ++u)
       if (i + u * nt < n)
         v[u] = ld<W>(r.src[0] + off + size_t(i + u * nt) * kUnit);
-    for (int s = 1; s < r.nsrc; ++s)
+    auto reduceFrom = [&](int s) {
 #pragma unroll
       for (int u = 0; u < kU; ++u)
         if (i + u * nt < n)
           v[u] = rd(v[u], ld<W>(r.src[s] + off + size_t(i + u * nt) * kUnit));
+    };
+    // AnyType calls per word: a loop over its sources keeps one pointer,
+    // not all, live across the calls.
+    if constexpr (Rd::kInline) {
+#pragma unroll
+      for (int s = 1; s < r.nsrc; ++s)
+        reduceFrom(s);
+    } else {
+#pragma unroll 1
+      for (int s = 1; s < r.nsrc; ++s)
+        reduceFrom(s);
+    }
+#pragma unroll
     for (int d = 0; d < r.ndst; ++d)
 #pragma unroll
       for (int u = 0; u < kU; ++u)
@@ -366,22 +423,23 @@ static __device__ __noinline__ void reduceUnits(Rd rd, const Run &r, size_t off,
 // dominate training (fp32, fp16 and bf16 sums) in theirs and the rest
 // chosen per word.
 // A typed kernel's loops have the registers for 8 units in flight, as
-// NCCL's Simple on sm_90.
+// NCCL's Simple on sm_90, where a run has at most 4 pointers; 4 where
+// more (peer-window steps over every rank) would need them.
 #if __CUDA_ARCH__ >= 900
-constexpr int kTypedUnits = 8;
+template <class R> constexpr int kTypedUnits = R::nsrc + R::ndst > 4 ? 4 : 8;
 #else
-constexpr int kTypedUnits = 4;
+template <class R> constexpr int kTypedUnits = 4;
 #endif
-template <int32_t T, int32_t O>
-COLLC_DI void reduceUnits16(Typed<T, O>, const Run &r, size_t off, uint32_t n) {
+template <int32_t T, int32_t O, class R>
+COLLC_DI void reduceUnits16(Typed<T, O>, const R &r, size_t off, uint32_t n) {
   using Rd = Typed<T, O>;
   if (r.nsrc == 1)
-    reduceUnits16<CopyOf<1>::type, Sum, kTypedUnits>(r, off, n);
+    reduceUnits16<CopyOf<1>::type, Sum, kTypedUnits<R>>(r, off, n);
   else
-    reduceUnits16<typename Rd::A, typename Rd::Op, kTypedUnits>(r, off, n);
+    reduceUnits16<typename Rd::A, typename Rd::Op, kTypedUnits<R>>(r, off, n);
 }
-template <int kEs>
-COLLC_DI void reduceUnits16(AnyType<kEs> rd, const Run &r, size_t off, uint32_t n) {
+template <int kEs, class R>
+COLLC_DI void reduceUnits16(AnyType<kEs> rd, const R &r, size_t off, uint32_t n) {
   const bool sum = rd.op == collSum || rd.op == collAvg;
   if (r.nsrc == 1)
     reduceUnits16<CopyOf<1>::type, Sum>(r, off, n);
@@ -398,12 +456,13 @@ COLLC_DI void reduceUnits16(AnyType<kEs> rd, const Run &r, size_t off, uint32_t 
 // dst = the sources reduced, n elements of Rd::kEs bytes: 16-byte units
 // where every pointer is as far from 16-byte alignment; the elements
 // before and after them, or all where the pointers differ, one at a time.
-template <class Rd>
-static __device__ __noinline__ void reduceCopy(Rd rd, const Run &r, uint32_t n) {
+template <class Rd, class R> COLLC_DI void reduceCopyAt(Rd rd, const R &r, uint32_t n) {
   constexpr int kEs = Rd::kEs;
   uintptr_t first = reinterpret_cast<uintptr_t>(r.src[0]), differ = 0;
+#pragma unroll
   for (int s = 1; s < r.nsrc; ++s)
     differ |= reinterpret_cast<uintptr_t>(r.src[s]) ^ first;
+#pragma unroll
   for (int d = 0; d < r.ndst; ++d)
     differ |= reinterpret_cast<uintptr_t>(r.dst[d]) ^ first;
   uint32_t head = n, body = 0;
@@ -418,6 +477,21 @@ static __device__ __noinline__ void reduceCopy(Rd rd, const Run &r, uint32_t n) 
     reduceUnits<kEs>(rd, r, 0, head);
   if (done < n)
     reduceUnits<kEs>(rd, r, size_t(done) * kEs, n - done);
+}
+// The same as a call, the pointers passed by value (in registers): the
+// loops then have the registers to themselves, not shared with the step
+// that calls them.
+template <class Rd, class R>
+static __device__ __noinline__ void reduceCopy(Rd rd, const R r, uint32_t n) {
+  reduceCopyAt(rd, r, n);
+}
+// Inlined in a typed kernel, a call in the other (whose loops per common
+// pair would crowd its caller).
+template <class Rd, class R> COLLC_DI void reduceCopyIn(Rd rd, const R &r, uint32_t n) {
+  if constexpr (Rd::kInline)
+    reduceCopyAt(rd, r, n);
+  else
+    reduceCopy(rd, r, n);
 }
 
 } // namespace cuda

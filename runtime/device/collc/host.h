@@ -447,8 +447,10 @@ private:
 // The host runs every protocol through one loop and every (type, op)
 // alike. Kernels compiled for one pair exist only where a fake driver runs
 // the host build as a GPU's: there they check that the runtime launched
-// them for that pair.
-template <int32_t P, int32_t T = kAnyType, int32_t O = kAnyOp> class BlockOf : public Block {
+// them for that pair. How many calls the plan makes (C) matters to nvcc
+// only.
+template <int32_t P, int32_t T = kAnyType, int32_t O = kAnyOp, int32_t C = 0>
+class BlockOf : public Block {
 public:
   explicit BlockOf(const Args *args) : Block(args) {
     if (T != kAnyType && !kernelRuns(T, O, args->datatype, args->op))

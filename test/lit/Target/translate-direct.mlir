@@ -50,6 +50,8 @@ module {
 // CHECK-NEXT:namespace small {
 // CHECK-NEXT:using namespace collc;
 // CHECK-NEXT:constexpr int32_t kProtocol = kLL;
+// The primitive calls of its shapes: few, so nvcc inlines every step.
+// CHECK-NEXT:constexpr int32_t kCalls = 3;
 // CHECK-EMPTY:
 // Both ranks share one function: peers' chunks are (r + 1) % 2.
 // CHECK-NEXT:template <class Block>
@@ -70,7 +72,7 @@ module {
 // The plan's loop, for any (type, op) or one: one kernel each, and an
 // allreduce gets kernels of its own for the fp32, fp16 and bf16 sums.
 // CHECK-NEXT:template <int32_t T, int32_t O> COLLC_DEVICE void run(const Args *a) {
-// CHECK-NEXT:  BlockOf<kProtocol, T, O> b(a);
+// CHECK-NEXT:  BlockOf<kProtocol, T, O, kCalls> b(a);
 // CHECK-NEXT:  const int64_t r = a->rank, *t = a->table;
 // CHECK-NEXT:  while (b.nextLoop()) {
 // CHECK-NEXT:    switch (a->shape) {

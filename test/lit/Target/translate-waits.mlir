@@ -59,6 +59,7 @@ module {
 // CHECK:namespace twoshot_Simple {
 // CHECK-NEXT:using namespace collc;
 // CHECK-NEXT:constexpr int32_t kProtocol = kSimple;
+// CHECK-NEXT:constexpr int32_t kCalls = 10;
 // CHECK-NEXT:constexpr int32_t kScratch_red = kScratch0 + 0;
 // CHECK-EMPTY:
 // Threadblocks 0 of both ranks share shape 0: their chunks are r's.
@@ -114,6 +115,7 @@ module {
 // CHECK:namespace sum {
 // CHECK-NEXT:using namespace collc;
 // CHECK-NEXT:constexpr int32_t kProtocol = kLL;
+// CHECK-NEXT:constexpr int32_t kCalls = 4;
 // CHECK-NEXT:constexpr int32_t kScratch_acc = kScratch0 + 0;
 // CHECK-NEXT:constexpr int32_t kScratch_tmp = kScratch0 + 1;
 // CHECK:COLLC_DEVICE void shape1(Block &b, int64_t, const int64_t *) {
