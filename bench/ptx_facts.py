@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-from ptxas_table import CALL, CASES, ROOT, bodies, demangle
+from ptxas_table import CALL, CASES, ROOT, bodies, demangle, topology
 
 DIV64 = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:div|rem)\.(?:[us]64)\b", re.M)
 
@@ -71,7 +71,7 @@ def main():
             source = os.path.join(work, name + ".cu")
             ptx = os.path.join(work, name + ".ptx")
             subprocess.run([args.collc, os.path.join(ROOT, "examples", example),
-                            "--topology=hgx-h100", "--emit=cuda", "-o", source] + flags, check=True)
+                            "--emit=cuda", "-o", source] + topology(flags) + flags, check=True)
             proc = subprocess.run([args.nvcc, "-std=c++17", "-O3", "-arch=" + args.arch, "-ptx",
                                    source, "-o", ptx] + include, capture_output=True, text=True)
             if proc.returncode:

@@ -21,11 +21,19 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# name, example, collc flags (an H100 node unless a topology is given; the
+# two-shot on an A100 node runs peer windows, read_reduce and put).
 CASES = [
     ("ring", "ring_allreduce.coll", ["-D", "ranks=8"]),
     ("twoshot", "twoshot_allreduce.coll", ["-D", "ranks=8"]),
+    ("windows", "twoshot_allreduce.coll", ["-D", "ranks=8", "--topology=dgx-a100"]),
     ("hier", "hier_allreduce.coll", ["-D", "nodes=2", "-D", "gpus=4"]),
 ]
+
+
+def topology(flags):
+    """The --topology flag collc gets: the case's, else an H100 node's."""
+    return [] if any(f.startswith("--topology=") for f in flags) else ["--topology=hgx-h100"]
 FUNC = re.compile(r"(?:Compiling entry function|Function properties for) '?(\w+)'?")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 REGS = re.compile(r"Used (\d+) registers")
@@ -111,7 +119,7 @@ def main():
         for name, example, flags in CASES:
             source = os.path.join(work, name + ".cu")
             subprocess.run([args.collc, os.path.join(ROOT, "examples", example),
-                            "--topology=hgx-h100", "--emit=cuda", "-o", source] + flags, check=True)
+                            "--emit=cuda", "-o", source] + topology(flags) + flags, check=True)
             funcs = ptxas(args, source, work)
             graph = callGraph(args, source, work)
             names = dict(zip(funcs, demangle(list(funcs))))
@@ -123,6 +131,8 @@ def main():
                 # ring_LL::kernel (any type and op), ring_LL::kernel_float32_sum
                 path = names[fn].split("(collc::")[0].replace("(anonymous namespace)::", "")
                 kernel = "::".join(path.split("::")[-2:])
+                if not kernel.startswith(name):  # the case's name, where the plan's is another
+                    kernel = name + ":" + kernel
                 print(f"{kernel:<34} {regs:>5} {stack:>6} {st:>9} {ld:>9}"
                       f"   {worst[0]}, {worst[1]}/{worst[2]}")
 

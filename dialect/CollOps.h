@@ -91,6 +91,10 @@ llvm::SmallVector<StepField, 4> stepFields(StepOpInterface step, bool directSlot
 /// Whether a run's last field is a direct destination (which some of its
 /// threadblocks' steps may only stand in for).
 bool runHasDirect(RunOp run);
+/// Whether multimem run `ld` and the run `st` after it may be one call
+/// (`fuse_next`): one step each, every operand affine, `st` waiting for
+/// nothing and storing exactly the chunk `ld` reduced.
+bool fusesMultimem(RunOp ld, RunOp st);
 
 /// Whether every step's id is its position in its threadblock, as
 /// coll-number-steps leaves them and as the emitters, which count steps,

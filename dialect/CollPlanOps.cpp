@@ -51,6 +51,21 @@ bool coll::runHasDirect(RunOp run) {
   return t && t.getRole() == FieldRole::direct;
 }
 
+bool coll::fusesMultimem(RunOp ld, RunOp st) {
+  if (ld.getStep() != RunKind::multimem_ld_reduce || st.getStep() != RunKind::multimem_st ||
+      ld.getCount() != 1 || st.getCount() != 1 || st.getWaits() || st.getTableWaits() ||
+      ld.getFields().size() != 2 || st.getFields().size() != 2)
+    return false;
+  auto reduced = llvm::dyn_cast<AffineFieldAttr>(ld.getFields()[1]);
+  auto stored = llvm::dyn_cast<AffineFieldAttr>(st.getFields()[0]);
+  auto other = llvm::dyn_cast<AffineFieldAttr>(ld.getFields()[0]);
+  auto to = llvm::dyn_cast<AffineFieldAttr>(st.getFields()[1]);
+  return reduced && stored && other && to && reduced.getRole() == FieldRole::dst &&
+         stored.getRole() == FieldRole::src && reduced.getBuffer() == stored.getBuffer() &&
+         reduced.getCount() == stored.getCount() && reduced.getA() == stored.getA() &&
+         reduced.getC() == stored.getC() && reduced.getM() == stored.getM(); // k is 0
+}
+
 /// Whether steps of this kind send over their threadblock's connection.
 static bool sends(RunKind kind) {
   return kind == RunKind::send || kind == RunKind::recv_copy_send ||
@@ -79,6 +94,13 @@ LogicalResult RunOp::verify() {
       return emitOpError("only get steps name a peer");
     if (role == FieldRole::direct && !sends(getStep()))
       return emitOpError("only sending steps name a direct destination");
+  }
+  if (getFuseNext()) {
+    auto next = llvm::dyn_cast_or_null<RunOp>(getOperation()->getNextNode());
+    if (!next || !fusesMultimem(*this, next))
+      return emitOpError("fuse_next needs one multimem_ld_reduce step followed by a run of one "
+                         "multimem_st step that stores its chunk and waits for nothing, every "
+                         "operand affine");
   }
   return success();
 }

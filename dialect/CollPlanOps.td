@@ -141,13 +141,18 @@ def Coll_RunOp : Coll_Op<"run", [HasParent<"ShapeOp">]> {
     roles (peer, sources, destination, direct destination), and `waits`
     deps each, which the table holds. With `table_waits`, the number of
     deps differs between the shape's threadblocks, and the table holds it
-    before each step's deps.
+    before each step's deps. With `fuse_next`, a `multimem_ld_reduce` step
+    and the `multimem_st` of the next run, which stores the chunk it
+    reduced and waits for nothing, are one primitive call
+    (`multimemAllReduce`): the reduced values go from the load to the store
+    in registers.
   }];
   let arguments = (ins Coll_RunKindAttr:$step, Coll_DepthAttr:$count, ArrayAttr:$fields,
                        DefaultValuedAttr<Coll_IndexAttr, "0">:$waits,
-                       UnitAttr:$table_waits);
+                       UnitAttr:$table_waits, UnitAttr:$fuse_next);
   let assemblyFormat = [{
-    $step `x` $count $fields (`waits` `(` $waits^ `)`)? (`table_waits` $table_waits^)? attr-dict
+    $step `x` $count $fields (`waits` `(` $waits^ `)`)? (`table_waits` $table_waits^)?
+    (`fuse_next` $fuse_next^)? attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -144,7 +144,10 @@ def CollRerollPass : Pass<"coll-reroll", "::coll::PlanOp"> {
     of the rank and the step within the run where one fits, or a table
     entry. The emitter writes one function per shape, so the code of a
     regular algorithm does not grow with the rank count. The plan keeps its
-    steps, which the verifier checks the shapes reproduce.
+    steps, which the verifier checks the shapes reproduce. A run of one
+    `multimem_ld_reduce` followed by a run of one `multimem_st` that stores
+    the chunk it reduced and waits for nothing gets `fuse_next`: the two
+    are one primitive call, the reduced values kept in registers between.
   }];
 }
 

@@ -251,6 +251,12 @@ struct CollRerollPass : coll::impl::CollRerollPassBase<CollRerollPass> {
         RunOp::create(inShape, step.getLoc(), kind, count, inShape.getArrayAttr(attrs),
                       tableWaits ? 0 : step.getDepRefs().size(), tableWaits);
       }
+      // A multimem load-reduce and the store of its chunk right after it
+      // are one call: the reduced values stay in registers between them.
+      auto runs = llvm::to_vector(shape.getBody().front().getOps<RunOp>());
+      for (size_t i = 0; i + 1 < runs.size(); ++i)
+        if (fusesMultimem(runs[i], runs[i + 1]))
+          runs[i].setFuseNext(true);
       for (Member &member : members)
         member.tb.setShape(id);
       ++id;

@@ -205,27 +205,9 @@ SmallVector<std::pair<FieldRole, std::string>> operands(RunOp run, int64_t ranks
   return out;
 }
 
-/// Whether `st` stores, straight after it and waiting for nothing, the
-/// chunk that multimem step `ld` reduced, both one step naming no table
-/// operand: the device then fuses them (multimemAllReduce), keeping the
-/// reduced values in registers.
-bool fusesMultimem(RunOp ld, RunOp st, int64_t ranks) {
-  if (ld.getStep() != RunKind::multimem_ld_reduce || st.getStep() != RunKind::multimem_st ||
-      ld.getCount() != 1 || st.getCount() != 1 || st.getWaits() || st.getTableWaits())
-    return false;
-  auto affine = [](RunOp run) {
-    return llvm::all_of(run.getFields(), [](Attribute a) { return isa<AffineFieldAttr>(a); });
-  };
-  if (!affine(ld) || !affine(st))
-    return false;
-  int64_t at = 0;
-  auto reduced = operands(ld, ranks, at), stored = operands(st, ranks, at);
-  return reduced.size() == 2 && stored.size() == 2 && reduced[1].second == stored[0].second;
-}
-
 /// A run: its waits from the table, then one primitive call per step, in
-/// a loop over `k` when it has several; with `fused` (fusesMultimem), the
-/// call does that store too.
+/// a loop over `k` when it has several; with `fused` (the run after one
+/// that says `fuse_next`), the call does that store too.
 LogicalResult printOperation(KernelEmitter &e, RunOp run, int64_t ranks, RunOp fused = {}) {
   raw_indented_ostream &os = e.ostream();
   StringRef fn = fused ? "multimemAllReduce" : callee(run.getStep());
@@ -303,8 +285,7 @@ LogicalResult printOperation(KernelEmitter &e, ShapeOp shape) {
                        "}\n\n");
   auto runs = llvm::to_vector(shape.getBody().front().getOps<RunOp>());
   for (size_t i = 0; i < runs.size(); ++i) {
-    RunOp fused =
-        i + 1 < runs.size() && fusesMultimem(runs[i], runs[i + 1], ranks) ? runs[i + 1] : RunOp();
+    RunOp fused = runs[i].getFuseNext() ? runs[i + 1] : RunOp();
     if (failed(printOperation(e, runs[i], ranks, fused)))
       return failure();
     i += bool(fused);

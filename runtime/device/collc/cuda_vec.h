@@ -230,9 +230,20 @@ template <int... Ns, class F> COLLC_DI void withConstant(int32_t n, F &&f) {
   if (!((n == Ns && (f(Constant<Ns>{}), true)) || ...))
     f(Constant<last>{});
 }
-// The element size: 1, 2, 4 or 8 bytes.
+// The element size: 1, 2, 4 or 8 bytes. A switch: the kernel for any pair
+// inlines each step once per size, and behind withConstant's chain of
+// tests the ring's Simple kernel took 192 bytes of stack, not 64.
 template <class F> COLLC_DI void withSize(int32_t elemSize, F &&f) {
-  withConstant<1, 2, 4, 8>(elemSize, f);
+  switch (elemSize) {
+  case 1:
+    return f(Constant<1>{});
+  case 2:
+    return f(Constant<2>{});
+  case 4:
+    return f(Constant<4>{});
+  default:
+    return f(Constant<8>{});
+  }
 }
 // Calls f with how a kernel compiled for (T, O) reduces: that pair, or
 // for kAnyType the launch's chosen per word for its element size.
@@ -332,6 +343,9 @@ struct Run {
   const char *src[kMaxPtrs];
   char *dst[kMaxPtrs];
 };
+// How many sources R has where it is a Ptrs; 0 for a Run.
+template <class R> constexpr int kFixedSources = 0;
+template <int NS, int ND> constexpr int kFixedSources<Ptrs<NS, ND>> = NS;
 // A count of pointers, in [1, kMaxPtrs].
 template <class F> COLLC_DI void withCount(int32_t n, F &&f) {
   withConstant<1, 2, 3, 4, 5, 6, 7, kMaxPtrs>(n, f);
@@ -342,25 +356,46 @@ template <class F> COLLC_DI void withCount(int32_t n, F &&f) {
 // a warp takes hunks of kU * 32 consecutive units, lane l units l, l + 32,
 // ..., so that a thread's kU accesses per pointer are one address and
 // constant offsets, its kU loads of source 0 in flight together, then
-// those of each other source.
+// those of each other source; with more than two sources, counted at
+// compile time, and registers for all, every source's at once.
 template <class A, class Op, int kU = 4, class R>
 COLLC_DI void reduceUnits16(const R &r, size_t off, uint32_t n) {
+  constexpr bool kAllFirst = kFixedSources<R> > 2 && kFixedSources<R> * kU <= 16;
   constexpr uint32_t kHunk = kU * 32, kStride = 32 * 16;
   const uint32_t lane = threadIdx.x % 32, nw = blockDim.x / 32, hunks = n / kHunk;
   for (uint32_t h = threadIdx.x / 32; h < hunks; h += nw) {
     const size_t at = off + 16 * (size_t(h) * kHunk + lane);
-    U128 v[kU], w[kU];
+    U128 v[kU];
+    if constexpr (kAllFirst) {
+      // Every source's loads in flight before the first is reduced (a
+      // wide run reads every rank's window over NVLink).
+      U128 w[kFixedSources<R>][kU];
 #pragma unroll
-    for (int u = 0; u < kU; ++u)
-      v[u] = ld<U128>(r.src[0] + at + kStride * u);
+      for (int s = 0; s < kFixedSources<R>; ++s)
 #pragma unroll
-    for (int s = 1; s < r.nsrc; ++s) {
+        for (int u = 0; u < kU; ++u)
+          w[s][u] = ld<U128>(r.src[s] + at + kStride * u);
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        v[u] = w[0][u];
+#pragma unroll
+        for (int s = 1; s < kFixedSources<R>; ++s)
+          v[u] = apply<A, Op>(v[u], w[s][u]);
+      }
+    } else {
+      U128 w[kU];
 #pragma unroll
       for (int u = 0; u < kU; ++u)
-        w[u] = ld<U128>(r.src[s] + at + kStride * u);
+        v[u] = ld<U128>(r.src[0] + at + kStride * u);
 #pragma unroll
-      for (int u = 0; u < kU; ++u)
-        v[u] = apply<A, Op>(v[u], w[u]);
+      for (int s = 1; s < r.nsrc; ++s) {
+#pragma unroll
+        for (int u = 0; u < kU; ++u)
+          w[u] = ld<U128>(r.src[s] + at + kStride * u);
+#pragma unroll
+        for (int u = 0; u < kU; ++u)
+          v[u] = apply<A, Op>(v[u], w[u]);
+      }
     }
 #pragma unroll
     for (int d = 0; d < r.ndst; ++d)
@@ -424,11 +459,16 @@ COLLC_DI void reduceUnits(Rd rd, const R &r, size_t off, uint32_t n) {
 // chosen per word.
 // A typed kernel's loops have the registers for 8 units in flight, as
 // NCCL's Simple on sm_90, where a run has at most 4 pointers; 4 where
-// more (peer-window steps over every rank) would need them.
+// more (peer-window steps over every rank) would need them; with more
+// than two sources, 16 units of all sources together.
+template <class R>
+constexpr int kSourceUnits = R::nsrc > 2 ? (R::nsrc < 16 ? 16 / R::nsrc : 1) : 16;
 #if __CUDA_ARCH__ >= 900
-template <class R> constexpr int kTypedUnits = R::nsrc + R::ndst > 4 ? 4 : 8;
+template <class R>
+constexpr int kTypedUnits = R::nsrc + R::ndst > 4 ? (kSourceUnits<R> < 4 ? kSourceUnits<R> : 4)
+                                                  : (kSourceUnits<R> < 8 ? kSourceUnits<R> : 8);
 #else
-template <class R> constexpr int kTypedUnits = 4;
+template <class R> constexpr int kTypedUnits = kSourceUnits<R> < 4 ? kSourceUnits<R> : 4;
 #endif
 template <int32_t T, int32_t O, class R>
 COLLC_DI void reduceUnits16(Typed<T, O>, const R &r, size_t off, uint32_t n) {

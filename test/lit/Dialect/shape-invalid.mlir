@@ -144,3 +144,14 @@ coll.plan @p : allgather ranks(2) chunks(2) {
     coll.run sendd x 1 [#coll.table<src "in" x 1>]
   }
 }
+
+// -----
+
+// fuse_next joins a load-reduce with the store of the chunk it reduced.
+coll.plan @p : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} {
+  coll.shape 0 {
+    // expected-error@+1 {{'coll.run' op fuse_next needs one multimem_ld_reduce step followed by a run of one multimem_st step that stores its chunk and waits for nothing, every operand affine}}
+    coll.run multimem_ld_reduce x 1 [#coll.affine<src "in"[(1 * r + 0 * k + 0) mod 2] x 1>, #coll.affine<dst "red"[(0 * r + 0 * k + 0) mod 1] x 1>] fuse_next
+    coll.run multimem_st x 1 [#coll.affine<src "in"[(1 * r + 0 * k + 0) mod 2] x 1>, #coll.affine<dst "out"[(1 * r + 0 * k + 0) mod 2] x 1>]
+  }
+}

@@ -2,6 +2,7 @@
 // kTbPeerSteps | kTbMultimem (12) in the threadblock table, one with only
 // peer-window steps kTbPeerSteps (4); `get` names the rank it loads from.
 // RUN: collc-opt --coll-reroll %s -mlir-print-debuginfo | collc-translate --coll-to-cuda | FileCheck %s --strict-whitespace --match-full-lines
+// RUN: collc-opt --coll-reroll %s | FileCheck %s --check-prefix=REROLL
 
 module {
   coll.plan @twoshot_LL : allreduce ranks(2) chunks(2) scratch {red = 1 : i64} bytes[0, 4611686018427387904) algorithm("twoshot") protocol(LL) slots(8) {
@@ -53,9 +54,15 @@ module {
   }
 }
 
-// A load-reduce and the store of what it reduced, next to each other: one
-// call, which keeps the values in registers (the table still counts two
-// steps).
+// A load-reduce and the store of what it reduced, next to each other:
+// coll-reroll marks them one call, which keeps the values in registers
+// (the table still counts two steps); loads and stores apart stay apart.
+// REROLL-LABEL: coll.plan @twoshot_LL
+// REROLL: coll.run multimem_ld_reduce x 1 [{{.*}}] fuse_next
+// REROLL-NEXT: coll.run multimem_st x 1
+// REROLL-LABEL: coll.plan @apart_LL
+// REROLL-NOT: fuse_next
+// REROLL-LABEL: coll.plan @windows_Simple
 // CHECK:COLLC_DEVICE void shape0(Block &b, int64_t r, const int64_t *) {
 // CHECK-NEXT:  b.multimemAllReduce(in(r), scratch(kScratch_red, 0), out(r)); // translate-peers.mlir:{{[0-9]+}}
 // CHECK-NEXT:}
