@@ -92,12 +92,12 @@ module {
 // CHECK-NEXT:const int64_t t0[] = {2, 0, 2};
 // CHECK:// Rank 1, threadblock 0.
 // CHECK-NEXT:const int64_t t3[] = {4, 1, 4};
-// CHECK:    switch (a->shape) {
-// CHECK-NEXT:    case 0: shape0(b, r, t); break;
-// CHECK-NEXT:    case 1: shape1(b, r, t); break;
-// CHECK-NEXT:    case 2: shape2(b, r, t); break;
-// CHECK-NEXT:    case 3: shape3(b, r, t); break;
-// CHECK-NEXT:    }
+// CHECK:  switch (a->shape) {
+// CHECK-NEXT:  case 0: while (b.nextLoop()) shape0(b, r, t); break;
+// CHECK-NEXT:  case 1: while (b.nextLoop()) shape1(b, r, t); break;
+// CHECK-NEXT:  case 2: while (b.nextLoop()) shape2(b, r, t); break;
+// CHECK-NEXT:  case 3: while (b.nextLoop()) shape3(b, r, t); break;
+// CHECK-NEXT:  }
 // Flags: entries that another of their rank waits for carry kTbWaitedOn (16).
 // CHECK:    {0, 0, -1, -1, 0, kSimple, 16, 2, 0, 3, t0},
 // CHECK-NEXT:    {0, 1, -1, 1, 0, kSimple, 2, 2, 1, 3, t1},
