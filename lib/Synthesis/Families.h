@@ -50,6 +50,8 @@ std::string refuseHierarchicalDirect(const Target &t);
 std::string hierarchicalDirect(const Target &t);
 std::string refuseHierarchicalHalving(const Target &t);
 std::string hierarchicalHalving(const Target &t);
+std::string refuseHierarchicalGrid(const Target &t);
+std::string hierarchicalGrid(const Target &t);
 
 } // namespace coll::synth
 

@@ -28,6 +28,7 @@ constexpr C kTwoShot[] = {C::allreduce};
 constexpr C kHier[] = {C::allreduce, C::reducescatter, C::allgather};
 constexpr C kHierDirect[] = {C::allreduce, C::reducescatter, C::allgather, C::alltoall};
 constexpr C kHierHalving[] = {C::allreduce, C::allgather};
+constexpr C kHierGrid[] = {C::alltoall};
 constexpr C kTree[] = {C::broadcast, C::reduce};
 constexpr C kDoubleTree[] = {C::allreduce};
 
@@ -74,6 +75,11 @@ const Generator kGenerators[] = {
      "each rail (all-gather: doubling): log2(nodes) network hops a phase at full bandwidth; "
      "power-of-two nodes",
      kHierHalving, refuseHierarchicalHalving, hierarchicalHalving},
+    {"hierarchical-grid",
+     "direct steps inside each node, two hops across the nodes on each rail over a grid of "
+     "rows x cols nodes: rows + cols - 2 network peers a GPU instead of nodes - 1, at twice "
+     "the network bytes; all-to-all at many nodes",
+     kHierGrid, refuseHierarchicalGrid, hierarchicalGrid},
     {"tree", "binomial tree from or to the root: ceil(log2 R) steps", kTree, anyRanks,
      binomialTree},
     {"double-binary-tree",

@@ -13,6 +13,10 @@
 // `hierarchical-halving` (allreduce, power-of-two nodes) runs recursive
 // halving and doubling on each rail: the same bytes on each NIC in
 // 2 log2(nodes) network hops, one peer per hop, so it scales to many nodes.
+// `hierarchical-grid` (all-to-all) routes each rail's blocks in two
+// network hops, over a grid of rows x cols nodes: rows - 1 + cols - 1
+// peers a GPU instead of nodes - 1, for twice the network bytes, so that
+// all-to-all lowers where a threadblock per rail peer would not fit.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Synthesis/Families.h"
@@ -45,6 +49,25 @@ std::string coll::synth::refuseHierarchical(const Target &t) {
 
 std::string coll::synth::refuseHierarchicalDirect(const Target &t) {
   return refuseTwoLevels(t, "hierarchical-direct");
+}
+
+/// The rows of hierarchical-grid's grid of `nodes`: the largest divisor
+/// not above the square root, so that rows - 1 + cols - 1 peers is least;
+/// 1 where no grid of at least 2 x 2 exists.
+static int64_t gridRows(int64_t nodes) {
+  int64_t rows = 1;
+  for (int64_t a = 2; a * a <= nodes; ++a)
+    if (nodes % a == 0)
+      rows = a;
+  return rows;
+}
+
+std::string coll::synth::refuseHierarchicalGrid(const Target &t) {
+  std::string why = refuseTwoLevels(t, "hierarchical-grid");
+  if (why.empty() && gridRows(t.ranks / t.gpusPerNode) < 2)
+    why = "hierarchical-grid needs a node count with a divisor from 2 to its square root, and " +
+          std::to_string(t.ranks / t.gpusPerNode) + " has none; hierarchical-direct works for any";
+  return why;
 }
 
 std::string coll::synth::refuseHierarchicalHalving(const Target &t) {
@@ -282,6 +305,73 @@ std::string twoLevels(const Target &t, bool direct) {
 std::string coll::synth::hierarchical(const Target &t) { return twoLevels(t, false); }
 
 std::string coll::synth::hierarchicalDirect(const Target &t) { return twoLevels(t, true); }
+
+std::string coll::synth::hierarchicalGrid(const Target &t) {
+  if (t.collective != Collective::alltoall)
+    return "";
+  // Node offsets factor as x*B + y (x < rows, y < B): the first hop moves
+  // a block x*B nodes on, the second y, so that every node runs the same
+  // steps shifted and the plan folds onto one node.
+  return program(t, "hierarchical_grid",
+                 "// Hierarchical all-to-all in two hops on the rails: inside each node,\n"
+                 "// GPU j hands GPU g every block bound for rail g (as hierarchical-direct);\n"
+                 "// with B = nodes / rows, GPU g of node n sends node n + x*B (x = 1 ..\n"
+                 "// rows - 1) the blocks for nodes n + x*B .. n + x*B + B - 1, and each\n"
+                 "// node p then sends node p + y (y = 1 .. B - 1) the blocks for it from\n"
+                 "// nodes p, p - B, ... Each GPU talks to rows - 1 + B - 1 peers across\n"
+                 "// the network instead of nodes - 1, and sends most blocks twice.\n",
+                 "", false,
+                 std::string(kShape) +
+                     R"(  let A = rows; let B = N / A;
+  assert A > 1 && B > 1 && A * B == N, "rows must split the nodes into a grid of at least 2 x 2";
+  scratch t[R];                    // t[n*G + g][m*G + j]: GPU j of node n, for GPU g of node m
+  scratch u[R];                    // u[p*G + g][(x*B + y)*G + j]: GPU j of node p - x*B, for node p + y
+  @channel(0) for n in 0 .. N {
+    for g in 0 .. G {
+      for j in 0 .. G {
+        for d in 0 .. N {
+          let m = (n + d) % N;
+          if m == n {
+            out[n * G + g][n * G + j] = in[n * G + j][n * G + g];
+          } else {
+            t[n * G + g][m * G + j] = in[n * G + j][m * G + g];
+          }
+        }
+      }
+    }
+  }
+  @channel(1) for g in 0 .. G {
+    for n in 0 .. N {
+      for x in 1 .. A {
+        let p = (n + x * B) % N;
+        for y in 0 .. B {
+          let m = (p + y) % N;
+          u[p * G + g][(x * B + y) * G .. (x * B + y + 1) * G] = t[n * G + g][m * G .. m * G + G];
+        }
+      }
+    }
+  }
+  @channel(2) for g in 0 .. G {
+    for p in 0 .. N {
+      for y in 0 .. B {
+        let m = (p + y) % N;
+        for x in 0 .. A {
+          let s = (p + N - x * B) % N;
+          if x != 0 {
+            out[m * G + g][s * G .. s * G + G] = u[p * G + g][(x * B + y) * G .. (x * B + y + 1) * G];
+          } else {
+            if y != 0 {
+              out[m * G + g][s * G .. s * G + G] = t[p * G + g][m * G .. m * G + G];
+            }
+          }
+        }
+      }
+    }
+  }
+)",
+                 twoLevelParams(t) +
+                     ", rows = " + std::to_string(gridRows(t.ranks / t.gpusPerNode)));
+}
 
 std::string coll::synth::hierarchicalHalving(const Target &t) {
   std::string params = twoLevelParams(t);

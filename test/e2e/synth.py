@@ -9,7 +9,8 @@ at 5 or 6 ranks), collc synth must say why and name an alternative, and
 Runs rotate over data types, ops, counts, in place or not, and placement:
 unplaced, on an H100 node (NVLink multicast, emulated) or on an A100 node
 (peer windows). Hierarchical forms run on JSON machines of 2 x 2, 2 x 4,
-3 x 2 and 4 x 2 GPUs (hierarchical-halving refuses the three nodes).
+3 x 2 and 4 x 2 GPUs (hierarchical-halving refuses the three nodes,
+hierarchical-grid all but the four, a grid of 2 x 2).
 Prints one line per failure and ends with `N passed, N failed`.
 """
 
@@ -40,9 +41,11 @@ HIERARCHICAL = {
     "hierarchical": ["allreduce", "reducescatter", "allgather"],
     "hierarchical-direct": ["allreduce", "reducescatter", "allgather", "alltoall"],
     "hierarchical-halving": ["allreduce", "allgather"],
+    "hierarchical-grid": ["alltoall"],
 }
 POW2 = {"recursive-doubling", "recursive-halving"}
 POW2_NODES = {"hierarchical-halving"}
+GRID_NODES = {"hierarchical-grid"}  # node counts with a divisor from 2 to their root
 # Generators run only at some of RANKS, to keep the test fast (--list is
 # still checked at all): PAT at and between powers of two, multi-ring with
 # the reverse ring (4) and with other strides (5, 8) as its second ring.
@@ -112,10 +115,11 @@ class Matrix:
                    f"--list {collective} ranks={ranks}: expected {sorted(expected)}",
                    res.stdout)
 
-    def check_refusal(self, algorithm, collective, ranks, topology, count="rank count"):
+    def check_refusal(self, algorithm, collective, ranks, topology,
+                      needs="a power-of-two rank count"):
         res = run([self.collc, "synth", collective, "--topology", topology, "--ranks",
                    str(ranks), "--algorithm", algorithm])
-        self.check(res.returncode == 1 and f"needs a power-of-two {count}" in res.stdout
+        self.check(res.returncode == 1 and f"needs {needs}" in res.stdout
                    and "works for any" in res.stdout,
                    f"{algorithm} {collective} ranks={ranks}: expected a refusal naming an "
                    "alternative", res.stdout)
@@ -149,8 +153,11 @@ def main():
                 for collective in collectives:
                     if algorithm in POW2_NODES and nodes & (nodes - 1):
                         m.check_refusal(algorithm, collective, nodes * gpus, topology,
-                                        "node count")
-                    elif (nodes, gpus) != (4, 2) or algorithm in POW2_NODES:
+                                        "a power-of-two node count")
+                    elif algorithm in GRID_NODES and nodes != 4:
+                        m.check_refusal(algorithm, collective, nodes * gpus, topology,
+                                        "a node count with a divisor")
+                    elif (nodes, gpus) != (4, 2) or algorithm in POW2_NODES | GRID_NODES:
                         m.run_program(algorithm, collective, nodes * gpus, topology, topology)
     print(f"{m.passed} passed, {m.failed} failed")
     return 1 if m.failed or not m.passed else 0
