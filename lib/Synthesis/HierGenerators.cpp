@@ -109,6 +109,26 @@ const char *const kShareShard = R"(  @channel(3) for n in 0 .. N {
   }
 )";
 
+// All-to-all, inside the nodes: GPU g gathers from its node every block
+// bound for rail g (for node n itself, straight into out).
+const char *const kGatherRails =
+    R"(  scratch t[R];                    // t[n*G + g][m*G + j]: GPU j of node n, for GPU g of node m
+  @channel(0) for n in 0 .. N {
+    for g in 0 .. G {
+      for j in 0 .. G {
+        for d in 0 .. N {
+          let m = (n + d) % N;
+          if m == n {
+            out[n * G + g][n * G + j] = in[n * G + j][n * G + g];
+          } else {
+            t[n * G + g][m * G + j] = in[n * G + j][m * G + g];
+          }
+        }
+      }
+    }
+  }
+)";
+
 // Reduce-scatter and all-gather, inside the nodes: GPU g reduces, or
 // shares, every block of rail g (blocks m*G + g). `at` annotates the phase.
 // Node n takes the blocks in the order the ring across the nodes sends
@@ -261,31 +281,14 @@ std::string twoLevels(const Target &t, bool direct) {
   case Collective::alltoall:
     if (!direct)
       return "";
-    return program(
-        t, name,
-        "// Hierarchical all-to-all, direct on the rails (as NCCL's PXN): inside\n"
-        "// each node, GPU j hands GPU g every block bound for rail g; then GPU g\n"
-        "// of node n sends each other node m, on rail g, the G blocks its node has\n"
-        "// for m's GPU g, in one step. Each GPU talks to nodes - 1 peers across\n"
-        "// the network instead of ranks - gpus, one step of G blocks each.\n",
-        "", false,
-        std::string(kShape) +
-            R"(  scratch t[R];                    // t[n*G + g][m*G + j]: GPU j of node n, for GPU g of node m
-  @channel(0) for n in 0 .. N {
-    for g in 0 .. G {
-      for j in 0 .. G {
-        for d in 0 .. N {
-          let m = (n + d) % N;
-          if m == n {
-            out[n * G + g][n * G + j] = in[n * G + j][n * G + g];
-          } else {
-            t[n * G + g][m * G + j] = in[n * G + j][m * G + g];
-          }
-        }
-      }
-    }
-  }
-  @channel(1) for g in 0 .. G {
+    return program(t, name,
+                   "// Hierarchical all-to-all, direct on the rails (as NCCL's PXN): inside\n"
+                   "// each node, GPU j hands GPU g every block bound for rail g; then GPU g\n"
+                   "// of node n sends each other node m, on rail g, the G blocks its node has\n"
+                   "// for m's GPU g, in one step. Each GPU talks to nodes - 1 peers across\n"
+                   "// the network instead of ranks - gpus, one step of G blocks each.\n",
+                   "", false,
+                   std::string(kShape) + kGatherRails + R"(  @channel(1) for g in 0 .. G {
     for n in 0 .. N {
       for d in 1 .. N {
         let m = (n + d) % N;
@@ -294,7 +297,7 @@ std::string twoLevels(const Target &t, bool direct) {
     }
   }
 )",
-        params);
+                   params);
   default:
     return "";
   }
@@ -324,23 +327,8 @@ std::string coll::synth::hierarchicalGrid(const Target &t) {
                  std::string(kShape) +
                      R"(  let A = rows; let B = N / A;
   assert A > 1 && B > 1 && A * B == N, "rows must split the nodes into a grid of at least 2 x 2";
-  scratch t[R];                    // t[n*G + g][m*G + j]: GPU j of node n, for GPU g of node m
   scratch u[R];                    // u[p*G + g][(x*B + y)*G + j]: GPU j of node p - x*B, for node p + y
-  @channel(0) for n in 0 .. N {
-    for g in 0 .. G {
-      for j in 0 .. G {
-        for d in 0 .. N {
-          let m = (n + d) % N;
-          if m == n {
-            out[n * G + g][n * G + j] = in[n * G + j][n * G + g];
-          } else {
-            t[n * G + g][m * G + j] = in[n * G + j][m * G + g];
-          }
-        }
-      }
-    }
-  }
-  @channel(1) for g in 0 .. G {
+)" + kGatherRails + R"(  @channel(1) for g in 0 .. G {
     for n in 0 .. N {
       for x in 1 .. A {
         let p = (n + x * B) % N;
