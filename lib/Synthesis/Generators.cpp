@@ -27,7 +27,7 @@ constexpr C kOneShot[] = {C::allreduce, C::reducescatter, C::allgather, C::broad
 constexpr C kTwoShot[] = {C::allreduce};
 constexpr C kHier[] = {C::allreduce, C::reducescatter, C::allgather};
 constexpr C kHierDirect[] = {C::allreduce, C::reducescatter, C::allgather, C::alltoall};
-constexpr C kHierHalving[] = {C::allreduce, C::allgather};
+constexpr C kHierHalving[] = {C::allreduce, C::reducescatter, C::allgather};
 constexpr C kHierGrid[] = {C::alltoall};
 constexpr C kTree[] = {C::broadcast, C::reduce};
 constexpr C kDoubleTree[] = {C::allreduce};
@@ -72,8 +72,8 @@ const Generator kGenerators[] = {
      kHierDirect, refuseHierarchicalDirect, hierarchicalDirect},
     {"hierarchical-halving",
      "direct steps inside each node, recursive halving and doubling across the nodes on "
-     "each rail (all-gather: doubling): log2(nodes) network hops a phase at full bandwidth; "
-     "power-of-two nodes",
+     "each rail (reduce-scatter: halving; all-gather: doubling): log2(nodes) network hops a "
+     "phase at full bandwidth; power-of-two nodes",
      kHierHalving, refuseHierarchicalHalving, hierarchicalHalving},
     {"hierarchical-grid",
      "direct steps inside each node, two hops across the nodes on each rail over a grid of "

@@ -12,7 +12,8 @@
 // whose blocks are gathered per rail inside the node first.
 // `hierarchical-halving` (allreduce, power-of-two nodes) runs recursive
 // halving and doubling on each rail: the same bytes on each NIC in
-// 2 log2(nodes) network hops, one peer per hop, so it scales to many nodes.
+// 2 log2(nodes) network hops, one peer per hop, so it scales to many nodes;
+// its reduce-scatter is the first half, its all-gather the second.
 // `hierarchical-grid` (all-to-all) routes each rail's blocks in two
 // network hops, over a grid of rows x cols nodes: rows - 1 + cols - 1
 // peers a GPU instead of nodes - 1, for twice the network bytes, so that
@@ -386,6 +387,39 @@ std::string coll::synth::hierarchicalHalving(const Target &t) {
     }
   }
 )" + shareRailBlocks("@channel(1) ", "n ^ d"),
+        params);
+  if (t.collective == Collective::reducescatter)
+    return program(
+        t, "hierarchical_halving",
+        "// Hierarchical reduce-scatter, in place, by recursive halving on the\n"
+        "// rails: GPU g of each node reduces the rail-g blocks (m*G + g) over its\n"
+        "// node; then step k pairs node n with node n ^ 2^k on rail g, and node n\n"
+        "// adds its partner's copies of the blocks m = n mod 2^(k+1), until it\n"
+        "// holds its own complete. Orders are xors of the node, so every node\n"
+        "// runs the same steps.\n",
+        "", true,
+        std::string(kShape) +
+            R"(  assert ispow2(N), "hierarchical halving needs a power-of-two node count";
+  @channel(0) for n in 0 .. N {
+    for g in 0 .. G {
+      for d in 0 .. N {
+        let b = (n ^ d) * G + g;
+        in[n * G + g][b] = reduce(j in 0 .. G) in[n * G + j][b];
+      }
+    }
+  }
+  @channel(1) for k in 0 .. log2(N) {
+    let d = 1 << k;
+    for n in 0 .. N {
+      for g in 0 .. G {
+        for i in 0 .. N / (2 * d) {
+          let b = ((i ^ (n / (2 * d))) * 2 * d + n % (2 * d)) * G + g;
+          in[n * G + g][b] += in[(n ^ d) * G + g][b];
+        }
+      }
+    }
+  }
+)",
         params);
   if (t.collective != Collective::allreduce)
     return "";

@@ -40,7 +40,7 @@ GENERATORS = {
 HIERARCHICAL = {
     "hierarchical": ["allreduce", "reducescatter", "allgather"],
     "hierarchical-direct": ["allreduce", "reducescatter", "allgather", "alltoall"],
-    "hierarchical-halving": ["allreduce", "allgather"],
+    "hierarchical-halving": ["allreduce", "reducescatter", "allgather"],
     "hierarchical-grid": ["alltoall"],
 }
 POW2 = {"recursive-doubling", "recursive-halving"}
