@@ -364,18 +364,21 @@ std::string coll::synth::hierarchicalGrid(const Target &t) {
 
 std::string coll::synth::hierarchicalHalving(const Target &t) {
   std::string params = twoLevelParams(t);
+  // In place over whole nodes, a power-of-two count of them.
+  auto onRails = [&](llvm::StringRef name, llvm::StringRef comment, const std::string &body) {
+    return program(t, name, comment, "", true,
+                   std::string(kShape) + "  assert ispow2(N), \"" + name.str() +
+                       " needs a power-of-two node count\";\n" + body,
+                   params);
+  };
   if (t.collective == Collective::allgather)
-    return program(
-        t, "hierarchical_doubling",
-        "// Hierarchical all-gather, in place, by recursive doubling on the rails:\n"
-        "// step k pairs node n with node n ^ 2^k on rail g, which swap the\n"
-        "// rail-g blocks (m*G + g) they hold, 2^k each; then GPU g of every node\n"
-        "// shares the rail-g blocks with its node, in the order they arrived.\n"
-        "// Orders are xors of the node, so every node runs the same steps.\n",
-        "", true,
-        std::string(kShape) +
-            R"(  assert ispow2(N), "hierarchical doubling needs a power-of-two node count";
-  @channel(0) for k in 0 .. log2(N) {
+    return onRails("hierarchical_doubling",
+                   "// Hierarchical all-gather, in place, by recursive doubling on the rails:\n"
+                   "// step k pairs node n with node n ^ 2^k on rail g, which swap the\n"
+                   "// rail-g blocks (m*G + g) they hold, 2^k each; then GPU g of every node\n"
+                   "// shares the rail-g blocks with its node, in the order they arrived.\n"
+                   "// Orders are xors of the node, so every node runs the same steps.\n",
+                   R"(  @channel(0) for k in 0 .. log2(N) {
     let d = 1 << k;
     for n in 0 .. N {
       for g in 0 .. G {
@@ -386,21 +389,16 @@ std::string coll::synth::hierarchicalHalving(const Target &t) {
       }
     }
   }
-)" + shareRailBlocks("@channel(1) ", "n ^ d"),
-        params);
+)" + shareRailBlocks("@channel(1) ", "n ^ d"));
   if (t.collective == Collective::reducescatter)
-    return program(
-        t, "hierarchical_halving",
-        "// Hierarchical reduce-scatter, in place, by recursive halving on the\n"
-        "// rails: GPU g of each node reduces the rail-g blocks (m*G + g) over its\n"
-        "// node; then step k pairs node n with node n ^ 2^k on rail g, and node n\n"
-        "// adds its partner's copies of the blocks m = n mod 2^(k+1), until it\n"
-        "// holds its own complete. Orders are xors of the node, so every node\n"
-        "// runs the same steps.\n",
-        "", true,
-        std::string(kShape) +
-            R"(  assert ispow2(N), "hierarchical halving needs a power-of-two node count";
-  @channel(0) for n in 0 .. N {
+    return onRails("hierarchical_halving",
+                   "// Hierarchical reduce-scatter, in place, by recursive halving on the\n"
+                   "// rails: GPU g of each node reduces the rail-g blocks (m*G + g) over its\n"
+                   "// node; then step k pairs node n with node n ^ 2^k on rail g, and node n\n"
+                   "// adds its partner's copies of the blocks m = n mod 2^(k+1), until it\n"
+                   "// holds its own complete. Orders are xors of the node, so every node\n"
+                   "// runs the same steps.\n",
+                   R"(  @channel(0) for n in 0 .. N {
     for g in 0 .. G {
       for d in 0 .. N {
         let b = (n ^ d) * G + g;
@@ -419,8 +417,7 @@ std::string coll::synth::hierarchicalHalving(const Target &t) {
       }
     }
   }
-)",
-        params);
+)");
   if (t.collective != Collective::allreduce)
     return "";
   // Chunk g*N + m is piece m of shard g. Every order below is an xor of
