@@ -393,15 +393,16 @@ LogicalResult printOperation(KernelEmitter &e, PlanOp plan) {
     auto run =
         os.scope("template <int32_t T, int32_t O> COLLC_DEVICE void run(const Args *a) {\n", "}\n");
     os << "BlockOf<kProtocol, T, O, kCalls> b(a);\n";
-    os << "const int64_t r = a->rank, *t = a->table;\n";
     // A threadblock keeps its shape, so each shape has a loop of its own:
     // what one hoists out of its loop is then live in that loop only, not
     // in one loop of every shape (the hierarchical Simple kernel's 72
-    // bytes of spills, where each shape alone had none).
+    // bytes of spills, where each shape alone had none). The rank and the
+    // table are read per loop, so that no register holds them across the
+    // calls of peer steps (the two-shot's).
     os << "switch (a->shape) {\n";
     for (auto s : plan.getBody().front().getOps<ShapeOp>())
       os << "case " << s.getId() << ": while (b.nextLoop()) shape" << s.getId()
-         << "(b, r, t); break;\n";
+         << "(b, b.rank(), b.table()); break;\n";
     os << "}\n";
   }
   // One kernel for every (type, op), and where the plan reduces one per

@@ -11,9 +11,10 @@
 // A FIFO or local step is inlined into the kernel, specialised on its
 // primitive's shape (cuda::Shape: sources, destination, receive, send) and
 // the plan's protocol, as NCCL compiles a kernel per primitive: its refs
-// and pointers are constants of unrolled loops and live in registers, as
-// does the block's state; the steps on peers' buffers are calls that take
-// the loop by value. A step runs its protocol's loop for the element
+// and pointers are constants of unrolled loops and live in registers; the
+// block's state lives in shared memory, as NCCL's ncclShmem; the steps on
+// peers' buffers are calls (or hold calls) that take the loop by value, and
+// nothing else is live across them. A step runs its protocol's loop for the element
 // size. A kernel compiled for one (type, op) inlines its arithmetic in
 // every loop; the kernel for the other pairs compiles plain-memory runs
 // (Simple, local and peer steps) per common pair, chosen once per run, and
@@ -91,30 +92,33 @@ template <void (*K)(const Args *)> const char *load() {
 // copies would cost nvcc minutes.
 template <int32_t P, int32_t T = kAnyType, int32_t O = kAnyOp, int32_t C = 0> class BlockOf {
   static constexpr bool kInlineSteps = C <= 32;
+  static constexpr uint32_t kWarps = COLLC_CUDA_MAX_THREADS / 32;
 
 public:
   // The block's Args in shared memory, as NCCL keeps its ncclShmem: the
   // steps read them after every fence and volatile access, which would
   // otherwise reload them from global memory.
-  __device__ explicit BlockOf(const Args *args) : a(shared(args)) {
-    const int64_t perLoop = a->chunks * a->slice;
-    loops = a->count == 0 ? 0 : (a->count + perLoop - 1) / perLoop;
-    // Counters this threadblock wrote last launch: the same in every thread.
-    if (a->recv.slots)
-      recvStep = cuda::loadSys(a->recv.head);
-    if (a->send.slots) {
-      // The send FIFO's head lies in this GPU's memory (or the proxy's
-      // mirror) and says how many sends fit, so the first send polls only
-      // where the FIFO is full. The receiver may be moving it: one thread
-      // reads it for all, which must agree on whether to wait.
-      __shared__ uint64_t head;
-      if (threadIdx.x == 0)
-        head = cuda::loadSys(a->send.head);
-      __syncthreads();
-      sendStep = cuda::loadSys(a->send.tail);
-      room = head + uint64_t(a->send.numSlots);
+  __device__ explicit BlockOf(const Args *args) : a(shared(args)), s(state()) {
+    // One thread sets the state up for all. The counters are those this
+    // threadblock wrote last launch; the send FIFO's head lies in this
+    // GPU's memory (or the proxy's mirror) and says how many sends fit, so
+    // the first send polls only where the FIFO is full.
+    if (threadIdx.x == 0) {
+      const int64_t perLoop = a->chunks * a->slice;
+      s.loops = a->count == 0 ? 0 : (a->count + perLoop - 1) / perLoop;
+      s.recvStep = a->recv.slots ? cuda::loadSys(a->recv.head) : 0;
+      s.sendStep = a->send.slots ? cuda::loadSys(a->send.tail) : 0;
+      s.room = a->send.slots ? cuda::loadSys(a->send.head) + uint64_t(a->send.numSlots) : 0;
     }
+    for (uint32_t w = threadIdx.x; w < kWarps; w += blockDim.x)
+      s.iter[w] = -1;
+    __syncthreads();
   }
+
+  // What generated code reads per loop, from the shared copy of Args: a
+  // value held in a register would be live across the steps' calls.
+  __device__ int64_t rank() const { return a->rank; }
+  __device__ const int64_t *table() const { return a->table; }
 
   // Starts the next loop over the user buffer; false after the last.
   // A plan with steps on other ranks' buffers starts and ends at a barrier
@@ -123,24 +127,30 @@ public:
   __device__ bool nextLoop() {
     if (dead)
       return false;
-    if (loop < 0 && a->barrier)
+    // The warp's lanes all read the count before any stores the next.
+    int64_t &count = s.iter[threadIdx.x / 32];
+    const int64_t iter = count + 1;
+    __syncwarp();
+    count = iter;
+    if (iter == 0 && a->barrier)
       dead = arrive(a);
     if (dead)
       return false;
-    loop = a->replica + ++iter * (a->replicas > 1 ? a->replicas : 1);
-    if (loop >= loops) {
+    const int64_t loop = a->replica + iter * (a->replicas > 1 ? a->replicas : 1);
+    if (loop >= s.loops) {
       if (a->barrier)
         dead = arrive(a);
       // LL and LL128 receivers read flags, not the tail: without a proxy it
       // is written once per launch, for the next launch to start from.
       if (a->send.slots && (P != kAnyProtocol ? P : a->send.protocol) != kSimple &&
           threadIdx.x == 0)
-        cuda::storeSys(a->send.tail, sendStep);
+        cuda::storeSys(a->send.tail, s.sendStep);
       return false;
     }
     const int64_t perLoop = a->chunks * a->slice, rest = a->count - loop * perLoop;
-    width = rest < perLoop ? rest : perLoop;
-    q = (width + a->chunks - 1) / a->chunks;
+    s.loop = loop;
+    s.width = rest < perLoop ? rest : perLoop;
+    s.q = (s.width + a->chunks - 1) / a->chunks;
     return true;
   }
 
@@ -193,17 +203,17 @@ public:
   // dst = src reduced over every rank.
   __device__ void readReduce(Ref src, Ref dst) {
     if (!dead)
-      dead = cuda::peerStepCall<T, O>(here(), "read_reduce", src, dst, -1, true);
+      dead = cuda::peerStepAt<T, O>(here(), "read_reduce", src, dst, -1, true);
   }
   // src stored to dst on every rank.
   __device__ void put(Ref src, Ref dst) {
     if (!dead)
-      dead = cuda::peerStepCall<T, O>(here(), "put", src, dst, -1, false);
+      dead = cuda::peerStepAt<T, O>(here(), "put", src, dst, -1, false);
   }
   // dst = src of rank `from`.
   __device__ void get(int32_t from, Ref src, Ref dst) {
     if (!dead)
-      dead = cuda::peerStepCall<T, O>(here(), "get", src, dst, from, false);
+      dead = cuda::peerStepAt<T, O>(here(), "get", src, dst, from, false);
   }
 
   // Waits until threadblock `tb` (an index into the plan's table) has
@@ -222,7 +232,7 @@ private:
       return;
     bool bad = false;
     if (threadIdx.x == 0)
-      bad = cuda::waitAtLeast(*a, &a->progress[tb], uint64_t(iter) * steps + index + 1, false,
+      bad = cuda::waitAtLeast(*a, &a->progress[tb], uint64_t(s.iter[0]) * steps + index + 1, false,
                               "threadblock", tb) == cuda::kGaveUp;
     dead = __syncthreads_or(bad);
   }
@@ -239,9 +249,11 @@ private:
     __syncthreads();
     return &copy;
   }
-  __device__ cuda::Geometry geometry() const { return {a->count, a->chunks, a->slice, width, q}; }
+  __device__ cuda::Geometry geometry() const {
+    return {a->count, a->chunks, a->slice, s.width, s.q};
+  }
   // This loop, as the calls of cuda_peer_steps.h take it.
-  __device__ cuda::LoopAt here() const { return {a, geometry(), loop}; }
+  __device__ cuda::LoopAt here() const { return {a, geometry(), s.loop}; }
   // Every threadblock of every rank arrives at the barrier, as at NCCL's
   // LSA barrier, and every poll is of this GPU's memory: the threadblocks
   // of a rank count themselves in its own words; the last resets the count,
@@ -299,11 +311,13 @@ private:
     cuda::Refs<R> r;
     for (int i = 0; i < R; ++i)
       r.ref[i] = refs[i];
-    const cuda::Cursor c = stepAt<R, nsrc, hasDst, receives, sends>(
-        here(), {recvStep, sendStep, room, false}, r, direct ? *direct : Ref{}, direct != nullptr);
-    recvStep = c.recvStep;
-    sendStep = c.sendStep;
-    room = c.room;
+    const cuda::Cursor c =
+        stepAt<R, nsrc, hasDst, receives, sends>(here(), {s.recvStep, s.sendStep, s.room, false}, r,
+                                                 direct ? *direct : Ref{}, direct != nullptr);
+    // stepAt ends at a barrier, after every thread read the old positions.
+    s.recvStep = c.recvStep;
+    s.sendStep = c.sendStep;
+    s.room = c.room;
     dead = c.dead;
   }
   template <int R, int32_t nsrc, bool hasDst, bool receives, bool sends>
@@ -424,10 +438,26 @@ private:
     return c;
   }
 
+  // The block's loop and FIFO positions, the same in every thread, in
+  // shared memory as NCCL keeps its ncclShmem: across the calls of peer
+  // steps they hold no registers. Thread 0 sets them up before a barrier;
+  // after it, every thread stores the same value, and only after a barrier
+  // that every read of the value it replaces precedes: each step ends at
+  // one, and each warp counts the loops in a word of its own, read and
+  // stored on either side of a warp barrier (nextLoop).
+  struct State {
+    int64_t loops, loop, width, q;
+    uint64_t recvStep, sendStep;
+    uint64_t room;        // sends up to this step fit: head, as last seen, + slots
+    int64_t iter[kWarps]; // loops started, less one
+  };
+  static __device__ State &state() {
+    __shared__ State shared;
+    return shared;
+  }
+
   const Args *a;
-  int64_t loops = 0, loop = -1, iter = -1, width = 0, q = 0;
-  uint64_t recvStep = 0, sendStep = 0;
-  uint64_t room = 0; // sends up to this step fit: head, as last seen, + slots
+  State &s;
   bool dead = false;
 };
 using Block = BlockOf<kAnyProtocol>;

@@ -196,10 +196,21 @@ static __device__ __noinline__ bool multimemAllReduceStep(LoopAt at, Ref src, Re
 }
 
 // The steps a block calls: each one call, with the others inlined in it.
+// A typed kernel inlines its peer-window steps, whose chunks are calls:
+// with the block's state in shared memory, nothing else is then live across
+// a call (the two-shot's spills); the kernel for any pair keeps the step a
+// call, as its inlined copies spill more.
 template <int32_t T, int32_t O>
 static __device__ __noinline__ bool peerStepCall(LoopAt at, const char *what, Ref src, Ref dst,
                                                  int32_t from, bool reduce) {
   return peerStep<T, O>(at, what, src, dst, from, reduce);
+}
+template <int32_t T, int32_t O>
+COLLC_DI bool peerStepAt(LoopAt at, const char *what, Ref src, Ref dst, int32_t from, bool reduce) {
+  if constexpr (T == kAnyType)
+    return peerStepCall<T, O>(at, what, src, dst, from, reduce);
+  else
+    return peerStep<T, O>(at, what, src, dst, from, reduce);
 }
 template <int32_t T, int32_t O>
 static __device__ __noinline__ bool multimemStepCall(LoopAt at, bool reduce, Ref src, Ref dst) {

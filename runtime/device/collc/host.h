@@ -60,6 +60,9 @@ public:
       sendStep = load(a.send.tail);
   }
 
+  int64_t rank() const { return a.rank; }
+  const int64_t *table() const { return a.table; }
+
   // Starts the next loop over the user buffer; false after the last.
   // Where the launch gives a barrier (collrt's GPU path, run on the host
   // against a fake driver), the plan starts and ends at it as cuda.h's

@@ -73,9 +73,8 @@ module {
 // allreduce gets kernels of its own for the fp32, fp16 and bf16 sums.
 // CHECK-NEXT:template <int32_t T, int32_t O> COLLC_DEVICE void run(const Args *a) {
 // CHECK-NEXT:  BlockOf<kProtocol, T, O, kCalls> b(a);
-// CHECK-NEXT:  const int64_t r = a->rank, *t = a->table;
 // CHECK-NEXT:  switch (a->shape) {
-// CHECK-NEXT:  case 0: while (b.nextLoop()) shape0(b, r, t); break;
+// CHECK-NEXT:  case 0: while (b.nextLoop()) shape0(b, b.rank(), b.table()); break;
 // CHECK-NEXT:  }
 // CHECK-NEXT:}
 // CHECK-NEXT:COLLC_KERNEL(kernel) { run<kAnyType, kAnyOp>(COLLC_BLOCK_ARGS); }

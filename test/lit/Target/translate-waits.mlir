@@ -93,10 +93,10 @@ module {
 // CHECK:// Rank 1, threadblock 0.
 // CHECK-NEXT:const int64_t t3[] = {4, 1, 4};
 // CHECK:  switch (a->shape) {
-// CHECK-NEXT:  case 0: while (b.nextLoop()) shape0(b, r, t); break;
-// CHECK-NEXT:  case 1: while (b.nextLoop()) shape1(b, r, t); break;
-// CHECK-NEXT:  case 2: while (b.nextLoop()) shape2(b, r, t); break;
-// CHECK-NEXT:  case 3: while (b.nextLoop()) shape3(b, r, t); break;
+// CHECK-NEXT:  case 0: while (b.nextLoop()) shape0(b, b.rank(), b.table()); break;
+// CHECK-NEXT:  case 1: while (b.nextLoop()) shape1(b, b.rank(), b.table()); break;
+// CHECK-NEXT:  case 2: while (b.nextLoop()) shape2(b, b.rank(), b.table()); break;
+// CHECK-NEXT:  case 3: while (b.nextLoop()) shape3(b, b.rank(), b.table()); break;
 // CHECK-NEXT:  }
 // Flags: entries that another of their rank waits for carry kTbWaitedOn (16).
 // CHECK:    {0, 0, -1, -1, 0, kSimple, 16, 2, 0, 3, t0},
