@@ -45,6 +45,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <thread>
 #include <tuple>
 
 using namespace mlir;
@@ -348,7 +349,14 @@ llvm::Error Tuner::lowerGrid(size_t k, const Source &source) {
 
 /// Runs `pm` on `module` with errors kept quiet, the first in `refusal`.
 static bool runQuietly(PassManager &pm, ModuleOp module, std::string &refusal) {
+  // Lowerings run side by side (Tuner::lower): each takes its own thread's
+  // diagnostics and passes on the others'. Those of a pass on a pool thread
+  // come back on this one, as the pass manager's parallel handler replays
+  // them.
+  const std::thread::id self = std::this_thread::get_id();
   ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &d) {
+    if (std::this_thread::get_id() != self)
+      return failure();
     if (refusal.empty() && d.getSeverity() == DiagnosticSeverity::Error)
       refusal = d.str();
     return success();
@@ -422,14 +430,25 @@ llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Pr
       continue;
     }
     streams->walk([&](coll::ThreadblockOp tb) { peerSteps |= coll::usesPeers(tb); });
+    // Every protocol's plans at once, each in a copy of the streams (the
+    // last in the streams themselves: at a thousand ranks a copy costs a
+    // second, and the plan verifier seconds per plan); the candidates then
+    // in the protocols' order.
+    const size_t n = protocols.size();
+    std::vector<OwningOpRef<ModuleOp>> modules(n);
+    std::vector<std::string> why(n);
+    std::vector<char> ok(n, false);
+    for (size_t p = 0; p < n; ++p)
+      modules[p] = p + 1 < n ? streams->clone() : std::move(streams);
+    {
+      llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+      for (size_t p = 0; p < n; ++p)
+        pool.async([&, p] { ok[p] = lowerPlans(*modules[p], protocols[p], instances, why[p]); });
+    }
     for (auto [p, protocol] : llvm::enumerate(protocols)) {
-      // The last protocol finishes the streams themselves: at a thousand
-      // ranks a copy costs a second.
-      OwningOpRef<ModuleOp> module =
-          p + 1 < protocols.size() ? streams->clone() : std::move(streams);
-      refusal.clear();
-      if (!lowerPlans(*module, protocol, instances, refusal)) {
-        refused(refusal, stringifyProtocol(protocol), peers);
+      OwningOpRef<ModuleOp> &module = modules[p];
+      if (!ok[p]) {
+        refused(why[p], stringifyProtocol(protocol), peers);
         continue;
       }
       any[p] = true;
@@ -462,6 +481,7 @@ llvm::Expected<SmallVector<bool>> Tuner::lower(size_t k, llvm::ArrayRef<coll::Pr
         candidates[it->second].sims.push_back(std::move(*sim));
         candidates[it->second].periods.push_back(std::make_unique<coll::SimPeriods>());
       }
+      module = nullptr; // its simulator plans are all that is kept
     }
   }
   return any;
